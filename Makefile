@@ -1,0 +1,37 @@
+# Two entry points for a fresh machine: `make run` and `make test` (see README).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint bench measure clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+# The bot when TELEGRAM_BOT_TOKEN is set (or in .env), the offline console chat otherwise.
+run: $(STAMP)
+	$(BIN)/gpufit start
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+test: lint
+	$(BIN)/pytest
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks
+
+# Re-measure PyTorch's real peaks (optional; needs torch, transformers, peft in their own venv).
+measure:
+	$(PYTHON) -m venv .venv-measure
+	.venv-measure/bin/pip install --quiet -e '.[measure]'
+	.venv-measure/bin/python tools/measure_memory.py --out data/measured/memory.csv
+
+clean:
+	rm -rf $(VENV) .venv-measure .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,141 @@
+"""The card catalog (data/cards.toml): what each card really has, and the names people type for it."""
+
+from __future__ import annotations
+
+import difflib
+import re
+import tomllib
+from enum import StrEnum
+from functools import cache
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from core.paths import DATA_DIR
+from core.units import GIB, MIB
+
+
+class Segment(StrEnum):
+    DATACENTER = "datacenter"
+    WORKSTATION = "workstation"
+    CONSUMER = "consumer"
+
+
+class Card(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    id: str
+    name: str
+    vendor: str
+    architecture: str = ""
+    year: int = 0
+    memory_gib: float
+    memory_mib_visible: int | None = None
+    memory_type: str
+    bandwidth_gb_s: float
+    fp32_tflops: float = 0.0
+    fp16_tflops: float = 0.0
+    bf16_tflops: float = 0.0
+    fp8_tflops: float = 0.0
+    int8_tops: float = 0.0
+    interconnect: Literal["nvlink", "pcie", "infinity-fabric", "hccs"] = "pcie"
+    interconnect_gb_s: float = 0.0
+    pcie_gen: int | None = None
+    ecc: bool = False
+    mig: bool = False
+    segment: Segment
+    price_tier: Literal["low", "mid", "high", "very-high"] = "mid"
+    tdp_w: int | None = None
+    popularity: int = 0
+    aliases: list[str] = []
+    notes: str = ""
+    source: str
+
+    @property
+    def memory_bytes(self) -> int:
+        """The capacity the job can see: nvidia-smi's total where known, else the sold 'GB' taken as GiB."""
+        if self.memory_mib_visible:
+            return self.memory_mib_visible * MIB
+        return int(self.memory_gib * GIB)
+
+    @property
+    def has_nvlink(self) -> bool:
+        return self.interconnect != "pcie"
+
+    @property
+    def tensor_tflops(self) -> float:
+        """Dense 16-bit tensor throughput: bf16 where the card has it, else fp16."""
+        return self.bf16_tflops or self.fp16_tflops or self.fp32_tflops
+
+
+class CardMatch(BaseModel):
+    """A resolved card name; `ambiguous` lists the other variants the name could mean."""
+
+    model_config = ConfigDict(frozen=True)
+
+    card: Card
+    matched: str
+    ambiguous: tuple[str, ...] = ()
+
+
+def normalize_name(text: str) -> str:
+    """Lowercase, unify separators and drop vendor words so 'NVIDIA A100-80GB' ~ 'a100 80gb'."""
+    text = text.lower().replace("＿", "_").replace("－", "-")
+    text = re.sub(r"(nvidia|英伟达|geforce|tesla|n卡|a卡|显卡)", " ", text)
+    text = re.sub(r"[\s_\-/]+", " ", text)
+    text = re.sub(r"(\d+)\s*(?:gb|g|gib)\b", r"\1g", text)
+    return text.strip()
+
+
+class Catalog:
+    """All cards, with alias lookup; built once per process (the data is read-only)."""
+
+    def __init__(self, cards: list[Card]) -> None:
+        self.cards = sorted(cards, key=lambda c: (-c.popularity, c.id))
+        self.by_id = {card.id: card for card in self.cards}
+        self._by_alias: dict[str, list[Card]] = {}
+        for card in self.cards:
+            for alias in {card.id, card.name, *card.aliases}:
+                key = normalize_name(alias)
+                bucket = self._by_alias.setdefault(key, [])
+                if card not in bucket:
+                    bucket.append(card)
+        for bucket in self._by_alias.values():
+            bucket.sort(key=lambda c: (-c.popularity, c.id))
+
+    @property
+    def alias_keys(self) -> list[str]:
+        """Every normalized alias, longest first (parsers scan text for these)."""
+        return sorted(self._by_alias, key=len, reverse=True)
+
+    def get(self, card_id: str) -> Card:
+        return self.by_id[card_id]
+
+    def resolve(self, name: str) -> CardMatch | None:
+        """Exact alias (most-rented variant wins when several share it), else None."""
+        key = normalize_name(name)
+        bucket = self._by_alias.get(key)
+        if not bucket:
+            return None
+        return CardMatch(card=bucket[0], matched=name, ambiguous=tuple(c.id for c in bucket[1:]))
+
+    def closest(self, name: str, limit: int = 3) -> list[str]:
+        """Card ids whose names look like `name`, for 'did you mean' messages."""
+        keys = difflib.get_close_matches(normalize_name(name), list(self._by_alias), n=limit * 3, cutoff=0.5)
+        ids: list[str] = []
+        for key in keys:
+            card_id = self._by_alias[key][0].id
+            if card_id not in ids:
+                ids.append(card_id)
+        return ids[:limit]
+
+    def with_memory(self, memory_bytes: int) -> list[Card]:
+        """Cards sold with that capacity (a '24G' mention), most rented first."""
+        return [c for c in self.cards if abs(c.memory_gib * GIB - memory_bytes) < 0.5 * GIB]
+
+
+@cache
+def load_catalog() -> Catalog:
+    with open(DATA_DIR / "cards.toml", "rb") as handle:
+        raw = tomllib.load(handle)
+    return Catalog([Card.model_validate(entry) for entry in raw["card"]])

@@ -1,0 +1,210 @@
+"""The `gpufit` command line: estimate, cards, models, ask, plan, and the bot / console chat."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from core.catalog import load_catalog
+from core.estimator import UnknownCardError, UnknownModelError, estimate
+from core.query import Method, Precision, Query, Runtime, Task
+from core.registry import load_registry
+from core.units import parse_quantity, parse_tokens_length
+
+_TASKS = {
+    "inference": (Task.INFERENCE, None),
+    "full": (Task.FINETUNE, Method.FULL),
+    "lora": (Task.FINETUNE, Method.LORA),
+    "qlora": (Task.FINETUNE, Method.QLORA),
+    "freeze": (Task.FINETUNE, Method.FREEZE),
+    "pretrain": (Task.PRETRAIN, Method.FULL),
+}
+
+
+def _params_b(text: str) -> float:
+    value = parse_quantity(text)
+    return value / 1e9 if value >= 1e6 else value  # "13B" -> 13; a plain "13" means billions
+
+
+def _tokens(text: str) -> int:
+    return parse_tokens_length(text)
+
+
+def query_from_args(args: argparse.Namespace) -> Query:
+    task, method = _TASKS[args.task]
+    targets = args.lora_targets
+    return Query(
+        task=task,
+        method=method,
+        model=args.model,
+        params_b=args.params,
+        card=args.card,
+        gpus=args.gpus,
+        precision=Precision(args.precision) if args.precision else None,
+        batch=args.batch,
+        seq=args.seq,
+        runtime=Runtime(args.runtime) if args.runtime else None,
+        grad_checkpointing=True if args.grad_checkpointing else None,
+        lora_rank=args.lora_rank,
+        lora_targets=targets,
+        tokens=args.tokens,
+    )
+
+
+def _add_estimate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("estimate", help="memory (and speed, cost) of one job, from flags")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--model", help="registry name, e.g. llama-3.1-8b or 'qwen2.5 72b'")
+    which.add_argument("--params", type=_params_b, help="bare size, e.g. 13B (a representative dense shape)")
+    p.add_argument("--task", choices=list(_TASKS), default="inference")
+    p.add_argument("--precision", choices=[p.value for p in Precision])
+    p.add_argument("--batch", type=int)
+    p.add_argument("--seq", type=_tokens, help="tokens per sequence, e.g. 4096 or 32k")
+    p.add_argument("--grad-checkpointing", action="store_true")
+    p.add_argument("--lora-rank", type=int)
+    p.add_argument("--lora-targets", choices=["all-linear", "attention", "q,v"])
+    p.add_argument("--runtime", choices=[r.value for r in Runtime])
+    p.add_argument("--card", help="catalog name, e.g. 4090, a100-80gb-sxm, h20")
+    p.add_argument("--gpus", type=int)
+    p.add_argument("--tokens", type=parse_quantity, help="training tokens, e.g. 2T or 500M")
+    p.add_argument("--json", action="store_true")
+
+
+def _cmd_estimate(args: argparse.Namespace) -> int:
+    from core.report import estimate_json, estimate_text
+
+    try:
+        result = estimate(query_from_args(args))
+    except UnknownModelError as err:
+        _unknown("model", err.name, err.suggestions)
+        return 2
+    except UnknownCardError as err:
+        _unknown("card", err.name, err.suggestions)
+        return 2
+    if args.json:
+        print(json.dumps(estimate_json(result), ensure_ascii=False, indent=2))
+    else:
+        print(estimate_text(result))
+    return 0
+
+
+def _unknown(kind: str, name: str, suggestions: list[str]) -> None:
+    hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
+    print(f"gpufit: unknown {kind} {name!r}.{hint} (`gpufit {kind}s` lists them)", file=sys.stderr)
+
+
+def _cmd_cards(args: argparse.Namespace) -> int:
+    catalog = load_catalog()
+    if args.json:
+        rows = [card.model_dump(mode="json") | {"memory_bytes": card.memory_bytes} for card in catalog.cards]
+        print(json.dumps(rows, ensure_ascii=False, indent=2))
+        return 0
+    print(f"{'id':<22} {'memory':>8} {'type':<8} {'GB/s':>6} {'bf16 TF':>8}  {'link':<7} segment")
+    for card in catalog.cards:
+        print(
+            f"{card.id:<22} {card.memory_gib:>6g}GB {card.memory_type:<8} {card.bandwidth_gb_s:>6g} "
+            f"{card.tensor_tflops:>8g}  {card.interconnect:<7} {card.segment.value}"
+        )
+    print("\nGB here is what the card is sold as; it is GiB of capacity (24 GB = 24 × 2^30 bytes).")
+    return 0
+
+
+def _cmd_models(args: argparse.Namespace) -> int:
+    registry = load_registry()
+    if args.json:
+        rows = [
+            m.model_dump(mode="json") | {"total_params": m.total_params, "active_params": m.active_params}
+            for m in registry.models
+        ]
+        print(json.dumps(rows, ensure_ascii=False, indent=2))
+        return 0
+    print(f"{'id':<34} {'params':>9} {'active':>9}  layers  hidden  kv  vocab")
+    for m in registry.models:
+        print(
+            f"{m.id:<34} {m.total_params / 1e9:>8.2f}B {m.active_params / 1e9:>8.2f}B  {m.layers:>6}  "
+            f"{m.hidden:>6}  {m.n_kv_heads:>2}  {m.vocab}"
+        )
+    return 0
+
+
+def _cmd_ask(args: argparse.Namespace) -> int:
+    from core.answer import answer
+    from core.render import html_to_terminal
+
+    reply = answer(" ".join(args.question), lang=args.lang)
+    if args.json:
+        print(json.dumps(reply.to_json(), ensure_ascii=False, indent=2))
+    else:
+        print(html_to_terminal(reply.html))
+    return 0
+
+
+def _cmd_plan(args: argparse.Namespace) -> int:
+    from core.advisor import plan_command
+
+    return plan_command(" ".join(args.question), as_json=args.json, lang=args.lang)
+
+
+def _cmd_bot(args: argparse.Namespace) -> int:
+    from bot.__main__ import run_bot
+
+    return run_bot(webhook_url=args.webhook_url, webhook_secret=args.webhook_secret)
+
+
+def _cmd_chat(args: argparse.Namespace) -> int:
+    from bot.console import run_console
+
+    return run_console()
+
+
+def _cmd_start(args: argparse.Namespace) -> int:
+    """The README's main command: the bot when a token is configured, the offline console chat otherwise."""
+    from bot.settings import token_configured
+
+    if token_configured():
+        return _cmd_bot(argparse.Namespace(webhook_url=None, webhook_secret=None))
+    print("No TELEGRAM_BOT_TOKEN set: starting the offline console chat (same bot, same handlers).")
+    return _cmd_chat(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gpufit", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    _add_estimate(sub)
+    for name, helptext in (("cards", "the card catalog"), ("models", "the model registry")):
+        p = sub.add_parser(name, help=helptext)
+        p.add_argument("--json", action="store_true")
+    for name, helptext in (("ask", "answer one question as the bot would"), ("plan", "rank the plans that fit")):
+        p = sub.add_parser(name, help=helptext)
+        p.add_argument("question", nargs="+")
+        p.add_argument("--json", action="store_true")
+        p.add_argument("--lang", choices=["en", "zh"])
+    p = sub.add_parser("bot", help="run the Telegram bot (TELEGRAM_BOT_TOKEN)")
+    p.add_argument("--webhook-url")
+    p.add_argument("--webhook-secret")
+    sub.add_parser("chat", help="the bot in this terminal, offline")
+    sub.add_parser("start", help="the bot if a token is set, else the console chat")
+    return parser
+
+
+_COMMANDS = {
+    "estimate": _cmd_estimate,
+    "cards": _cmd_cards,
+    "models": _cmd_models,
+    "ask": _cmd_ask,
+    "plan": _cmd_plan,
+    "bot": _cmd_bot,
+    "chat": _cmd_chat,
+    "start": _cmd_start,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return _COMMANDS[args.command](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

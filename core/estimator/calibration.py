@@ -1,0 +1,57 @@
+"""Loads the fitted constants of data/calibration.toml (the estimator holds no magic numbers itself)."""
+
+from __future__ import annotations
+
+import tomllib
+from functools import cache
+
+from pydantic import BaseModel, ConfigDict
+
+from core.paths import DATA_DIR
+
+
+class ActivationCoefficients(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    hidden: float
+    intermediate: float
+    q: float
+    kv: float
+    checkpoint_hidden: float = 0.0
+    logits_per_vocab: float
+
+
+class RuntimeConstants(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    cuda_context_gib: float
+    allocator_slack: float
+    nccl_gib: float
+
+
+class VllmConstants(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    max_num_batched_tokens: int
+    logits_bytes_per_vocab: float
+    profile_base_gib: float
+    non_torch_gib: float
+    non_torch_tp_gib: float
+
+
+class Calibration(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    source: str
+    inference: ActivationCoefficients
+    full: ActivationCoefficients
+    full_bf16: ActivationCoefficients
+    lora: ActivationCoefficients
+    runtime: RuntimeConstants
+    vllm: VllmConstants
+
+
+@cache
+def load_calibration() -> Calibration:
+    with open(DATA_DIR / "calibration.toml", "rb") as handle:
+        return Calibration.model_validate(tomllib.load(handle))

@@ -1,0 +1,340 @@
+"""Per-card peak memory of a job: which bytes are alive at the worst moment, component by component.
+
+Training peaks either early in the backward pass (all activations and the logits' gradients alive, the
+optimizer state from the previous step still held) or at the optimizer step (weights, gradients and
+optimizer state); the estimate takes the larger and reports the components alive at that moment.
+"""
+
+from __future__ import annotations
+
+import math
+
+from core.catalog import Card, Catalog, load_catalog
+from core.estimator import terms
+from core.estimator.calibration import ActivationCoefficients, Calibration, load_calibration
+from core.estimator.result import Breakdown, Estimate, Fit, FolkRule, Verdict, VllmPool
+from core.query import Method, Optimizer, Precision, Query, Runtime, Task
+from core.registry import ModelArch, Registry, load_registry
+from core.units import GIB
+
+
+class UnknownModelError(ValueError):
+    def __init__(self, name: str, suggestions: list[str]) -> None:
+        super().__init__(name)
+        self.name = name
+        self.suggestions = suggestions
+
+
+class UnknownCardError(ValueError):
+    def __init__(self, name: str, suggestions: list[str]) -> None:
+        super().__init__(name)
+        self.name = name
+        self.suggestions = suggestions
+
+
+def resolve_model(query: Query, registry: Registry) -> ModelArch:
+    if query.model:
+        if query.model in registry.by_id:
+            return registry.get(query.model)
+        match = registry.resolve(query.model)
+        if match is None:
+            raise UnknownModelError(query.model, registry.closest(query.model))
+        return match.model
+    if query.params_b:
+        return registry.representative(query.params_b)
+    raise UnknownModelError("", [])
+
+
+def resolve_card(query: Query, catalog: Catalog) -> Card | None:
+    if not query.card:
+        return None
+    if query.card in catalog.by_id:
+        return catalog.get(query.card)
+    match = catalog.resolve(query.card)
+    if match is None:
+        raise UnknownCardError(query.card, catalog.closest(query.card))
+    return match.card
+
+
+def _optimizer_bytes_per_param(optimizer: Optimizer, full_precision_states: bool) -> float:
+    """AdamW keeps m and v (fp32: 8 B, bf16: 4 B); 8-bit Adam 2 B (bitsandbytes); SGD momentum one state."""
+    state = 4.0 if full_precision_states else 2.0
+    if optimizer is Optimizer.ADAMW:
+        return 2 * state
+    if optimizer is Optimizer.ADAMW_8BIT:
+        return 2.0
+    return state
+
+
+def _coefficients(query: Query, calibration: Calibration) -> ActivationCoefficients:
+    if query.task is Task.INFERENCE:
+        return calibration.inference
+    if query.method in (Method.FULL, None):
+        return calibration.full if query.master_weights else calibration.full_bf16
+    return calibration.lora
+
+
+def _inference(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> tuple[Breakdown, str, VllmPool | None]:
+    assert query.precision and query.batch and query.seq
+    tokens = query.batch * query.seq
+    weights = terms.weight_bytes(model, query.precision) // gpus
+    kv_dtype = terms.activation_dtype_bytes(query.precision)
+    vllm = query.runtime is Runtime.VLLM
+    kv_token = terms.kv_bytes_per_token(model, kv_dtype, compressed_mla=vllm)
+    kv_share = max(1, math.ceil(model.n_kv_heads / gpus)) / model.n_kv_heads
+    kv_cache = int(kv_token * tokens * kv_share)
+    if vllm:
+        # vLLM's profile run: a bounded prefill chunk through the model with fp32 logits for every token.
+        chunk = cal.vllm.max_num_batched_tokens
+        activations = int(
+            cal.vllm.profile_base_gib * GIB + terms.block_activation_bytes(model, chunk, cal.inference) / gpus
+        )
+        logits = int(chunk * model.vocab * cal.vllm.logits_bytes_per_vocab)
+        breakdown = Breakdown(weights=weights, kv_cache=kv_cache, activations=activations, logits=logits)
+        return breakdown, "vllm_profile", None
+    # transformers: the whole prompt prefilled at once; layers split over cards, so a card holds one
+    # block's full transient; logits only for the last position (generate()).
+    activations = terms.block_activation_bytes(model, tokens, cal.inference)
+    logits = int(query.batch * model.vocab * cal.inference.logits_per_vocab)
+    return Breakdown(weights=weights, kv_cache=kv_cache, activations=activations, logits=logits), "prefill", None
+
+
+def _training(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> tuple[Breakdown, str, int]:
+    assert query.precision and query.batch and query.seq and query.optimizer is not None
+    method = query.method or Method.FULL
+    coeff = _coefficients(query, cal)
+    tokens = query.batch * query.seq
+    layers = model.decoder_layers or model.layers
+    params = model.total_params
+    zero = query.zero_stage or 0
+    shard = gpus if gpus > 1 else 1
+
+    # -- model states ------------------------------------------------------------------------------------
+    if method is Method.FULL:
+        trainable = params
+        if query.master_weights:
+            # fp32 master weights, fp32 gradients, fp32 AdamW states (ZeRO §3.1, HF accounting).
+            weights_at_rest, grad_bytes, full_states = 4.0 * params, 4.0 * params, True
+        else:
+            per = terms.BYTES_PER_WEIGHT.get(query.precision, 2.0)
+            weights_at_rest, grad_bytes, full_states = per * params, per * params, False
+        optimizer = _optimizer_bytes_per_param(query.optimizer, full_states) * params
+        adapters = 0.0
+        weights = weights_at_rest / shard if zero >= 3 else weights_at_rest
+        gradients = grad_bytes / shard if zero >= 2 else grad_bytes
+        optimizer = optimizer / shard if zero >= 1 else optimizer
+    else:
+        base_precision = Precision.NF4 if method is Method.QLORA else query.precision
+        if method is Method.FREEZE:
+            # LLaMA-Factory's freeze tuning: the last two blocks train, upcast to fp32.
+            trainable_layers = min(2, layers)
+            trainable = trainable_layers * (model.layer_params // max(layers, 1))
+        else:
+            trainable = terms.lora_trainable_params(model, query.lora_rank or 16, query.lora_targets or "all-linear")
+        weights = terms.weight_bytes(model, base_precision) / (shard if zero >= 3 else 1)
+        adapters = 4.0 * trainable
+        gradients = 4.0 * trainable
+        # QLoRA's recipe pages 8-bit Adam states (QLoRA §3); LoRA uses the asked optimizer.
+        opt = Optimizer.ADAMW_8BIT if method is Method.QLORA else query.optimizer
+        optimizer = _optimizer_bytes_per_param(opt, True) * trainable
+        if zero >= 1:
+            optimizer /= shard
+
+    # -- activations and logits (per card: each card runs its own micro-batch) ----------------------------
+    block = terms.block_activation_bytes(model, tokens, coeff)
+    if method is Method.FREEZE:
+        saved_layers = min(2, layers)
+        activations = saved_layers * block
+    elif query.grad_checkpointing:
+        activations = layers * tokens * coeff.checkpoint_hidden * model.hidden + block
+    else:
+        activations = layers * block
+    logits = tokens * model.vocab * coeff.logits_per_vocab
+    if method is Method.FULL and query.master_weights and not query.grad_checkpointing:
+        # bf16 autocast copies of every linear weight stay saved for the backward pass.
+        activations += 2 * model.linear_params / (shard if zero >= 3 else 1)
+    if method is Method.QLORA:
+        # one linear layer dequantized to bf16 at a time.
+        activations += 2 * max(i * o for i, o in model.mlp_linear_shapes(terms.mlp_width_per_token(model)))
+    if zero >= 3 and gpus > 1:
+        activations += 2 * 2 * terms.largest_layer_params(model)  # gathered block + prefetch, bf16
+
+    backward = Breakdown(
+        weights=int(weights),
+        activations=int(activations),
+        logits=int(logits),
+        optimizer=int(optimizer),
+        adapters=int(adapters),
+    )
+    step = Breakdown(weights=int(weights), gradients=int(gradients), optimizer=int(optimizer), adapters=int(adapters))
+    if backward.total >= step.total:
+        return backward, "backward", int(trainable)
+    return step, "optimizer_step", int(trainable)
+
+
+def _with_overhead(breakdown: Breakdown, cal: Calibration, gpus: int, vllm: bool) -> Breakdown:
+    runtime = cal.runtime
+    context = runtime.cuda_context_gib * GIB
+    if vllm:
+        non_torch = cal.vllm.non_torch_tp_gib if gpus > 1 else cal.vllm.non_torch_gib
+        overhead = context + non_torch * GIB
+    else:
+        overhead = context + runtime.allocator_slack * breakdown.tracked
+        if gpus > 1:
+            overhead += runtime.nccl_gib * GIB
+    return breakdown.model_copy(update={"overhead": int(overhead)})
+
+
+def _folk_rule(query: Query, model: ModelArch) -> FolkRule:
+    """Article's rule: params × bytes (FP16: 2), × 4–6 for training, × 1.2 margin."""
+    assert query.precision
+    per = terms.BYTES_PER_WEIGHT[query.precision]
+    if query.task is Task.INFERENCE:
+        return FolkRule(weights_bytes=int(model.total_params * per), low_factor=1.0, high_factor=1.0)
+    per = 2.0 if query.method in (Method.FULL, None) else per
+    return FolkRule(weights_bytes=int(model.total_params * per), low_factor=4.0, high_factor=6.0)
+
+
+def _uncertainty(query: Query, model: ModelArch) -> float:
+    """Relative band of the tracked bytes: ±10% where measured recipes back the formula, wider elsewhere."""
+    band = 0.10
+    if model.representative:
+        band += 0.10
+    if query.method in (Method.QLORA, Method.FREEZE) or query.runtime is Runtime.VLLM:
+        band += 0.05
+    if query.precision in terms.GGUF or model.is_encoder_decoder or not model.verified:
+        band += 0.10
+    return round(band, 2)
+
+
+def per_card(query: Query, model: ModelArch, gpus: int, cal: Calibration) -> tuple[Breakdown, str, int]:
+    """The breakdown on one of `gpus` cards, the peak phase, and the trainable parameter count."""
+    if query.task is Task.INFERENCE:
+        breakdown, phase, _ = _inference(query, model, cal, gpus)
+        trainable = 0
+    else:
+        breakdown, phase, trainable = _training(query, model, cal, gpus)
+    return _with_overhead(breakdown, cal, gpus, query.runtime is Runtime.VLLM), phase, trainable
+
+
+def verdict_for(need: int, capacity: int, card_id: str, count: int, uncertainty: float, notes: list[str]) -> Verdict:
+    """Fits / tight / no: tight when the margin is inside half the uncertainty band (or under 5%)."""
+    margin_bytes = capacity - need
+    margin = margin_bytes / capacity
+    if need > capacity:
+        fits = Fit.NO
+    elif margin < max(0.05, uncertainty / 2):
+        fits = Fit.TIGHT
+    else:
+        fits = Fit.FITS
+    return Verdict(
+        card=card_id,
+        count=count,
+        fits=fits,
+        capacity_bytes=capacity,
+        need_bytes=need,
+        margin_bytes=margin_bytes,
+        margin=round(margin, 4),
+        notes=notes,
+    )
+
+
+def _card_notes(card: Card, query: Query, count: int) -> list[str]:
+    notes: list[str] = []
+    if count > 1 and not card.has_nvlink:
+        notes.append("no_nvlink")
+    if query.precision is Precision.BF16 and card.bf16_tflops == 0:
+        notes.append("no_bf16")
+    if query.precision is Precision.FP8 and card.fp8_tflops == 0:
+        notes.append("no_fp8")
+    return notes
+
+
+def _vllm_pool(query: Query, breakdown: Breakdown, capacity: int, cal: Calibration, kv_per_seq: int) -> VllmPool:
+    assert query.gpu_memory_utilization is not None
+    budget = int(capacity * query.gpu_memory_utilization)
+    fixed = breakdown.weights + breakdown.activations + breakdown.logits + breakdown.overhead
+    fixed -= int(cal.runtime.cuda_context_gib * GIB)  # vLLM's budget is of torch-visible memory
+    pool = max(0, budget - fixed)
+    return VllmPool(
+        budget_bytes=budget,
+        kv_pool_bytes=pool,
+        kv_bytes_per_sequence=kv_per_seq,
+        max_sequences=pool // kv_per_seq if kv_per_seq else 0,
+        profile_activation_bytes=breakdown.activations + breakdown.logits,
+        non_torch_bytes=breakdown.overhead - int(cal.runtime.cuda_context_gib * GIB),
+    )
+
+
+def estimate(
+    query: Query,
+    *,
+    registry: Registry | None = None,
+    catalog: Catalog | None = None,
+    calibration: Calibration | None = None,
+) -> Estimate:
+    """The whole answer to "how much memory": per-card breakdown, folk rule, verdicts for 1 and N cards."""
+    registry = registry or load_registry()
+    catalog = catalog or load_catalog()
+    cal = calibration or load_calibration()
+    model = resolve_model(query, registry)
+    card = resolve_card(query, catalog)
+    filled = query.model_copy(update={"card": card.id if card else query.card}).with_defaults()
+    if filled.gpus and filled.gpus > 1 and filled.task is not Task.INFERENCE and query.zero_stage is None:
+        # Several cards for training: shard everything (FSDP full shard / ZeRO-3), the setting that makes
+        # memory the least; stated as an assumption.
+        filled = filled.model_copy(update={"zero_stage": 3})
+    gpus = filled.gpus or 1
+    breakdown, phase, trainable = per_card(filled, model, gpus, cal)
+    uncertainty = _uncertainty(filled, model)
+    capacity = card.memory_bytes if card else filled.card_memory_bytes
+
+    verdicts: list[Verdict] = []
+    vllm_pool: VllmPool | None = None
+    if capacity:
+        card_id = card.id if card else f"{round(capacity / GIB)}gb"
+        counts = sorted({1, gpus})
+        for count in counts:
+            one = breakdown if count == gpus else per_card(filled.model_copy(update={"zero_stage": 0}), model, count, cal)[0]
+            notes = _card_notes(card, filled, count) if card else []
+            need = one.total
+            if filled.runtime is Runtime.VLLM and filled.task is Task.INFERENCE:
+                assert filled.gpu_memory_utilization is not None
+                usable = int(capacity * filled.gpu_memory_utilization) + int(cal.runtime.cuda_context_gib * GIB)
+                verdicts.append(verdict_for(need, min(usable, capacity), card_id, count, uncertainty, notes))
+            else:
+                verdicts.append(verdict_for(need, capacity, card_id, count, uncertainty, notes))
+        if filled.runtime is Runtime.VLLM and filled.task is Task.INFERENCE:
+            assert filled.seq
+            kv_share = max(1, math.ceil(model.n_kv_heads / gpus)) / model.n_kv_heads
+            kv_seq = int(terms.kv_bytes_per_token(model, terms.activation_dtype_bytes(filled.precision or Precision.BF16), compressed_mla=True) * filled.seq * kv_share)
+            vllm_pool = _vllm_pool(filled, breakdown, capacity, cal, kv_seq)
+
+    return Estimate(
+        query=filled,
+        model_name=model.name,
+        representative_shape=model.representative,
+        params=model.total_params,
+        active_params=model.active_params,
+        trainable_params=trainable,
+        breakdown=breakdown,
+        peak_phase=phase,
+        folk=_folk_rule(filled, model),
+        uncertainty=uncertainty,
+        verdicts=verdicts,
+        vllm=vllm_pool,
+        warnings=_warnings(filled, model, card),
+    )
+
+
+def _warnings(query: Query, model: ModelArch, card: Card | None) -> list[str]:
+    warnings: list[str] = []
+    if model.representative:
+        warnings.append("representative_shape")
+    if query.seq and query.seq > model.max_context and not model.representative:
+        warnings.append("context_beyond_model")
+    if query.task is Task.INFERENCE and query.precision in terms.GGUF and query.runtime is Runtime.VLLM:
+        warnings.append("gguf_on_vllm")
+    if card and card.vendor != "NVIDIA" and query.method is Method.QLORA:
+        warnings.append("bitsandbytes_non_nvidia")
+    return warnings

@@ -1,0 +1,113 @@
+"""What the estimator returns: bytes per component at the peak, and a verdict per card count."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from core.query import Query
+
+COMPONENTS = ("weights", "kv_cache", "activations", "logits", "gradients", "optimizer", "adapters", "overhead")
+
+
+class Breakdown(BaseModel):
+    """Bytes held on one card at the peak moment of the job, by what holds them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    weights: int = 0
+    kv_cache: int = 0
+    activations: int = 0
+    logits: int = 0
+    gradients: int = 0
+    optimizer: int = 0
+    adapters: int = 0
+    overhead: int = 0
+
+    @property
+    def total(self) -> int:
+        return sum(self.as_dict().values())
+
+    @property
+    def tracked(self) -> int:
+        """What PyTorch's allocator itself holds: the total less the runtime overhead."""
+        return self.total - self.overhead
+
+    def as_dict(self) -> dict[str, int]:
+        return {name: int(getattr(self, name)) for name in COMPONENTS}
+
+
+class Fit(StrEnum):
+    FITS = "fits"
+    TIGHT = "tight"
+    NO = "no"
+
+
+class Verdict(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    card: str
+    count: int
+    fits: Fit
+    capacity_bytes: int = Field(description="one card's capacity")
+    need_bytes: int = Field(description="per-card need")
+    margin_bytes: int
+    margin: float = Field(description="(capacity - need) / capacity")
+    notes: list[str] = Field(default_factory=list)
+
+
+class FolkRule(BaseModel):
+    """The rule of thumb users know (weights × 4–6 for training, × 1.2 margin), shown beside the exact figure."""
+
+    model_config = ConfigDict(frozen=True)
+
+    weights_bytes: int
+    low_factor: float
+    high_factor: float
+    margin: float = 1.2
+
+    @property
+    def low_bytes(self) -> int:
+        return int(self.weights_bytes * self.low_factor * self.margin)
+
+    @property
+    def high_bytes(self) -> int:
+        return int(self.weights_bytes * self.high_factor * self.margin)
+
+
+class VllmPool(BaseModel):
+    """vLLM's pre-allocated KV pool and how many sequences of the asked context it holds at once."""
+
+    model_config = ConfigDict(frozen=True)
+
+    budget_bytes: int
+    kv_pool_bytes: int
+    kv_bytes_per_sequence: int
+    max_sequences: int
+    profile_activation_bytes: int
+    non_torch_bytes: int
+
+
+class Estimate(BaseModel):
+    """One query's memory: per card (after sharding), the whole job, the verdicts and how sure we are."""
+
+    model_config = ConfigDict(frozen=True)
+
+    query: Query
+    model_name: str
+    representative_shape: bool
+    params: int
+    active_params: int
+    trainable_params: int
+    breakdown: Breakdown
+    peak_phase: str
+    folk: FolkRule
+    uncertainty: float = Field(description="relative ± band of the tracked bytes")
+    verdicts: list[Verdict] = Field(default_factory=list)
+    vllm: VllmPool | None = None
+    warnings: list[str] = Field(default_factory=list, description="codes; templates word them")
+
+    @property
+    def total_bytes(self) -> int:
+        return self.breakdown.total

@@ -1,0 +1,143 @@
+"""The one query shape shared by the parser, the estimator, the command line and the bot.
+
+Field names and values are a public contract (`gpufit estimate --json`, `gpufit ask --json`).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Task(StrEnum):
+    INFERENCE = "inference"
+    FINETUNE = "finetune"
+    PRETRAIN = "pretrain"
+
+
+class Method(StrEnum):
+    FULL = "full"
+    LORA = "lora"
+    QLORA = "qlora"
+    FREEZE = "freeze"
+
+
+class Precision(StrEnum):
+    FP32 = "fp32"
+    BF16 = "bf16"
+    FP16 = "fp16"
+    FP8 = "fp8"
+    INT8 = "int8"
+    INT4 = "int4"
+    NF4 = "nf4"
+    Q8_0 = "q8_0"
+    Q6_K = "q6_k"
+    Q5_K_M = "q5_k_m"
+    Q4_K_M = "q4_k_m"
+    Q3_K = "q3_k"
+    Q2_K = "q2_k"
+
+
+class Runtime(StrEnum):
+    TRANSFORMERS = "transformers"
+    VLLM = "vllm"
+
+
+class Optimizer(StrEnum):
+    ADAMW = "adamw"
+    ADAMW_8BIT = "adamw_8bit"
+    SGD = "sgd"
+
+
+class Currency(StrEnum):
+    CNY = "CNY"
+    USD = "USD"
+
+
+LoraTargets = Literal["all-linear", "attention", "q,v"]
+
+# Defaults the answer states when the user did not say; one place, so parser, CLI and bot agree.
+DEFAULT_BATCH = 1
+DEFAULT_SEQ = 2048
+DEFAULT_LORA_RANK = 16
+DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
+
+
+class Query(BaseModel):
+    """A fit question. `None` means "not said"; `with_defaults()` fills those in and records which."""
+
+    model_config = ConfigDict(extra="forbid", use_enum_values=False)
+
+    task: Task = Task.INFERENCE
+    method: Method | None = None
+    model: str | None = None
+    params_b: float | None = Field(default=None, gt=0)
+    card: str | None = None
+    card_memory_bytes: int | None = Field(default=None, gt=0)
+    gpus: int | None = Field(default=None, ge=1, le=4096)
+    precision: Precision | None = None
+    batch: int | None = Field(default=None, ge=1, le=1_000_000)
+    seq: int | None = Field(default=None, ge=1, le=10_000_000)
+    runtime: Runtime | None = None
+    grad_checkpointing: bool | None = None
+    lora_rank: int | None = Field(default=None, ge=1, le=4096)
+    lora_targets: LoraTargets | None = None
+    optimizer: Optimizer | None = None
+    master_weights: bool | None = None
+    zero_stage: int | None = Field(default=None, ge=0, le=3)
+    gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)
+    tokens: float | None = Field(default=None, gt=0)
+    budget: float | None = Field(default=None, gt=0)
+    budget_per_hour: bool | None = None
+    currency: Currency | None = None
+    defaulted: list[str] = Field(default_factory=list)
+
+    def with_defaults(self) -> Query:
+        """Every field the estimator needs, filled; `defaulted` lists exactly those that were not said."""
+        training = self.task is not Task.INFERENCE
+        method = self.method
+        if training and method is None:
+            method = Method.FULL if self.task is Task.PRETRAIN else Method.LORA
+        if not training:
+            method = None
+        if method is Method.QLORA:
+            precision_default = Precision.NF4
+        else:
+            precision_default = Precision.BF16
+        fills: dict[str, object] = {
+            "method": method,
+            "precision": precision_default,
+            "gpus": 1,
+            "batch": DEFAULT_BATCH,
+            "seq": DEFAULT_SEQ,
+            "runtime": Runtime.TRANSFORMERS,
+            "grad_checkpointing": False,
+            "optimizer": Optimizer.ADAMW,
+            "master_weights": method in (Method.FULL, None) and training,
+            "zero_stage": 0 if training else None,
+            "lora_rank": DEFAULT_LORA_RANK if method in (Method.LORA, Method.QLORA) else None,
+            "lora_targets": "all-linear" if method in (Method.LORA, Method.QLORA) else None,
+            "gpu_memory_utilization": DEFAULT_GPU_MEMORY_UTILIZATION,
+        }
+        updates: dict[str, object] = {}
+        defaulted = list(self.defaulted)
+        for name, value in fills.items():
+            current = getattr(self, name)
+            if name == "method" and current is None and value is None:
+                continue
+            if current is None:
+                updates[name] = value
+                if value is not None and name not in defaulted:
+                    defaulted.append(name)
+        updates["defaulted"] = defaulted
+        return self.model_copy(update=updates)
+
+    def said(self) -> dict[str, object]:
+        """The fields the user actually stated (for follow-ups that change only what was said)."""
+        return {
+            name: value
+            for name, value in self.model_dump(exclude={"defaulted"}).items()
+            if value is not None and name not in self.defaulted
+        }

@@ -1,0 +1,290 @@
+"""The model registry (data/models.toml): exact architectures, parameter counts from them, and names.
+
+Parameter counting follows each layer's real matrices (SwiGLU has three, GQA shrinks k/v, an explicit
+head_dim wins over hidden/heads, MLA has its low-rank projections) — the mistakes peers make are listed in
+shared research (estimators.md §0.5).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+import tomllib
+from functools import cache, cached_property
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from core.paths import DATA_DIR
+
+
+class ModelArch(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    id: str
+    name: str
+    family: str = ""
+    hf_repo: str = ""
+    hf_model_type: str = ""
+    params_b: float = 0.0
+    active_params_b: float | None = None
+    layers: int
+    hidden: int
+    intermediate: int = 0
+    heads: int
+    kv_heads: int | None = None
+    head_dim: int | None = None
+    vocab: int
+    tied_embeddings: bool = False
+    mlp: Literal["gated", "plain"] = "gated"
+    norm: Literal["rms", "layer"] = "rms"
+    attention_bias: bool = False
+    mlp_bias: bool = False
+    max_context: int = 4096
+    sliding_window: int = 0
+    position: str = "rope"
+    experts: int = 0
+    experts_active: int = 0
+    shared_experts: int = 0
+    moe_intermediate: int = 0
+    shared_expert_intermediate: int = 0
+    dense_layers: int = 0
+    q_lora_rank: int = 0
+    kv_lora_rank: int = 0
+    qk_rope_head_dim: int = 0
+    qk_nope_head_dim: int = 0
+    v_head_dim: int = 0
+    encoder_layers: int = 0
+    decoder_layers: int = 0
+    d_kv: int = 0
+    aliases: list[str] = []
+    verified: bool = True
+    source: str = ""
+    representative: bool = False
+
+    # -- shape helpers -------------------------------------------------------------------------------
+    @property
+    def n_kv_heads(self) -> int:
+        return self.kv_heads or self.heads
+
+    @property
+    def dim_head(self) -> int:
+        if self.d_kv:
+            return self.d_kv
+        return self.head_dim or self.hidden // self.heads
+
+    @property
+    def is_moe(self) -> bool:
+        return self.experts > 0
+
+    @property
+    def is_mla(self) -> bool:
+        return self.kv_lora_rank > 0
+
+    @property
+    def is_encoder_decoder(self) -> bool:
+        return self.encoder_layers > 0 and self.decoder_layers > 0
+
+    @property
+    def moe_layers(self) -> int:
+        return self.layers - self.dense_layers if self.is_moe else 0
+
+    # -- parameter counts -----------------------------------------------------------------------------
+    @cached_property
+    def attention_params(self) -> int:
+        """One layer's attention projections (self-attention only)."""
+        h, d = self.hidden, self.dim_head
+        if self.is_mla:
+            q_dim = self.heads * (self.qk_nope_head_dim + self.qk_rope_head_dim)
+            q = h * self.q_lora_rank + self.q_lora_rank + self.q_lora_rank * q_dim if self.q_lora_rank else h * q_dim
+            kv_a = h * (self.kv_lora_rank + self.qk_rope_head_dim) + self.kv_lora_rank
+            kv_b = self.kv_lora_rank * self.heads * (self.qk_nope_head_dim + self.v_head_dim)
+            o = self.heads * self.v_head_dim * h
+            return q + kv_a + kv_b + o
+        q_out, kv_out = self.heads * d, self.n_kv_heads * d
+        weights = h * q_out + 2 * h * kv_out + q_out * h
+        bias = (q_out + 2 * kv_out) if self.attention_bias else 0
+        return weights + bias
+
+    def _mlp(self, intermediate: int) -> int:
+        matrices = 3 if self.mlp == "gated" else 2
+        bias = (intermediate + self.hidden) if self.mlp_bias else 0
+        return matrices * self.hidden * intermediate + bias
+
+    @cached_property
+    def expert_params(self) -> int:
+        return self._mlp(self.moe_intermediate)
+
+    @cached_property
+    def moe_block_params(self) -> tuple[int, int]:
+        """(all, active) parameters of one MoE layer's feed-forward block, router included."""
+        router = self.hidden * self.experts
+        if self.shared_expert_intermediate:
+            shared = self._mlp(self.shared_expert_intermediate) + self.hidden  # Qwen's shared-expert gate
+        else:
+            shared = self.shared_experts * self.expert_params
+        total = self.experts * self.expert_params + shared + router
+        active = self.experts_active * self.expert_params + shared + router
+        return total, active
+
+    @cached_property
+    def norm_params_per_layer(self) -> int:
+        return 2 * self.hidden * (2 if self.norm == "layer" else 1)
+
+    @cached_property
+    def embedding_params(self) -> int:
+        positions = self.max_context * self.hidden if self.position == "learned" else 0
+        return self.vocab * self.hidden + positions
+
+    @cached_property
+    def lm_head_params(self) -> int:
+        return 0 if self.tied_embeddings else self.vocab * self.hidden
+
+    @cached_property
+    def layer_params(self) -> int:
+        """All transformer-block parameters (every expert of every layer)."""
+        if self.is_encoder_decoder:
+            enc = self.attention_params + self._mlp(self.intermediate) + self.norm_params_per_layer
+            dec = 2 * self.attention_params + self._mlp(self.intermediate) + 3 * self.hidden
+            return self.encoder_layers * enc + self.decoder_layers * dec
+        per_dense = self.attention_params + self._mlp(self.intermediate) + self.norm_params_per_layer
+        if not self.is_moe:
+            return self.layers * per_dense
+        per_moe = self.attention_params + self.moe_block_params[0] + self.norm_params_per_layer
+        return self.dense_layers * per_dense + self.moe_layers * per_moe
+
+    @cached_property
+    def total_params(self) -> int:
+        return self.embedding_params + self.lm_head_params + self.layer_params + self.hidden
+
+    @cached_property
+    def active_params(self) -> int:
+        """Parameters one token passes through (what compute and decode bandwidth scale with)."""
+        if not self.is_moe:
+            return self.total_params
+        total, active = self.moe_block_params
+        return self.total_params - self.moe_layers * (total - active)
+
+    @cached_property
+    def linear_params(self) -> int:
+        """Parameters inside nn.Linear layers of the blocks (what bitsandbytes and GPTQ quantize)."""
+        norms = (self.layers or self.encoder_layers + self.decoder_layers) * self.norm_params_per_layer
+        return self.layer_params - norms
+
+    @cached_property
+    def layer_linear_shapes(self) -> list[tuple[int, int]]:
+        """(in, out) of each linear layer in one block (every expert included), for LoRA sizing."""
+        h, d = self.hidden, self.dim_head
+        if self.is_mla:
+            q_dim = self.heads * (self.qk_nope_head_dim + self.qk_rope_head_dim)
+            attn = [(h, self.kv_lora_rank + self.qk_rope_head_dim)]
+            attn += [(self.kv_lora_rank, self.heads * (self.qk_nope_head_dim + self.v_head_dim))]
+            attn += [(h, self.q_lora_rank), (self.q_lora_rank, q_dim)] if self.q_lora_rank else [(h, q_dim)]
+            attn += [(self.heads * self.v_head_dim, h)]
+        else:
+            attn = [(h, self.heads * d), (h, self.n_kv_heads * d), (h, self.n_kv_heads * d), (self.heads * d, h)]
+        return attn
+
+    def mlp_linear_shapes(self, intermediate: int) -> list[tuple[int, int]]:
+        up = [(self.hidden, intermediate)] * (2 if self.mlp == "gated" else 1)
+        return [*up, (intermediate, self.hidden)]
+
+
+class ModelMatch(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    model: ModelArch
+    matched: str
+
+
+def normalize_model_name(text: str) -> str:
+    """'Llama-3-70B-Instruct' ~ 'llama 3 70b instruct'; '千问' ~ 'qwen'."""
+    text = text.lower()
+    for zh, en in (("通义千问", "qwen"), ("千问", "qwen"), ("深度求索", "deepseek"), ("书生", "internlm")):
+        text = text.replace(zh, en)
+    text = re.sub(r"[\s_\-/:]+", " ", text)
+    text = re.sub(r"(?<=[a-z])(?=\d)", " ", text)  # llama2 -> llama 2, qwen2.5 -> qwen 2.5
+    text = re.sub(r"\s+", " ", text)
+    return text.strip()
+
+
+class Registry:
+    """All models with name lookup, plus representative shapes for bare sizes."""
+
+    def __init__(self, models: list[ModelArch]) -> None:
+        self.models = models
+        self.by_id = {m.id: m for m in models}
+        self._by_alias: dict[str, ModelArch] = {}
+        for model in models:
+            for alias in (model.id, model.name, *model.aliases, model.hf_repo.split("/")[-1]):
+                if alias:
+                    self._by_alias.setdefault(normalize_model_name(alias), model)
+
+    @property
+    def alias_keys(self) -> list[str]:
+        return sorted(self._by_alias, key=len, reverse=True)
+
+    def get(self, model_id: str) -> ModelArch:
+        return self.by_id[model_id]
+
+    def resolve(self, name: str) -> ModelMatch | None:
+        key = normalize_model_name(name)
+        for suffix in ("", " instruct", " chat", " base", " it", " hf"):
+            stripped = key.removesuffix(suffix).strip() if suffix else key
+            model = self._by_alias.get(stripped)
+            if model:
+                return ModelMatch(model=model, matched=name)
+        return None
+
+    def closest(self, name: str, limit: int = 3) -> list[str]:
+        keys = difflib.get_close_matches(normalize_model_name(name), list(self._by_alias), n=limit * 3, cutoff=0.5)
+        ids: list[str] = []
+        for key in keys:
+            if self._by_alias[key].id not in ids:
+                ids.append(self._by_alias[key].id)
+        return ids[:limit]
+
+    def representative(self, params_b: float) -> ModelArch:
+        """A dense Llama-style shape of about `params_b` billion parameters, for a bare size ('13B')."""
+        ladder = [m for m in self.models if m.id in _REPRESENTATIVE_LADDER]
+        base = min(ladder, key=lambda m: abs(math.log(m.total_params / 1e9) - math.log(params_b)))
+        per_layer = (base.layer_params) / base.layers
+        fixed = base.total_params - base.layer_params
+        layers = max(1, round((params_b * 1e9 - fixed) / per_layer))
+        shape = base.model_copy(
+            update={
+                "id": f"dense-{_size_label(params_b)}",
+                "name": f"{_size_label(params_b).upper()} dense model (shape of {base.name})",
+                "layers": layers,
+                "params_b": params_b,
+                "aliases": [],
+                "representative": True,
+            }
+        )
+        return ModelArch.model_validate(shape.model_dump())
+
+
+# Modern dense GQA models whose shapes stand in for a bare size.
+_REPRESENTATIVE_LADDER = (
+    "qwen2.5-0.5b",
+    "qwen2.5-1.5b",
+    "llama-3.2-3b",
+    "llama-3.1-8b",
+    "llama-2-13b",
+    "qwen2.5-14b",
+    "qwen2.5-32b",
+    "llama-3.1-70b",
+    "llama-3.1-405b",
+)
+
+
+def _size_label(params_b: float) -> str:
+    return f"{params_b:g}b"
+
+
+@cache
+def load_registry() -> Registry:
+    with open(DATA_DIR / "models.toml", "rb") as handle:
+        raw = tomllib.load(handle)
+    return Registry([ModelArch.model_validate(entry) for entry in raw["model"]])
