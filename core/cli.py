@@ -176,7 +176,10 @@ def build_parser() -> argparse.ArgumentParser:
     for name, helptext in (("cards", "the card catalog"), ("models", "the model registry")):
         p = sub.add_parser(name, help=helptext)
         p.add_argument("--json", action="store_true")
-    for name, helptext in (("ask", "answer one question as the bot would"), ("plan", "rank the plans that fit")):
+    for name, helptext in (
+        ("ask", "answer one question as the bot would"),
+        ("plan", "rank the plans that fit"),
+    ):
         p = sub.add_parser(name, help=helptext)
         p.add_argument("question", nargs="+")
         p.add_argument("--json", action="store_true")

@@ -102,10 +102,7 @@ class Query(BaseModel):
             method = Method.FULL if self.task is Task.PRETRAIN else Method.LORA
         if not training:
             method = None
-        if method is Method.QLORA:
-            precision_default = Precision.NF4
-        else:
-            precision_default = Precision.BF16
+        precision_default = Precision.NF4 if method is Method.QLORA else Precision.BF16
         fills: dict[str, object] = {
             "method": method,
             "precision": precision_default,

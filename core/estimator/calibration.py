@@ -19,6 +19,7 @@ class ActivationCoefficients(BaseModel):
     kv: float
     checkpoint_hidden: float = 0.0
     logits_per_vocab: float
+    embedding_grad_copies: float = 0.0
 
 
 class RuntimeConstants(BaseModel):

@@ -1,8 +1,9 @@
 """Per-card peak memory of a job: which bytes are alive at the worst moment, component by component.
 
 Training peaks either early in the backward pass (all activations and the logits' gradients alive, the
-optimizer state from the previous step still held) or at the optimizer step (weights, gradients and
-optimizer state); the estimate takes the larger and reports the components alive at that moment.
+optimizer state from the previous step still held) or as the backward pass ends and the optimizer steps
+(weights, every gradient, optimizer state); the estimate takes the larger and reports the components alive
+at that moment.
 """
 
 from __future__ import annotations
@@ -74,7 +75,9 @@ def _coefficients(query: Query, calibration: Calibration) -> ActivationCoefficie
     return calibration.lora
 
 
-def _inference(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> tuple[Breakdown, str, VllmPool | None]:
+def _inference(
+    query: Query, model: ModelArch, cal: Calibration, gpus: int
+) -> tuple[Breakdown, str, VllmPool | None]:
     assert query.precision and query.batch and query.seq
     tokens = query.batch * query.seq
     weights = terms.weight_bytes(model, query.precision) // gpus
@@ -84,11 +87,10 @@ def _inference(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> t
     kv_share = max(1, math.ceil(model.n_kv_heads / gpus)) / model.n_kv_heads
     kv_cache = int(kv_token * tokens * kv_share)
     if vllm:
-        # vLLM's profile run: a bounded prefill chunk through the model with fp32 logits for every token.
+        # vLLM's profile run: one bounded prefill chunk through the model, fp32 logits for every token of it
+        # plus a near-constant rest (reproduces llm-d's H100 logs within 4%, estimators.md §3.3).
         chunk = cal.vllm.max_num_batched_tokens
-        activations = int(
-            cal.vllm.profile_base_gib * GIB + terms.block_activation_bytes(model, chunk, cal.inference) / gpus
-        )
+        activations = int(cal.vllm.profile_base_gib * GIB)
         logits = int(chunk * model.vocab * cal.vllm.logits_bytes_per_vocab)
         breakdown = Breakdown(weights=weights, kv_cache=kv_cache, activations=activations, logits=logits)
         return breakdown, "vllm_profile", None
@@ -96,7 +98,11 @@ def _inference(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> t
     # block's full transient; logits only for the last position (generate()).
     activations = terms.block_activation_bytes(model, tokens, cal.inference)
     logits = int(query.batch * model.vocab * cal.inference.logits_per_vocab)
-    return Breakdown(weights=weights, kv_cache=kv_cache, activations=activations, logits=logits), "prefill", None
+    return (
+        Breakdown(weights=weights, kv_cache=kv_cache, activations=activations, logits=logits),
+        "prefill",
+        None,
+    )
 
 
 def _training(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> tuple[Breakdown, str, int]:
@@ -130,7 +136,9 @@ def _training(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> tu
             trainable_layers = min(2, layers)
             trainable = trainable_layers * (model.layer_params // max(layers, 1))
         else:
-            trainable = terms.lora_trainable_params(model, query.lora_rank or 16, query.lora_targets or "all-linear")
+            trainable = terms.lora_trainable_params(
+                model, query.lora_rank or 16, query.lora_targets or "all-linear"
+            )
         weights = terms.weight_bytes(model, base_precision) / (shard if zero >= 3 else 1)
         adapters = 4.0 * trainable
         gradients = 4.0 * trainable
@@ -141,10 +149,10 @@ def _training(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> tu
             optimizer /= shard
 
     # -- activations and logits (per card: each card runs its own micro-batch) ----------------------------
-    block = terms.block_activation_bytes(model, tokens, coeff)
+    block = float(terms.block_activation_bytes(model, tokens, coeff))
+    activations: float
     if method is Method.FREEZE:
-        saved_layers = min(2, layers)
-        activations = saved_layers * block
+        activations = min(2, layers) * block
     elif query.grad_checkpointing:
         activations = layers * tokens * coeff.checkpoint_hidden * model.hidden + block
     else:
@@ -159,17 +167,26 @@ def _training(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> tu
     if zero >= 3 and gpus > 1:
         activations += 2 * 2 * terms.largest_layer_params(model)  # gathered block + prefetch, bf16
 
-    backward = Breakdown(
+    if method is Method.FULL:
+        # The embedding's (and a tied lm_head's) dense fp32 gradients are built and summed at the end of the
+        # backward pass: short-lived V×h copies that decide the peak of small-model, short-sequence jobs.
+        gradients += (
+            coeff.embedding_grad_copies * 4 * model.vocab * model.hidden / (shard if zero >= 2 else 1)
+        )
+
+    backward_start = Breakdown(
         weights=int(weights),
         activations=int(activations),
         logits=int(logits),
         optimizer=int(optimizer),
         adapters=int(adapters),
     )
-    step = Breakdown(weights=int(weights), gradients=int(gradients), optimizer=int(optimizer), adapters=int(adapters))
-    if backward.total >= step.total:
-        return backward, "backward", int(trainable)
-    return step, "optimizer_step", int(trainable)
+    backward_end = Breakdown(
+        weights=int(weights), gradients=int(gradients), optimizer=int(optimizer), adapters=int(adapters)
+    )
+    if backward_start.total >= backward_end.total:
+        return backward_start, "backward", int(trainable)
+    return backward_end, "optimizer_step", int(trainable)
 
 
 def _with_overhead(breakdown: Breakdown, cal: Calibration, gpus: int, vllm: bool) -> Breakdown:
@@ -217,7 +234,9 @@ def per_card(query: Query, model: ModelArch, gpus: int, cal: Calibration) -> tup
     return _with_overhead(breakdown, cal, gpus, query.runtime is Runtime.VLLM), phase, trainable
 
 
-def verdict_for(need: int, capacity: int, card_id: str, count: int, uncertainty: float, notes: list[str]) -> Verdict:
+def verdict_for(
+    need: int, capacity: int, *, card_id: str, count: int, uncertainty: float, notes: list[str]
+) -> Verdict:
     """Fits / tight / no: tight when the margin is inside half the uncertainty band (or under 5%)."""
     margin_bytes = capacity - need
     margin = margin_bytes / capacity
@@ -250,7 +269,9 @@ def _card_notes(card: Card, query: Query, count: int) -> list[str]:
     return notes
 
 
-def _vllm_pool(query: Query, breakdown: Breakdown, capacity: int, cal: Calibration, kv_per_seq: int) -> VllmPool:
+def _vllm_pool(
+    query: Query, breakdown: Breakdown, capacity: int, cal: Calibration, kv_per_seq: int
+) -> VllmPool:
     assert query.gpu_memory_utilization is not None
     budget = int(capacity * query.gpu_memory_utilization)
     fixed = breakdown.weights + breakdown.activations + breakdown.logits + breakdown.overhead
@@ -295,19 +316,46 @@ def estimate(
         card_id = card.id if card else f"{round(capacity / GIB)}gb"
         counts = sorted({1, gpus})
         for count in counts:
-            one = breakdown if count == gpus else per_card(filled.model_copy(update={"zero_stage": 0}), model, count, cal)[0]
+            one = (
+                breakdown
+                if count == gpus
+                else per_card(filled.model_copy(update={"zero_stage": 0}), model, count, cal)[0]
+            )
             notes = _card_notes(card, filled, count) if card else []
             need = one.total
             if filled.runtime is Runtime.VLLM and filled.task is Task.INFERENCE:
                 assert filled.gpu_memory_utilization is not None
-                usable = int(capacity * filled.gpu_memory_utilization) + int(cal.runtime.cuda_context_gib * GIB)
-                verdicts.append(verdict_for(need, min(usable, capacity), card_id, count, uncertainty, notes))
+                usable = int(capacity * filled.gpu_memory_utilization) + int(
+                    cal.runtime.cuda_context_gib * GIB
+                )
+                verdicts.append(
+                    verdict_for(
+                        need,
+                        min(usable, capacity),
+                        card_id=card_id,
+                        count=count,
+                        uncertainty=uncertainty,
+                        notes=notes,
+                    )
+                )
             else:
-                verdicts.append(verdict_for(need, capacity, card_id, count, uncertainty, notes))
+                verdicts.append(
+                    verdict_for(
+                        need, capacity, card_id=card_id, count=count, uncertainty=uncertainty, notes=notes
+                    )
+                )
         if filled.runtime is Runtime.VLLM and filled.task is Task.INFERENCE:
             assert filled.seq
             kv_share = max(1, math.ceil(model.n_kv_heads / gpus)) / model.n_kv_heads
-            kv_seq = int(terms.kv_bytes_per_token(model, terms.activation_dtype_bytes(filled.precision or Precision.BF16), compressed_mla=True) * filled.seq * kv_share)
+            kv_seq = int(
+                terms.kv_bytes_per_token(
+                    model,
+                    terms.activation_dtype_bytes(filled.precision or Precision.BF16),
+                    compressed_mla=True,
+                )
+                * filled.seq
+                * kv_share
+            )
             vllm_pool = _vllm_pool(filled, breakdown, capacity, cal, kv_seq)
 
     return Estimate(

@@ -8,7 +8,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from core.query import Query
 
-COMPONENTS = ("weights", "kv_cache", "activations", "logits", "gradients", "optimizer", "adapters", "overhead")
+COMPONENTS = (
+    "weights",
+    "kv_cache",
+    "activations",
+    "logits",
+    "gradients",
+    "optimizer",
+    "adapters",
+    "overhead",
+)
 
 
 class Breakdown(BaseModel):
@@ -58,7 +67,7 @@ class Verdict(BaseModel):
 
 
 class FolkRule(BaseModel):
-    """The rule of thumb users know (weights × 4–6 for training, × 1.2 margin), shown beside the exact figure."""
+    """The rule users know (weights × 4–6 for training, × 1.2 margin), shown beside the exact figure."""
 
     model_config = ConfigDict(frozen=True)
 

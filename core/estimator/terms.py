@@ -5,7 +5,8 @@ Sources (full citations in ../shared/reference/estimators.md):
   llama.cpp tools/quantize/README.md (GGUF bits per weight).
 - Training states: ZeRO paper §3.1 (2Ψ + 2Ψ + 12Ψ), HF model_memory_anatomy; ZeRO §2.6 sharding.
 - KV cache: PagedAttention paper §3 (2·L·k·d·s·b·bytes); llm-d capacity planner for MLA.
-- Activations: Korthikanti et al. 2022 structure, coefficients fitted to measured peaks (data/calibration.toml).
+- Activations: Korthikanti et al. 2022 structure, coefficients fitted to measured peaks
+  (data/calibration.toml).
 """
 
 from __future__ import annotations
@@ -37,7 +38,9 @@ BYTES_PER_WEIGHT: dict[Precision, float] = {
     Precision.Q2_K: 3.16 / 8,
 }
 
-GGUF = frozenset({Precision.Q8_0, Precision.Q6_K, Precision.Q5_K_M, Precision.Q4_K_M, Precision.Q3_K, Precision.Q2_K})
+GGUF = frozenset(
+    {Precision.Q8_0, Precision.Q6_K, Precision.Q5_K_M, Precision.Q4_K_M, Precision.Q3_K, Precision.Q2_K}
+)
 # Formats that quantize only the blocks' nn.Linear layers; embeddings, lm_head and norms stay 16-bit
 # (bitsandbytes' llm_int8_skip_modules default, GPTQ/AWQ/fp8 checkpoints keep lm_head in 16-bit).
 LINEAR_ONLY = frozenset({Precision.FP8, Precision.INT8, Precision.INT4, Precision.NF4})
@@ -83,7 +86,9 @@ def mlp_width_per_token(model: ModelArch) -> int:
 
 def block_activation_bytes(model: ModelArch, tokens: int, coeff: ActivationCoefficients) -> int:
     """One block's activations for `tokens` tokens (bytes/token/width coefficients, calibration.toml)."""
-    q_width = model.heads * (model.qk_nope_head_dim + model.qk_rope_head_dim if model.is_mla else model.dim_head)
+    q_width = model.heads * (
+        model.qk_nope_head_dim + model.qk_rope_head_dim if model.is_mla else model.dim_head
+    )
     kv_width = model.n_kv_heads * model.dim_head if not model.is_mla else model.heads * model.v_head_dim
     per_token = (
         coeff.hidden * model.hidden
