@@ -97,7 +97,11 @@ class ModelArch(BaseModel):
         h, d = self.hidden, self.dim_head
         if self.is_mla:
             q_dim = self.heads * (self.qk_nope_head_dim + self.qk_rope_head_dim)
-            q = h * self.q_lora_rank + self.q_lora_rank + self.q_lora_rank * q_dim if self.q_lora_rank else h * q_dim
+            q = (
+                h * self.q_lora_rank + self.q_lora_rank + self.q_lora_rank * q_dim
+                if self.q_lora_rank
+                else h * q_dim
+            )
             kv_a = h * (self.kv_lora_rank + self.qk_rope_head_dim) + self.kv_lora_rank
             kv_b = self.kv_lora_rank * self.heads * (self.qk_nope_head_dim + self.v_head_dim)
             o = self.heads * self.v_head_dim * h
@@ -183,7 +187,12 @@ class ModelArch(BaseModel):
             attn += [(h, self.q_lora_rank), (self.q_lora_rank, q_dim)] if self.q_lora_rank else [(h, q_dim)]
             attn += [(self.heads * self.v_head_dim, h)]
         else:
-            attn = [(h, self.heads * d), (h, self.n_kv_heads * d), (h, self.n_kv_heads * d), (self.heads * d, h)]
+            attn = [
+                (h, self.heads * d),
+                (h, self.n_kv_heads * d),
+                (h, self.n_kv_heads * d),
+                (self.heads * d, h),
+            ]
         return attn
 
     def mlp_linear_shapes(self, intermediate: int) -> list[tuple[int, int]]:
@@ -216,6 +225,7 @@ class Registry:
         self.models = models
         self.by_id = {m.id: m for m in models}
         self._by_alias: dict[str, ModelArch] = {}
+        self._representatives: dict[float, ModelArch] = {}
         for model in models:
             for alias in (model.id, model.name, *model.aliases, model.hf_repo.split("/")[-1]):
                 if alias:
@@ -238,7 +248,9 @@ class Registry:
         return None
 
     def closest(self, name: str, limit: int = 3) -> list[str]:
-        keys = difflib.get_close_matches(normalize_model_name(name), list(self._by_alias), n=limit * 3, cutoff=0.5)
+        keys = difflib.get_close_matches(
+            normalize_model_name(name), list(self._by_alias), n=limit * 3, cutoff=0.5
+        )
         ids: list[str] = []
         for key in keys:
             if self._by_alias[key].id not in ids:
@@ -247,6 +259,11 @@ class Registry:
 
     def representative(self, params_b: float) -> ModelArch:
         """A dense Llama-style shape of about `params_b` billion parameters, for a bare size ('13B')."""
+        if params_b not in self._representatives:
+            self._representatives[params_b] = self._build_representative(params_b)
+        return self._representatives[params_b]
+
+    def _build_representative(self, params_b: float) -> ModelArch:
         ladder = [m for m in self.models if m.id in _REPRESENTATIVE_LADDER]
         base = min(ladder, key=lambda m: abs(math.log(m.total_params / 1e9) - math.log(params_b)))
         per_layer = (base.layer_params) / base.layers

@@ -158,9 +158,11 @@ def _training(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> tu
     else:
         activations = layers * block
     logits = tokens * model.vocab * coeff.logits_per_vocab
-    if method is Method.FULL and query.master_weights and not query.grad_checkpointing:
-        # bf16 autocast copies of every linear weight stay saved for the backward pass.
-        activations += 2 * model.linear_params / (shard if zero >= 3 else 1)
+    if method is Method.FULL and query.master_weights:
+        # bf16 autocast copies of the weights saved for the backward pass: the lm_head's always (it is
+        # outside the checkpointed blocks), every block's linear weights unless the blocks are recomputed.
+        copies = model.vocab * model.hidden + (0 if query.grad_checkpointing else model.linear_params)
+        activations += 2 * copies / (shard if zero >= 3 else 1)
     if method is Method.QLORA:
         # one linear layer dequantized to bf16 at a time.
         activations += 2 * max(i * o for i, o in model.mlp_linear_shapes(terms.mlp_width_per_token(model)))

@@ -36,7 +36,16 @@ class Breakdown(BaseModel):
 
     @property
     def total(self) -> int:
-        return sum(self.as_dict().values())
+        return (
+            self.weights
+            + self.kv_cache
+            + self.activations
+            + self.logits
+            + self.gradients
+            + self.optimizer
+            + self.adapters
+            + self.overhead
+        )
 
     @property
     def tracked(self) -> int:
