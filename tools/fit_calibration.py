@@ -1,10 +1,11 @@
 """Fit data/calibration.toml's activation coefficients to the measured peaks (data/measured/memory.csv).
 
-Minimises the (asymmetric: under-estimates weigh more) squared log error of the estimator's tracked bytes (total less runtime overhead) against
-MemTracker's peak, per recipe, with coefficients kept non-negative. Prints the per-case errors before and
-after, and writes the fitted numbers back into calibration.toml (rounded to 0.1 byte).
+Minimises the squared log error of the estimator's tracked bytes (total less runtime overhead) against
+MemTracker's peak, per recipe — under-estimates weigh more, coefficients stay non-negative and near the
+values that counting saved tensors gives. Prints the per-case errors before and after (and, with
+--cross-validate, leaving each model out), and writes the fitted numbers back into calibration.toml.
 
-    .venv/bin/python tools/fit_calibration.py [--dry-run]
+    .venv/bin/python tools/fit_calibration.py [--dry-run] [--cross-validate]
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def errors(cal: Calibration, cases: list[MeasuredCase]) -> list[float]:
 PRIORS: dict[str, dict[str, float]] = {
     # prefill transient: three bf16 MLP tensors (gate/act, up, product), q/k/v and the attention output.
     "inference": {"hidden": 2.0, "intermediate": 6.0, "q": 6.0, "kv": 4.0},
-    # bf16 autocast: fp32 residual and norm internals (~9×4 B), bf16 gate/up/act/product, q/k/v, rotary copies.
+    # bf16 autocast: fp32 residual and norm internals (~9×4 B), bf16 gate/up/act/product, q/k/v, rotary.
     "full": {
         "hidden": 36.0,
         "intermediate": 8.0,

@@ -239,6 +239,14 @@ def _measure(case: Case, model_cfg: dict[str, Any]) -> dict[str, Any]:
 
     masking_utils.find_packed_sequence_indices = lambda position_ids: None
 
+    # torch's fake/meta kernel for grouped_mm accepts bf16 only (the CUDA kernel falls back to a per-expert mm
+    # loop for other dtypes), so fp32 experts (the `full` recipe's master weights) would fail here; route them
+    # through transformers' own `grouped_mm_fallback` op instead: same output shapes and dtypes.
+    import transformers.integrations.moe as tf_moe
+
+    _orig_can = tf_moe._can_use_grouped_mm
+    tf_moe._can_use_grouped_mm = lambda i, w, o: w.dtype == torch.bfloat16 and _orig_can(i, w, o)
+
     mt_name = model_cfg["hf_model_type"]
     cfg = AutoConfig.for_model(mt_name, **config_kwargs(model_cfg))
     is_moe = bool(model_cfg.get("experts"))
