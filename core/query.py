@@ -66,9 +66,12 @@ DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
 
 
 class Query(BaseModel):
-    """A fit question. `None` means "not said"; `with_defaults()` fills those in and records which."""
+    """A fit question. `None` means "not said"; `with_defaults()` fills those in and records which.
 
-    model_config = ConfigDict(extra="forbid", use_enum_values=False)
+    Frozen (hashable), so the pure functions over it can be cached.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     task: Task = Task.INFERENCE
     method: Method | None = None
@@ -92,7 +95,7 @@ class Query(BaseModel):
     budget: float | None = Field(default=None, gt=0)
     budget_per_hour: bool | None = None
     currency: Currency | None = None
-    defaulted: list[str] = Field(default_factory=list)
+    defaulted: tuple[str, ...] = ()
 
     def with_defaults(self) -> Query:
         """Every field the estimator needs, filled; `defaulted` lists exactly those that were not said."""
@@ -110,9 +113,10 @@ class Query(BaseModel):
             "batch": DEFAULT_BATCH,
             "seq": DEFAULT_SEQ,
             "runtime": Runtime.TRANSFORMERS,
-            # On for training, as LLaMA-Factory and peft's prepare_model_for_kbit_training set it: without it a
-            # 13B LoRA holds ~20 GiB of activations at 2k tokens. Stated as an assumption; a fix when off.
-            "grad_checkpointing": training,
+            # On for fine-tuning, as LLaMA-Factory and peft's prepare_model_for_kbit_training set it:
+            # without it a 13B LoRA holds ~20 GiB of activations at 2k tokens. Stated as an assumption.
+            # Off for pretraining, which shards over many cards (published MFUs count no recompute).
+            "grad_checkpointing": self.task is Task.FINETUNE,
             "optimizer": Optimizer.ADAMW,
             "master_weights": method in (Method.FULL, None) and training,
             "zero_stage": 0 if training else None,
@@ -130,7 +134,7 @@ class Query(BaseModel):
                 updates[name] = value
                 if value is not None and name not in defaulted:
                     defaulted.append(name)
-        updates["defaulted"] = defaulted
+        updates["defaulted"] = tuple(defaulted)
         return self.model_copy(update=updates)
 
     def said(self) -> dict[str, object]:

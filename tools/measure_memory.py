@@ -4,8 +4,8 @@
 Each case builds the real Hugging Face architecture (from ``data/models.toml``, via
 ``transformers.AutoConfig.for_model``; no weights are downloaded) under
 ``torch._subclasses.fake_tensor.FakeTensorMode`` -- tensors carry shapes and dtypes but no storage -- and runs
-the job under ``torch.distributed._tools.mem_tracker.MemTracker``.  The result is the peak of the bytes held by
-live tensors (what ``torch.cuda.max_memory_allocated`` would report, minus allocator rounding), split into
+the job under ``torch.distributed._tools.mem_tracker.MemTracker``.  The result is the peak of the bytes held
+by live tensors (what ``torch.cuda.max_memory_allocated`` would report, minus allocator rounding), split into
 MemTracker's categories at the moment of the peak: Parameter, Buffer, Gradient, Activation, Temp, Optstate.
 Not included: CUDA context, caching-allocator slack/fragmentation, cuBLAS/NCCL workspaces.
 
@@ -182,8 +182,8 @@ def config_kwargs(m: dict[str, Any]) -> dict[str, Any]:
 # ----------------------------------------------------------------------------------------- one measurement
 def _measure(case: Case, model_cfg: dict[str, Any]) -> dict[str, Any]:
     import torch
-    import torch.nn as nn
     import transformers
+    from torch import nn
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.distributed._tools.mem_tracker import MemTracker
     from transformers import AutoConfig, AutoModelForCausalLM
@@ -235,7 +235,7 @@ def _measure(case: Case, model_cfg: dict[str, Any]) -> dict[str, Any]:
     # Fake tensors make transformers give up on detecting packed sequences from position_ids (it cannot read
     # their values), so it would build a [batch, 1, seq, seq] mask for every training forward. With real
     # inputs (one unpadded sequence per row) it finds none and passes is_causal=True to SDPA; do the same.
-    import transformers.masking_utils as masking_utils
+    from transformers import masking_utils
 
     masking_utils.find_packed_sequence_indices = lambda position_ids: None
 
@@ -423,7 +423,11 @@ def main(argv: list[str] | None = None) -> int:
         tag = f"[{i}/{len(todo)}] {case.case_id}"
         if case.model not in models:
             print(f"{tag}: SKIP (model not in {MODELS_TOML.name})", flush=True)
-            notes[case.case_id] = {"case_id": case.case_id, "status": "skipped", "note": "model not in models.toml"}
+            notes[case.case_id] = {
+                "case_id": case.case_id,
+                "status": "skipped",
+                "note": "model not in models.toml",
+            }
             _write_csv(notes_path, NOTE_COLUMNS, notes)
             failed += 1
             continue
@@ -431,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.time()
         cmd = [sys.executable, str(Path(__file__).resolve()), "--_child", case.case_id, str(result_json)]
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+            proc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=args.timeout)
             rc, err = proc.returncode, proc.stderr
         except subprocess.TimeoutExpired:
             rc, err = -1, f"timeout after {args.timeout}s"

@@ -9,6 +9,9 @@ at that moment.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from functools import lru_cache
+from typing import NamedTuple
 
 from core.catalog import Card, Catalog, load_catalog
 from core.estimator import terms
@@ -289,6 +292,32 @@ def _vllm_pool(
     )
 
 
+class _Memory(NamedTuple):
+    """The card-independent part of an estimate (what plans over many cards share)."""
+
+    filled: Query
+    model: ModelArch
+    breakdown: Breakdown
+    phase: str
+    trainable: int
+
+
+def _memory(query: Query, registry: Registry, cal: Calibration) -> _Memory:
+    model = resolve_model(query, registry)
+    filled = query.with_defaults()
+    if filled.gpus and filled.gpus > 1 and filled.task is not Task.INFERENCE and query.zero_stage is None:
+        # Several cards for training: shard everything (FSDP full shard / ZeRO-3), the setting that makes
+        # memory the least; stated as an assumption.
+        filled = filled.model_copy(update={"zero_stage": 3})
+    breakdown, phase, trainable = per_card(filled, model, filled.gpus or 1, cal)
+    return _Memory(filled, model, breakdown, phase, trainable)
+
+
+@lru_cache(maxsize=16384)
+def _memory_cached(query: Query) -> _Memory:
+    return _memory(query, load_registry(), load_calibration())
+
+
 def estimate(
     query: Query,
     *,
@@ -296,69 +325,75 @@ def estimate(
     catalog: Catalog | None = None,
     calibration: Calibration | None = None,
 ) -> Estimate:
-    """The whole answer to "how much memory": per-card breakdown, folk rule, verdicts for 1 and N cards."""
-    registry = registry or load_registry()
-    catalog = catalog or load_catalog()
-    cal = calibration or load_calibration()
-    model = resolve_model(query, registry)
+    """The whole answer to "how much memory": per-card breakdown, folk rule, verdicts for 1 and N cards.
+
+    Pure, so results for the shipped data are cached (a plan compares one job with every card).
+    """
+    if registry is None and catalog is None and calibration is None:
+        return _estimate_cached(query)
+    return _estimate(
+        query, registry or load_registry(), catalog or load_catalog(), calibration or load_calibration()
+    )
+
+
+@lru_cache(maxsize=16384)
+def _estimate_cached(query: Query) -> Estimate:
+    return _estimate(query, load_registry(), load_catalog(), load_calibration(), memory=_memory_cached)
+
+
+def _estimate(
+    query: Query,
+    registry: Registry,
+    catalog: Catalog,
+    cal: Calibration,
+    memory: Callable[[Query], _Memory] | None = None,
+) -> Estimate:
+    def job(q: Query) -> _Memory:
+        return memory(q) if memory else _memory(q, registry, cal)
+
     card = resolve_card(query, catalog)
-    filled = query.model_copy(update={"card": card.id if card else query.card}).with_defaults()
-    if filled.gpus and filled.gpus > 1 and filled.task is not Task.INFERENCE and query.zero_stage is None:
-        # Several cards for training: shard everything (FSDP full shard / ZeRO-3), the setting that makes
-        # memory the least; stated as an assumption.
-        filled = filled.model_copy(update={"zero_stage": 3})
+    capacity = card.memory_bytes if card else query.card_memory_bytes
+    base, model, breakdown, phase, trainable = job(
+        query.model_copy(update={"card": None, "card_memory_bytes": None})
+    )
+    filled = base.model_copy(
+        update={"card": card.id if card else query.card, "card_memory_bytes": query.card_memory_bytes}
+    )
     gpus = filled.gpus or 1
-    breakdown, phase, trainable = per_card(filled, model, gpus, cal)
     uncertainty = _uncertainty(filled, model)
-    capacity = card.memory_bytes if card else filled.card_memory_bytes
+    vllm = filled.runtime is Runtime.VLLM and filled.task is Task.INFERENCE
 
     verdicts: list[Verdict] = []
     vllm_pool: VllmPool | None = None
     if capacity:
         card_id = card.id if card else f"{round(capacity / GIB)}gb"
-        counts = sorted({1, gpus})
-        for count in counts:
-            one = (
-                breakdown
-                if count == gpus
-                else per_card(filled.model_copy(update={"zero_stage": 0}), model, count, cal)[0]
+        usable = capacity
+        if vllm:
+            assert filled.gpu_memory_utilization is not None
+            # vLLM budgets a share of the card for itself; the CUDA context lives outside that share.
+            usable = min(
+                capacity, int(capacity * filled.gpu_memory_utilization + cal.runtime.cuda_context_gib * GIB)
             )
-            notes = _card_notes(card, filled, count) if card else []
-            need = one.total
-            if filled.runtime is Runtime.VLLM and filled.task is Task.INFERENCE:
-                assert filled.gpu_memory_utilization is not None
-                usable = int(capacity * filled.gpu_memory_utilization) + int(
-                    cal.runtime.cuda_context_gib * GIB
-                )
-                verdicts.append(
-                    verdict_for(
-                        need,
-                        min(usable, capacity),
-                        card_id=card_id,
-                        count=count,
-                        uncertainty=uncertainty,
-                        notes=notes,
-                    )
-                )
+        for count in sorted({1, gpus}):
+            if count == gpus:
+                need = breakdown.total
             else:
-                verdicts.append(
-                    verdict_for(
-                        need, capacity, card_id=card_id, count=count, uncertainty=uncertainty, notes=notes
-                    )
+                single = query.model_copy(
+                    update={"card": None, "card_memory_bytes": None, "gpus": 1, "zero_stage": 0}
                 )
-        if filled.runtime is Runtime.VLLM and filled.task is Task.INFERENCE:
-            assert filled.seq
-            kv_share = max(1, math.ceil(model.n_kv_heads / gpus)) / model.n_kv_heads
-            kv_seq = int(
-                terms.kv_bytes_per_token(
-                    model,
-                    terms.activation_dtype_bytes(filled.precision or Precision.BF16),
-                    compressed_mla=True,
-                )
-                * filled.seq
-                * kv_share
+                need = job(single).breakdown.total
+            notes = _card_notes(card, filled, count) if card else []
+            verdicts.append(
+                verdict_for(need, usable, card_id=card_id, count=count, uncertainty=uncertainty, notes=notes)
             )
-            vllm_pool = _vllm_pool(filled, breakdown, capacity, cal, kv_seq)
+        if vllm:
+            kv_share = max(1, math.ceil(model.n_kv_heads / gpus)) / model.n_kv_heads
+            kv_token = terms.kv_bytes_per_token(
+                model, terms.activation_dtype_bytes(filled.precision or Precision.BF16), compressed_mla=True
+            )
+            vllm_pool = _vllm_pool(
+                filled, breakdown, capacity, cal, int(kv_token * (filled.seq or 1) * kv_share)
+            )
 
     return Estimate(
         query=filled,

@@ -1,0 +1,184 @@
+"""The one place the Application is built and its handlers registered (bot, console chat and tests share it).
+
+Handler order: the checklist in its own earlier handler group (-1), so its typed answers and "ck:" buttons
+win while a checklist is active and stop there; then, in group 0 where the first match wins, commands, group
+triggers (mentions, replies), our buttons, inline queries, and last the private catch-all text handler.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import timedelta
+from typing import Any
+
+from telegram import (
+    BotCommand,
+    BotCommandScopeAllGroupChats,
+    BotCommandScopeAllPrivateChats,
+    LinkPreviewOptions,
+    Update,
+)
+from telegram.constants import ParseMode
+from telegram.error import TelegramError
+from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, BaseHandler, Defaults
+from telegram.request import BaseRequest, HTTPXRequest
+
+from bot import buttons, errors, groups, inline, private
+from bot.replies import text
+from bot.session import STORE_KEY
+from bot.settings import Settings
+from bot.store import SessionStore, StoreUnavailable
+from bot.transport import RetryingRequest
+
+logger = logging.getLogger(__name__)
+
+RATE_LIMIT_RETRIES = 3
+COMMAND_LANGS = (None, "zh")  # None: the default list (English); "zh": Chinese clients
+OWNS_STORE_KEY = "owns_store"
+# The checklist runs first, in its own handler group: a message that answers an active checklist stops there
+# (ApplicationHandlerStop); any other message goes on to group 0, where the question handlers are.
+CHECKLIST_GROUP = -1
+
+
+def checklist_handlers() -> tuple[list[BaseHandler[Any, Any, Any]], int]:
+    """The checklist's handlers (bot/checklist.py) and their handler group; none without that module."""
+    try:
+        module = importlib.import_module("bot.checklist")
+    except ModuleNotFoundError as error:
+        if error.name != "bot.checklist":
+            raise
+        logger.warning("bot.checklist is missing: /checklist is off")
+        return [], CHECKLIST_GROUP
+    found: list[BaseHandler[Any, Any, Any]] = module.handlers()
+    return found, int(getattr(module, "HANDLER_GROUP", CHECKLIST_GROUP))
+
+
+def default_request(settings: Settings) -> BaseRequest:
+    return RetryingRequest(
+        connection_pool_size=32, read_timeout=15.0, write_timeout=15.0, connect_timeout=10.0, pool_timeout=5.0
+    )
+
+
+def default_get_updates_request() -> BaseRequest:
+    # A couple of connections, so a long-poll cut by the network does not leave the pool stuck (PTB #4036).
+    return HTTPXRequest(connection_pool_size=2, read_timeout=10.0, connect_timeout=10.0, pool_timeout=5.0)
+
+
+def build_application(
+    settings: Settings,
+    *,
+    request: BaseRequest | None = None,
+    get_updates_request: BaseRequest | None = None,
+    store: SessionStore | None = None,
+) -> Application[Any, Any, Any, Any, Any, Any]:
+    """The bot: HTML by default, flood control with retries, the session store opened on start."""
+    app = (
+        ApplicationBuilder()
+        .token(settings.token.get_secret_value())
+        .base_url(settings.base_url)
+        .base_file_url(settings.base_file_url)
+        .defaults(
+            Defaults(parse_mode=ParseMode.HTML, link_preview_options=LinkPreviewOptions(is_disabled=True))
+        )
+        .rate_limiter(AIORateLimiter(max_retries=RATE_LIMIT_RETRIES))
+        .request(request or default_request(settings))
+        .get_updates_request(get_updates_request or default_get_updates_request())
+        .post_init(on_start)
+        .post_shutdown(on_stop)
+        .build()
+    )
+    app.bot_data["settings"] = settings
+    if store is not None:
+        app.bot_data[STORE_KEY] = store
+        app.bot_data[OWNS_STORE_KEY] = False
+    register(app)
+    return app
+
+
+def register(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    checklist, checklist_group = checklist_handlers()
+    app.add_handlers(checklist, group=checklist_group)
+    for handler in (
+        *private.handlers(),
+        *groups.handlers(),
+        *buttons.handlers(),
+        *inline.handlers(),
+        *private.private_text_handlers(),
+    ):
+        app.add_handler(handler)
+    app.add_error_handler(errors.on_error)
+
+
+async def on_start(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    """Open the session store (answers still work without it) and publish the command menus."""
+    if STORE_KEY not in app.bot_data:
+        settings: Settings = app.bot_data["settings"]
+        try:
+            settings.db_path.parent.mkdir(parents=True, exist_ok=True)
+            app.bot_data[STORE_KEY] = await SessionStore.open(settings.db_path)
+            app.bot_data[OWNS_STORE_KEY] = True
+        except (StoreUnavailable, OSError) as error:
+            logger.error(
+                "session store %s unavailable (%s): answering without memory", settings.db_path, error
+            )
+    await publish_commands(app)
+
+
+async def on_stop(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    store = app.bot_data.get(STORE_KEY)
+    if isinstance(store, SessionStore) and app.bot_data.get(OWNS_STORE_KEY):
+        await store.close()
+        del app.bot_data[STORE_KEY]
+
+
+def command_list(scope: str, lang: str) -> list[BotCommand]:
+    lines = text("bot_commands", lang, scope=scope).splitlines()
+    return [
+        BotCommand(name.strip(), about.strip())
+        for name, _, about in (ln.partition("|") for ln in lines)
+        if name.strip() and about.strip()
+    ]
+
+
+async def publish_commands(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    """The command menus: private chats and groups, English by default and Chinese for zh clients."""
+    for scope_name, scope in (
+        ("private", BotCommandScopeAllPrivateChats()),
+        ("group", BotCommandScopeAllGroupChats()),
+    ):
+        for code in COMMAND_LANGS:
+            try:
+                await app.bot.set_my_commands(
+                    command_list(scope_name, code or "en"), scope=scope, language_code=code
+                )
+            except TelegramError as error:
+                logger.warning("set_my_commands(%s, %s) failed: %s", scope_name, code, error)
+
+
+@asynccontextmanager
+async def running(
+    app: Application[Any, Any, Any, Any, Any, Any], *, polling: bool = True, poll_timeout: float = 10.0
+) -> AsyncIterator[Application[Any, Any, Any, Any, Any, Any]]:
+    """The lifecycle run_polling performs, for callers that own the event loop (tests, the console chat):
+    initialize, post_init, start, poll; and on exit the same in reverse, post_shutdown included."""
+    await app.initialize()
+    try:
+        if app.post_init is not None:
+            await app.post_init(app)
+        await app.start()
+        if polling and app.updater is not None:
+            await app.updater.start_polling(
+                timeout=timedelta(seconds=poll_timeout), allowed_updates=Update.ALL_TYPES
+            )
+        yield app
+    finally:
+        if app.updater is not None and app.updater.running:
+            await app.updater.stop()
+        if app.running:
+            await app.stop()
+        if app.post_shutdown is not None:
+            await app.post_shutdown(app)
+        await app.shutdown()

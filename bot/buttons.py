@@ -1,0 +1,123 @@
+"""Button presses under answers: recompute with one thing changed and edit the answer in place.
+
+The query behind a keyboard lives in the session store, so a button keeps working after a restart; a button
+whose query is gone (expired, forgotten, an older callback format) gets a polite "please ask again" and its
+dead keyboard is removed. Never an error to the user.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from telegram import Message, Update
+from telegram.error import BadRequest
+from telegram.ext import BaseHandler, CallbackQueryHandler, ContextTypes
+
+from bot import session
+from bot.keyboards import DETAILS, FitPress, LangPress, button_at, parse_callback
+from bot.private import with_chat_currency
+from bot.replies import answer_callback, edit_answer, edit_html, text, toast
+from core.answer import answer as core_answer
+from core.answer import answer_query, apply_action
+
+logger = logging.getLogger(__name__)
+
+
+async def on_press(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Any button of ours (the checklist's "ck:" buttons are matched before this handler)."""
+    query = update.callback_query
+    if query is None:
+        return
+    press = parse_callback(query.data)
+    if isinstance(press, LangPress):
+        await _choose_lang(update, context, press)
+    elif isinstance(press, FitPress):
+        await _fit_press(update, context, press)
+    else:
+        await _stale(update, context)
+
+
+async def _fit_press(update: Update, context: ContextTypes.DEFAULT_TYPE, press: FitPress) -> None:
+    query = update.callback_query
+    assert query is not None
+    stored = await session.load_keyboard(context, press.key)
+    if stored is None:
+        await _stale(update, context)
+        return
+    base, lang = stored
+    chat_id, user_id = session.ids(update)
+    message = query.message if isinstance(query.message, Message) else None
+    await answer_callback(query)  # stop the spinner before the work
+    action = press.action
+    if press.ask_label:
+        button = button_at(message.reply_markup if message else None, press.row, press.col)
+        if button is None:
+            await _stale(update, context, answered=True)
+            return
+        action = "ask=" + button.text
+    elif action is None:
+        rows = answer_query(base, lang=lang).buttons
+        if press.row >= len(rows) or press.col >= len(rows[press.row]):
+            await _stale(update, context, answered=True)
+            return
+        action = rows[press.row][press.col].action
+    currency = (await session.group_settings(context, chat_id)).currency
+    if action.startswith("ask="):
+        previous = await session.last_query(context, chat_id, user_id)
+        reply = core_answer(action.removeprefix("ask="), previous=previous or base, lang=lang)
+    elif action == DETAILS:
+        if not (base.model or base.params_b):
+            await _stale(update, context, answered=True)
+            return
+        reply = answer_query(base, lang=lang)
+    else:
+        try:
+            changed = apply_action(base, action)
+        except ValueError:
+            logger.info("unknown button action %r", action)
+            await _stale(update, context, answered=True)
+            return
+        reply = answer_query(changed, lang=lang)
+    reply = with_chat_currency(reply, currency)
+    if reply.query is not None:
+        await session.remember_query(context, chat_id, user_id, reply.query)
+    # In a group "details" expands the compact answer, and the other buttons are only under full answers.
+    await edit_answer(query, context, reply, compact=False)
+
+
+async def _choose_lang(update: Update, context: ContextTypes.DEFAULT_TYPE, press: LangPress) -> None:
+    query = update.callback_query
+    assert query is not None
+    chat_id, user_id = session.ids(update)
+    choice = None if press.choice == "auto" else press.choice
+    saved = await session.set_lang(context, chat_id, user_id, choice)
+    words = session.ui_lang(choice, update.effective_user)
+    await answer_callback(query)
+    if not saved:
+        await edit_html(query, text("bot_forget", words, ok=False))
+        return
+    await edit_html(query, text("bot_lang_set", words, choice=press.choice))
+
+
+async def _stale(update: Update, context: ContextTypes.DEFAULT_TYPE, *, answered: bool = False) -> None:
+    """A button from an older answer or bot version: say so politely and remove the dead keyboard."""
+    query = update.callback_query
+    assert query is not None
+    _, user_id = session.ids(update)
+    lang = session.ui_lang(
+        await session.lang_override(context, update.effective_chat, user_id), update.effective_user
+    )
+    if not answered:
+        await answer_callback(query, toast("bot_stale_button", lang))
+    elif isinstance(query.message, Message):
+        await query.get_bot().send_message(query.message.chat.id, text("bot_stale_button", lang))
+    if isinstance(query.message, Message) and query.message.reply_markup is not None:
+        try:
+            await query.edit_message_reply_markup(reply_markup=None)
+        except BadRequest as error:
+            logger.info("could not remove a stale keyboard: %s", error.message)
+
+
+def handlers() -> list[BaseHandler[Any, Any, Any]]:
+    return [CallbackQueryHandler(on_press)]

@@ -1,0 +1,70 @@
+"""Inline mode: `@<bot> 13b lora 4090` in any chat offers the verdict as a ready-to-send message.
+
+Results depend only on the query text, so Telegram may cache them for everyone (300 s, not personal); the
+empty query shows a few examples in the user's language, so that one is personal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from typing import Any
+
+from telegram import InlineQueryResultArticle, InputTextMessageContent, Update
+from telegram.constants import InlineQueryLimit, ParseMode
+from telegram.ext import BaseHandler, ContextTypes, InlineQueryHandler
+
+from bot import session
+from bot.keyboards import deep_link
+from bot.private import examples
+from bot.replies import label, messages, url_keyboard
+from core.answer import Answer
+from core.answer import answer as core_answer
+from core.render import escape
+
+logger = logging.getLogger(__name__)
+
+CACHE_SECONDS = 300
+EXAMPLE_RESULTS = 3
+
+
+def article(reply: Answer, question: str, bot_username: str) -> InlineQueryResultArticle:
+    """One result: the verdict as title, a one-line breakdown as description, the compact answer to send."""
+    digest = hashlib.sha256(f"{reply.lang}:{question}".encode()).hexdigest()[:32]
+    link = deep_link(bot_username, question)
+    body = next(iter(messages(reply.compact_html)), None) or escape(reply.title)
+    return InlineQueryResultArticle(
+        id=digest,
+        title=_one_line(reply.title, 256) or question[:256],
+        description=_one_line(reply.summary, 512),
+        input_message_content=InputTextMessageContent(body, parse_mode=ParseMode.HTML),
+        reply_markup=url_keyboard(label("open_in_bot", reply.lang, bot_username=bot_username), link)
+        if link
+        else None,
+    )
+
+
+def _one_line(text: str, limit: int) -> str:
+    words = " ".join(text.split())
+    return words if len(words) <= limit else words[: limit - 1] + "…"
+
+
+async def inline_query(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Answer an inline query with one article, or examples for an empty query."""
+    query = update.inline_query
+    if query is None:
+        return
+    text = " ".join(query.query.split())[: InlineQueryLimit.MAX_QUERY_LENGTH]
+    bot_username = context.bot.username or ""
+    if text:
+        results = [article(core_answer(text), text, bot_username)]
+    else:
+        lang = session.ui_lang(None, query.from_user)
+        results = [
+            article(core_answer(q, lang=lang), q, bot_username) for q in examples(lang)[:EXAMPLE_RESULTS]
+        ]
+    await query.answer(results, cache_time=CACHE_SECONDS, is_personal=not text)
+
+
+def handlers() -> list[BaseHandler[Any, Any, Any]]:
+    return [InlineQueryHandler(inline_query)]

@@ -1,0 +1,195 @@
+"""Putting answers into Telegram: the bot's own texts, messages within 4096 characters, keyboards, edits.
+
+Every text goes through templates (core.render.render, autoescaped) and core.render.split_message, so a long
+answer becomes several well-formed messages with the keyboard under the last one; nothing is sent that
+Telegram would reject. Edits that change nothing ("message is not modified") are not errors.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from telegram import (
+    Bot,
+    CallbackQuery,
+    Chat,
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    Message,
+    ReplyParameters,
+    Update,
+)
+from telegram.error import BadRequest
+from telegram.ext import ContextTypes
+
+from bot import session
+from bot.keyboards import DETAILS, answer_keyboard
+from core.answer import Answer, Button
+from core.query import Query
+from core.render import plain_text, render, split_message
+
+logger = logging.getLogger(__name__)
+
+
+def text(template: str, lang: str, /, **data: Any) -> str:
+    """A bot template (templates/<lang>/<name>.j2) as Telegram HTML."""
+    return render(template, lang, **data)
+
+
+def label(which: str, lang: str, /, **data: Any) -> str:
+    """A short plain-text label (buttons, toasts) from templates/<lang>/bot_label.j2."""
+    return " ".join(plain_text(render("bot_label", lang, which=which, **data)).split())
+
+
+def toast(template: str, lang: str, /, **data: Any) -> str:
+    """A callback-query answer: plain text, at most 200 characters."""
+    words = " ".join(plain_text(render(template, lang, **data)).split())
+    return words if len(words) <= 200 else words[:199] + "…"
+
+
+def messages(html: str) -> list[str]:
+    """`html` as Telegram messages: each well formed, within 4096 UTF-16 units and with visible text."""
+    return [chunk for chunk in split_message(html) if plain_text(chunk).strip()]
+
+
+def is_not_modified(error: BadRequest) -> bool:
+    return "not modified" in error.message.lower()
+
+
+async def send_html(
+    bot: Bot,
+    chat_id: int,
+    html: str,
+    *,
+    reply_markup: InlineKeyboardMarkup | None = None,
+    reply_to: int | None = None,
+    thread_id: int | None = None,
+) -> Message | None:
+    """Send `html` as one or more messages (each ≤ 4096); the keyboard goes under the last one."""
+    chunks = messages(html)
+    sent: Message | None = None
+    for index, chunk in enumerate(chunks):
+        last = index == len(chunks) - 1
+        sent = await bot.send_message(
+            chat_id,
+            chunk,
+            reply_markup=reply_markup if last else None,
+            reply_parameters=(
+                ReplyParameters(reply_to, allow_sending_without_reply=True)
+                if reply_to and index == 0
+                else None
+            ),
+            message_thread_id=thread_id,
+        )
+    return sent
+
+
+async def reply_html(
+    message: Message, html: str, *, reply_markup: InlineKeyboardMarkup | None = None
+) -> None:
+    """Answer a user's message: quoted in groups (so the group sees who asked), plain in private chats."""
+    group = message.chat.type != Chat.PRIVATE
+    await send_html(
+        message.get_bot(),
+        message.chat_id,
+        html,
+        reply_markup=reply_markup,
+        reply_to=message.message_id if group else None,
+        thread_id=message.message_thread_id if message.is_topic_message else None,
+    )
+
+
+async def edit_html(
+    query: CallbackQuery, html: str, *, reply_markup: InlineKeyboardMarkup | None = None
+) -> None:
+    """Replace the pressed message with `html`; what does not fit in one message follows as new messages."""
+    message = query.message
+    chunks = messages(html)
+    if not chunks:
+        return
+    try:
+        if message is None:  # a message sent via inline mode: edited by its inline id, first chunk only
+            await query.edit_message_text(chunks[0], reply_markup=reply_markup)
+            return
+        await query.edit_message_text(chunks[0], reply_markup=reply_markup if len(chunks) == 1 else None)
+    except BadRequest as error:
+        if not is_not_modified(error):
+            raise
+    if message is not None and len(chunks) > 1:
+        thread = (
+            message.message_thread_id if isinstance(message, Message) and message.is_topic_message else None
+        )
+        await send_html(
+            query.get_bot(),
+            message.chat.id,
+            "\n".join(chunks[1:]),
+            reply_markup=reply_markup,
+            thread_id=thread,
+        )
+
+
+async def answer_callback(query: CallbackQuery, text_: str | None = None) -> None:
+    """Stop the button's spinner; a late or repeated answer (the query expired) is not worth an error."""
+    try:
+        await query.answer(text_)
+    except BadRequest as error:
+        logger.info("callback answer refused: %s", error.message)
+
+
+# -- answers -----------------------------------------------------------------------------------------------
+
+
+def visible_rows(reply: Answer, *, compact: bool) -> list[list[Button]]:
+    """Buttons under an answer: in compact form only "details"; in full form everything but "details"."""
+    own = [row for row in ([b for b in r if b.action != DETAILS] for r in reply.buttons) if row]
+    if compact and reply.compact_html != reply.html and expandable(reply):
+        return [[Button(label=label("details", reply.lang), action=DETAILS)]]
+    return own
+
+
+def expandable(reply: Answer) -> bool:
+    """A compact answer that "details" can expand: one recomputed from its stored query."""
+    query = reply.query
+    return query is not None and bool(query.model or query.params_b) and reply.kind in ("fit", "plan")
+
+
+async def keyboard_for(
+    context: ContextTypes.DEFAULT_TYPE, chat_id: int, anchor_id: int | None, reply: Answer, *, compact: bool
+) -> InlineKeyboardMarkup | None:
+    """Store the query behind the buttons (by chat and message) and draw them; none if the store is down."""
+    rows = visible_rows(reply, compact=compact)
+    if not rows:
+        return None
+    key = await session.save_keyboard(context, chat_id, anchor_id, reply.query or Query(), reply.lang)
+    return answer_keyboard(rows, key) if key else None
+
+
+def body(reply: Answer, *, compact: bool) -> str:
+    return reply.compact_html if compact else reply.html
+
+
+async def send_answer(
+    update: Update, context: ContextTypes.DEFAULT_TYPE, reply: Answer, *, compact: bool
+) -> None:
+    """Send an answer under the user's message, with its keyboard."""
+    message = update.effective_message
+    if message is None:
+        return
+    markup = await keyboard_for(context, message.chat_id, message.message_id, reply, compact=compact)
+    await reply_html(message, body(reply, compact=compact), reply_markup=markup)
+
+
+async def edit_answer(
+    query: CallbackQuery, context: ContextTypes.DEFAULT_TYPE, reply: Answer, *, compact: bool
+) -> None:
+    """Show a recomputed answer in place of the pressed one, with a fresh keyboard."""
+    message = query.message
+    markup = None
+    if message is not None:
+        markup = await keyboard_for(context, message.chat.id, message.message_id, reply, compact=compact)
+    await edit_html(query, body(reply, compact=compact), reply_markup=markup)
+
+
+def url_keyboard(text_: str, url: str) -> InlineKeyboardMarkup:
+    return InlineKeyboardMarkup([[InlineKeyboardButton(text_, url=url)]])

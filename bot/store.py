@@ -1,0 +1,527 @@
+"""The one session store of the bot: per-user sessions, checklists, group settings and keyboard queries.
+
+Why it looks like this:
+- One aiosqlite connection in WAL mode with ``synchronous=FULL``: every call commits before it returns, so an
+  answer the bot has acknowledged survives a crash or ``kill -9`` and the user resumes at the same step.
+- Writes are serialised by one ``asyncio.Lock`` and run as ``BEGIN IMMEDIATE … COMMIT``; the checklist is
+  saved with compare-and-set on its step, so a double tap or two racing updates are applied once.
+- JSON columns are validated by pydantic on read; a row that no longer validates is logged and treated as
+  missing instead of crashing a handler.
+- Any SQLite failure (locked past ``busy_timeout``, corrupt file, disk full) becomes ``StoreUnavailable``: the
+  handlers tell the user the memory is down and keep answering plain questions; the operator gets one log line
+  when the store goes down and one when it recovers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import secrets
+import sqlite3
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from types import TracebackType
+from typing import TypeVar
+
+import aiosqlite
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from core.checklist import ChecklistState
+from core.query import Query
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+SECONDS_PER_DAY = 86_400
+KEY_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,12}$")
+
+# Ordered forward migrations; migration i (1-based) brings the file to schema version i.
+# Never edit a released migration: append a new one (tests/fixtures/store_v1.sql is a real version-1 file).
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE sessions (
+            chat_id INTEGER NOT NULL,
+            user_id INTEGER NOT NULL,
+            lang TEXT,
+            last_query TEXT,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (chat_id, user_id))""",
+        """CREATE TABLE group_settings (
+            chat_id INTEGER PRIMARY KEY,
+            lang TEXT,
+            updated_at REAL NOT NULL)""",
+        """CREATE TABLE keyboard_queries (
+            key TEXT PRIMARY KEY,
+            chat_id INTEGER NOT NULL,
+            message_id INTEGER,
+            query TEXT NOT NULL,
+            lang TEXT NOT NULL,
+            created_at REAL NOT NULL)""",
+    ),
+    (
+        """CREATE TABLE checklists (
+            chat_id INTEGER NOT NULL,
+            user_id INTEGER NOT NULL,
+            step INTEGER NOT NULL,
+            state TEXT NOT NULL,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (chat_id, user_id))""",
+        "ALTER TABLE group_settings ADD COLUMN currency TEXT",
+        """CREATE TABLE blocked_chats (
+            chat_id INTEGER PRIMARY KEY,
+            blocked_at REAL NOT NULL)""",
+        "CREATE INDEX sessions_by_user ON sessions (user_id)",
+        "CREATE INDEX sessions_by_age ON sessions (updated_at)",
+        "CREATE INDEX checklists_by_user ON checklists (user_id)",
+        "CREATE INDEX checklists_by_age ON checklists (updated_at)",
+        "CREATE INDEX keyboard_queries_by_chat ON keyboard_queries (chat_id)",
+        "CREATE INDEX keyboard_queries_by_age ON keyboard_queries (created_at)",
+    ),
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+GROUP_SETTING_COLUMNS = {"lang": "lang", "currency": "currency"}
+
+
+class StoreUnavailable(RuntimeError):  # noqa: N818 (the name handlers already code against)
+    """The session store cannot be used right now (locked, corrupt, closed); plain answers still work."""
+
+
+class GroupSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    lang: str | None = None
+    currency: str | None = None
+
+
+class SessionStore:
+    """Sessions, checklists, group settings and keyboard queries in one SQLite file."""
+
+    def __init__(
+        self,
+        db: aiosqlite.Connection,
+        path: str,
+        *,
+        retention_days: int,
+        clock: Callable[[], float],
+    ) -> None:
+        self._db: aiosqlite.Connection | None = db
+        self.path = path
+        self.retention_days = retention_days
+        self._clock = clock
+        self._lock = asyncio.Lock()
+        self._healthy = True
+        self._last_purge = clock()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @classmethod
+    async def open(
+        cls,
+        path: str | Path,
+        *,
+        retention_days: int = 30,
+        busy_timeout_ms: int = 5000,
+        clock: Callable[[], float] = time.time,
+    ) -> SessionStore:
+        """Open (creating or migrating) the store and drop sessions older than the retention period."""
+        if retention_days < 1:
+            raise ValueError("retention_days must be at least 1")
+        location = str(path)
+        try:
+            db = await aiosqlite.connect(location, isolation_level=None)
+        except sqlite3.Error as exc:
+            logger.error("session store %s cannot be opened: %s", location, exc)
+            raise StoreUnavailable(f"cannot open session store: {exc}") from exc
+        try:
+            await db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            await db.execute("PRAGMA journal_mode = WAL")
+            await db.execute("PRAGMA synchronous = FULL")
+            await _migrate(db, location)
+        except (sqlite3.Error, StoreUnavailable) as exc:
+            await db.close()
+            if isinstance(exc, StoreUnavailable):
+                raise
+            logger.error("session store %s is unusable (%s: %s)", location, type(exc).__name__, exc)
+            raise StoreUnavailable(f"session store unusable: {exc}") from exc
+        store = cls(db, location, retention_days=retention_days, clock=clock)
+        purged = await store.purge_expired()
+        if purged:
+            logger.info("session store: purged %d expired rows on start", purged)
+        return store
+
+    async def close(self) -> None:
+        db, self._db = self._db, None
+        if db is not None:
+            async with self._lock:
+                await db.close()
+
+    async def __aenter__(self) -> SessionStore:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    @property
+    def healthy(self) -> bool:
+        """False after the last call failed; true again once a call succeeds."""
+        return self._healthy
+
+    # ------------------------------------------------------------------ sessions
+
+    async def get_last_query(self, chat_id: int, user_id: int) -> Query | None:
+        row = await self._fetchone(
+            "SELECT last_query FROM sessions WHERE chat_id = ? AND user_id = ? AND updated_at >= ?",
+            (chat_id, user_id, self._cutoff()),
+        )
+        if row is None or row[0] is None:
+            return None
+        return _parse(Query, row[0], f"sessions.last_query chat={chat_id} user={user_id}")
+
+    async def set_last_query(self, chat_id: int, user_id: int, query: Query) -> None:
+        payload = query.model_dump_json()
+        now = self._clock()
+
+        async def op(db: aiosqlite.Connection) -> None:
+            await db.execute(
+                """INSERT INTO sessions (chat_id, user_id, last_query, updated_at) VALUES (?, ?, ?, ?)
+                   ON CONFLICT (chat_id, user_id)
+                   DO UPDATE SET last_query = excluded.last_query, updated_at = excluded.updated_at""",
+                (chat_id, user_id, payload, now),
+            )
+            await db.execute("DELETE FROM blocked_chats WHERE chat_id = ?", (chat_id,))
+
+        await self._write(op)
+
+    async def get_lang(self, chat_id: int, user_id: int) -> str | None:
+        row = await self._fetchone(
+            "SELECT lang FROM sessions WHERE chat_id = ? AND user_id = ? AND updated_at >= ?",
+            (chat_id, user_id, self._cutoff()),
+        )
+        return None if row is None else _optional_str(row[0])
+
+    async def set_lang(self, chat_id: int, user_id: int, lang: str | None) -> None:
+        now = self._clock()
+
+        async def op(db: aiosqlite.Connection) -> None:
+            await db.execute(
+                """INSERT INTO sessions (chat_id, user_id, lang, updated_at) VALUES (?, ?, ?, ?)
+                   ON CONFLICT (chat_id, user_id)
+                   DO UPDATE SET lang = excluded.lang, updated_at = excluded.updated_at""",
+                (chat_id, user_id, lang, now),
+            )
+
+        await self._write(op)
+
+    # ------------------------------------------------------------------ keyboard queries
+
+    async def save_keyboard_query(self, chat_id: int, message_id: int | None, query: Query, lang: str) -> str:
+        """Keep the query behind a message's buttons; the short key goes into callback data."""
+        payload = query.model_dump_json()
+        now = self._clock()
+
+        async def op(db: aiosqlite.Connection) -> str:
+            while True:
+                key = secrets.token_urlsafe(6)  # 8 characters of [A-Za-z0-9_-]
+                try:
+                    await db.execute(
+                        """INSERT INTO keyboard_queries (key, chat_id, message_id, query, lang, created_at)
+                           VALUES (?, ?, ?, ?, ?, ?)""",
+                        (key, chat_id, message_id, payload, lang, now),
+                    )
+                except sqlite3.IntegrityError:
+                    continue
+                return key
+
+        return await self._write(op)
+
+    async def load_keyboard_query(self, key: str) -> tuple[Query, str] | None:
+        if not KEY_PATTERN.match(key):
+            return None
+        row = await self._fetchone(
+            "SELECT query, lang FROM keyboard_queries WHERE key = ? AND created_at >= ?",
+            (key, self._cutoff()),
+        )
+        if row is None:
+            return None
+        query = _parse(Query, row[0], f"keyboard_queries key={key}")
+        lang = _optional_str(row[1])
+        if query is None or lang is None:
+            return None
+        return query, lang
+
+    # ------------------------------------------------------------------ groups and chats
+
+    async def get_group_settings(self, chat_id: int) -> GroupSettings:
+        row = await self._fetchone("SELECT lang, currency FROM group_settings WHERE chat_id = ?", (chat_id,))
+        if row is None:
+            return GroupSettings()
+        return GroupSettings(lang=_optional_str(row[0]), currency=_optional_str(row[1]))
+
+    async def set_group_settings(self, chat_id: int, **fields: str | None) -> None:
+        """Change only the named settings (``lang``, ``currency``); ``None`` clears one."""
+        unknown = set(fields) - set(GROUP_SETTING_COLUMNS)
+        if unknown:
+            raise ValueError(f"unknown group settings: {sorted(unknown)}")
+        now = self._clock()
+
+        async def op(db: aiosqlite.Connection) -> None:
+            await db.execute(
+                """INSERT INTO group_settings (chat_id, updated_at) VALUES (?, ?)
+                   ON CONFLICT (chat_id) DO NOTHING""",
+                (chat_id, now),
+            )
+            for name, value in fields.items():
+                column = GROUP_SETTING_COLUMNS[name]  # a fixed column name, never user text
+                await db.execute(
+                    f"UPDATE group_settings SET {column} = ?, updated_at = ? WHERE chat_id = ?",
+                    (value, now, chat_id),
+                )
+
+        await self._write(op)
+
+    async def mark_blocked(self, chat_id: int) -> None:
+        """Remember that this chat blocked or removed the bot (cleared when it talks to the bot again)."""
+        now = self._clock()
+
+        async def op(db: aiosqlite.Connection) -> None:
+            await db.execute(
+                """INSERT INTO blocked_chats (chat_id, blocked_at) VALUES (?, ?)
+                   ON CONFLICT (chat_id) DO UPDATE SET blocked_at = excluded.blocked_at""",
+                (chat_id, now),
+            )
+
+        await self._write(op)
+
+    async def is_blocked(self, chat_id: int) -> bool:
+        row = await self._fetchone("SELECT 1 FROM blocked_chats WHERE chat_id = ?", (chat_id,))
+        return row is not None
+
+    # ------------------------------------------------------------------ privacy and expiry
+
+    async def forget_user(self, user_id: int) -> int:
+        """Delete every row about this user (in every chat); returns how many rows went."""
+
+        async def op(db: aiosqlite.Connection) -> int:
+            deleted = 0
+            for sql in (
+                "DELETE FROM sessions WHERE user_id = ?",
+                "DELETE FROM checklists WHERE user_id = ?",
+                # A private chat's id is the user's id: its keyboards and blocked flag are about the user.
+                "DELETE FROM keyboard_queries WHERE chat_id = ?",
+                "DELETE FROM blocked_chats WHERE chat_id = ?",
+            ):
+                cursor = await db.execute(sql, (user_id,))
+                deleted += max(cursor.rowcount, 0)
+            return deleted
+
+        return await self._write(op)
+
+    async def purge_expired(self) -> int:
+        """Delete sessions, checklists and keyboard queries untouched for longer than the retention period."""
+        cutoff = self._cutoff()
+
+        async def op(db: aiosqlite.Connection) -> int:
+            deleted = 0
+            for sql in (
+                "DELETE FROM sessions WHERE updated_at < ?",
+                "DELETE FROM checklists WHERE updated_at < ?",
+                "DELETE FROM keyboard_queries WHERE created_at < ?",
+                "DELETE FROM blocked_chats WHERE blocked_at < ?",
+            ):
+                cursor = await db.execute(sql, (cutoff,))
+                deleted += max(cursor.rowcount, 0)
+            return deleted
+
+        return await self._write(op)
+
+    # ------------------------------------------------------------------ checklist
+
+    async def get_checklist(self, chat_id: int, user_id: int) -> ChecklistState | None:
+        row = await self._fetchone(
+            "SELECT state FROM checklists WHERE chat_id = ? AND user_id = ? AND updated_at >= ?",
+            (chat_id, user_id, self._cutoff()),
+        )
+        if row is None:
+            return None
+        return _parse(ChecklistState, row[0], f"checklists chat={chat_id} user={user_id}")
+
+    async def save_checklist(
+        self,
+        chat_id: int,
+        user_id: int,
+        state: ChecklistState,
+        *,
+        expected_step: int | None = None,
+    ) -> bool:
+        """Save the state; with ``expected_step`` only while the stored step is still that (else False)."""
+        payload = state.model_dump_json()
+        now = self._clock()
+
+        async def op(db: aiosqlite.Connection) -> bool:
+            if expected_step is None:
+                await db.execute(
+                    """INSERT INTO checklists (chat_id, user_id, step, state, updated_at)
+                       VALUES (?, ?, ?, ?, ?)
+                       ON CONFLICT (chat_id, user_id) DO UPDATE
+                       SET step = excluded.step, state = excluded.state, updated_at = excluded.updated_at""",
+                    (chat_id, user_id, state.step, payload, now),
+                )
+                return True
+            cursor = await db.execute(
+                """UPDATE checklists SET step = ?, state = ?, updated_at = ?
+                   WHERE chat_id = ? AND user_id = ? AND step = ?""",
+                (state.step, payload, now, chat_id, user_id, expected_step),
+            )
+            return cursor.rowcount == 1
+
+        return await self._write(op)
+
+    async def clear_checklist(self, chat_id: int, user_id: int) -> None:
+        async def op(db: aiosqlite.Connection) -> None:
+            await db.execute("DELETE FROM checklists WHERE chat_id = ? AND user_id = ?", (chat_id, user_id))
+
+        await self._write(op)
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _cutoff(self) -> float:
+        return self._clock() - self.retention_days * SECONDS_PER_DAY
+
+    def _connection(self) -> aiosqlite.Connection:
+        if self._db is None:
+            raise StoreUnavailable("session store is closed")
+        return self._db
+
+    async def _fetchone(self, sql: str, params: tuple[object, ...]) -> sqlite3.Row | None:
+        async def op(db: aiosqlite.Connection) -> sqlite3.Row | None:
+            async with db.execute(sql, params) as cursor:
+                row: sqlite3.Row | None = await cursor.fetchone()
+                return row
+
+        return await self._run(op, transaction=False)
+
+    async def _write(self, op: Callable[[aiosqlite.Connection], Awaitable[T]]) -> T:
+        result = await self._run(op, transaction=True)
+        if self._clock() - self._last_purge >= SECONDS_PER_DAY:
+            # A daily purge without a scheduler: the first write of each day drops what expired.
+            self._last_purge = self._clock()
+            purged = await self.purge_expired()
+            if purged:
+                logger.info("session store: purged %d expired rows", purged)
+        return result
+
+    async def _run(self, op: Callable[[aiosqlite.Connection], Awaitable[T]], *, transaction: bool) -> T:
+        async with self._lock:
+            db = self._connection()
+            try:
+                if not transaction:
+                    result = await op(db)
+                else:
+                    await db.execute("BEGIN IMMEDIATE")
+                    try:
+                        result = await op(db)
+                        await db.execute("COMMIT")
+                    except BaseException:
+                        await _rollback(db)
+                        raise
+            except sqlite3.Error as exc:
+                self._report_failure(exc)
+                raise StoreUnavailable(_describe(exc)) from exc
+            except ValueError as exc:  # aiosqlite raises ValueError once its connection has died
+                self._report_failure(exc)
+                raise StoreUnavailable(str(exc)) from exc
+        if not self._healthy:
+            self._healthy = True
+            logger.warning("session store %s is available again", self.path)
+        return result
+
+    def _report_failure(self, exc: Exception) -> None:
+        if self._healthy:
+            logger.error(
+                "session store %s unavailable: %s (%s: %s); checklists and follow-ups are off, "
+                "plain questions still work",
+                self.path,
+                _describe(exc),
+                type(exc).__name__,
+                exc,
+            )
+        self._healthy = False
+
+
+async def _rollback(db: aiosqlite.Connection) -> None:
+    # No transaction may be left to roll back (it failed to begin or already ended).
+    with contextlib.suppress(sqlite3.Error, ValueError):
+        await db.execute("ROLLBACK")
+
+
+async def _migrate(db: aiosqlite.Connection, path: str) -> None:
+    """Bring the file forward to SCHEMA_VERSION, one migration per transaction."""
+    await db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+    async with db.execute("SELECT version FROM schema_version") as cursor:
+        rows = list(await cursor.fetchall())
+    if len(rows) > 1:
+        raise StoreUnavailable(f"session store {path}: schema_version holds {len(rows)} rows")
+    current = int(rows[0][0]) if rows else 0
+    if current > SCHEMA_VERSION:
+        logger.error(
+            "session store %s has schema version %d, newer than this code's %d; refusing to downgrade",
+            path,
+            current,
+            SCHEMA_VERSION,
+        )
+        raise StoreUnavailable(f"session store schema {current} is newer than supported {SCHEMA_VERSION}")
+    if not rows:
+        await db.execute("INSERT INTO schema_version (version) VALUES (0)")
+    for version in range(current + 1, SCHEMA_VERSION + 1):
+        await db.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in MIGRATIONS[version - 1]:
+                await db.execute(statement)
+            await db.execute("UPDATE schema_version SET version = ?", (version,))
+            await db.execute("COMMIT")
+        except BaseException:
+            await _rollback(db)
+            raise
+        logger.info("session store %s migrated to schema version %d", path, version)
+
+
+def _parse(model: type[ModelT], payload: object, where: str) -> ModelT | None:
+    """Validate a JSON column; a row that no longer fits the model is logged and treated as missing."""
+    if not isinstance(payload, str | bytes):
+        logger.warning("session store: %s holds %s, not JSON; ignored", where, type(payload).__name__)
+        return None
+    try:
+        return model.model_validate_json(payload)
+    except ValidationError as exc:
+        logger.warning("session store: %s does not validate as %s; ignored (%s)", where, model.__name__, exc)
+        return None
+
+
+def _optional_str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _describe(exc: Exception) -> str:
+    text = str(exc).lower()
+    if "locked" in text or "busy" in text:
+        return "database is locked by another process"
+    if "not a database" in text or "malformed" in text or "corrupt" in text:
+        return "database file is corrupt"
+    if "readonly" in text or "read-only" in text:
+        return "database file is read-only"
+    if "disk" in text and "full" in text:
+        return "disk is full"
+    if "closed" in text or "no active connection" in text:
+        return "database connection is closed"
+    return "database error"

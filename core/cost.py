@@ -1,0 +1,228 @@
+"""Dated GPU-hour prices (data/prices.toml, or an operator's file via GPUFIT_PRICES) and what a job costs.
+
+A price answer always names whose list it came from, the provider and the date: public prices go stale in
+weeks. For one card the typical price is the median on-demand row (the lower middle one, so a real provider
+stands behind it); someone answered in CNY is most likely renting in China, so CNY prices come from Chinese
+providers where the list has any, USD prices from the others.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import tomllib
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+
+from core.paths import prices_path
+from core.query import Currency
+
+Billing = Literal["on-demand", "spot", "reserved", "serverless"]
+Market = Literal["cn", "global"]
+
+# Billing kinds in the order a typical price falls back through when a card has no on-demand row.
+_BILLING_PREFERENCE: tuple[Billing, ...] = ("on-demand", "reserved", "serverless", "spot")
+_CHINA_REGION = re.compile(r"^(china|cn-)|[\u4e00-\u9fff]", re.IGNORECASE)
+
+
+class PriceBookError(ValueError):
+    """The price file is missing or does not follow the schema; the message says which and where."""
+
+
+class PriceMeta(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    name: str
+    date: dt.date
+    usd_to_cny: float
+    usd_to_cny_source: str = ""
+
+
+class PriceRow(BaseModel):
+    """One published price point. A row may give one currency; the other is converted at meta.usd_to_cny."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    card: str
+    provider: str
+    region: str = ""
+    usd_per_hour: float | None = None
+    cny_per_hour: float | None = None
+    usd_per_hour_max: float | None = None
+    cny_per_hour_max: float | None = None
+    billing: Billing = "on-demand"
+    instance: str = ""
+    date: dt.date
+    date_precision: str = "day"
+    date_text: str = ""
+    source: str = ""
+    confidence: str = ""
+    notes: str = ""
+
+    @model_validator(mode="after")
+    def _one_currency(self) -> PriceRow:
+        if self.usd_per_hour is None and self.cny_per_hour is None:
+            raise ValueError(
+                f"price row for {self.card!r} ({self.provider}) has neither usd_per_hour nor cny_per_hour"
+            )
+        return self
+
+    @property
+    def market(self) -> Market:
+        return "cn" if _CHINA_REGION.search(self.region) else "global"
+
+    def per_hour(self, currency: Currency, usd_to_cny: float) -> float:
+        if currency is Currency.CNY:
+            return (
+                self.cny_per_hour
+                if self.cny_per_hour is not None
+                else (self.usd_per_hour or 0.0) * usd_to_cny
+            )
+        return self.usd_per_hour if self.usd_per_hour is not None else (self.cny_per_hour or 0.0) / usd_to_cny
+
+
+class CardPrice(BaseModel):
+    """The typical price of one card-hour, and where it came from (say all of it next to the number)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    card: str
+    per_hour: float
+    currency: Currency
+    provider: str
+    region: str
+    billing: Billing
+    date: dt.date
+    date_precision: str
+    source: str
+    owner: str
+    book_date: dt.date
+    market: Market
+    samples: int
+    low: float
+    high: float
+    converted: bool
+
+
+class PriceBook:
+    """All price rows by card; built once per price file."""
+
+    def __init__(self, meta: PriceMeta, rows: list[PriceRow], path: Path) -> None:
+        self.meta = meta
+        self.rows = rows
+        self.path = path
+        self.by_card: dict[str, list[PriceRow]] = {}
+        for row in rows:
+            self.by_card.setdefault(row.card, []).append(row)
+
+    @property
+    def owner(self) -> str:
+        return self.meta.name
+
+    def price_for(self, card_id: str, currency: Currency | str) -> CardPrice | None:
+        """Median price of the card's rows in the currency's market (falling back to every market), on-demand
+        first; None when the list has no row for the card."""
+        currency = Currency(currency)
+        rows = self.by_card.get(card_id)
+        if not rows:
+            return None
+        preferred: Market = "cn" if currency is Currency.CNY else "global"
+        in_market = [r for r in rows if r.market == preferred] or rows
+        for billing in _BILLING_PREFERENCE:
+            chosen = [r for r in in_market if r.billing == billing]
+            if chosen:
+                break
+        else:  # pragma: no cover - every row has one of the billing kinds
+            chosen = in_market
+        rate = self.meta.usd_to_cny
+        ranked = sorted(chosen, key=lambda r: (r.per_hour(currency, rate), r.date))
+        median = ranked[(len(ranked) - 1) // 2]
+        native = median.cny_per_hour if currency is Currency.CNY else median.usd_per_hour
+        return CardPrice(
+            card=card_id,
+            per_hour=round(median.per_hour(currency, rate), 4),
+            currency=currency,
+            provider=median.provider,
+            region=median.region,
+            billing=median.billing,
+            date=median.date,
+            date_precision=median.date_precision,
+            source=median.source,
+            owner=self.meta.name,
+            book_date=self.meta.date,
+            market=median.market,
+            samples=len(ranked),
+            low=round(ranked[0].per_hour(currency, rate), 4),
+            high=round(ranked[-1].per_hour(currency, rate), 4),
+            converted=native is None,
+        )
+
+
+def currency_for(currency: Currency | None, lang: str | None) -> Currency:
+    """The user's own choice, else their language's: Chinese → CNY, anything else → USD."""
+    if currency is not None:
+        return currency
+    return Currency.CNY if (lang or "").lower().startswith("zh") else Currency.USD
+
+
+def _read(path: Path) -> PriceBook:
+    try:
+        with open(path, "rb") as handle:
+            raw = tomllib.load(handle)
+    except FileNotFoundError as err:
+        raise PriceBookError(f"price file not found: {path}") from err
+    except tomllib.TOMLDecodeError as err:
+        raise PriceBookError(f"price file {path} is not valid TOML: {err}") from err
+    try:
+        meta = PriceMeta.model_validate(raw.get("meta", {}))
+        rows = [PriceRow.model_validate(entry) for entry in raw.get("price", [])]
+    except ValidationError as err:
+        raise PriceBookError(f"price file {path} does not follow the schema: {err}") from err
+    return PriceBook(meta, rows, path)
+
+
+@cache
+def _load(path: Path, mtime_ns: int) -> PriceBook:
+    return _read(path)
+
+
+def load_price_book() -> PriceBook:
+    """The price list in force (GPUFIT_PRICES or data/prices.toml), re-read only when the file changes."""
+    path = prices_path()
+    try:
+        mtime = path.stat().st_mtime_ns
+    except OSError as err:
+        raise PriceBookError(f"price file not found: {path}") from err
+    return _load(path, mtime)
+
+
+class JobCost(BaseModel):
+    """What one plan costs: per hour for all its cards, per million generated tokens, and for a run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    per_hour: float
+    per_million_tokens: float | None
+    total: float | None
+    hours: float | None
+    currency: Currency
+    price: CardPrice
+
+
+def job_cost(
+    price: CardPrice, gpus: int, *, tokens_per_s: float | None = None, hours: float | None = None
+) -> JobCost:
+    """Cost per hour of `gpus` cards; per million tokens at `tokens_per_s`; the total for `hours`."""
+    per_hour = price.per_hour * gpus
+    per_million = per_hour / (tokens_per_s * 3600) * 1e6 if tokens_per_s else None
+    return JobCost(
+        per_hour=round(per_hour, 4),
+        per_million_tokens=round(per_million, 4) if per_million is not None else None,
+        total=round(per_hour * hours, 2) if hours is not None else None,
+        hours=hours,
+        currency=price.currency,
+        price=price,
+    )

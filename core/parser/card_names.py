@@ -1,0 +1,133 @@
+"""Find card names in a message, using every alias of the catalog as people type it.
+
+One regex is built from the catalog once: each alias becomes a pattern with optional separators
+('rtx4090', 'RTX 4090', 'rtx-4090' all match), a memory suffix accepts g / gb / gib, and a plural s
+is allowed ('two 4090s'). A second, looser pass catches '4090ti'-style typos of known numbers.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+
+from core.catalog import CardMatch, load_catalog, normalize_name
+
+CARD_MARK = "\ue000"  # stands in for a found card, so counts like '2x<card>' can be read around it
+
+
+@dataclass(frozen=True)
+class CardMention:
+    card_id: str
+    typed: str
+    ambiguous: bool
+    start: int
+    end: int
+
+
+_SEP = r"[\s\-_/]*"
+
+
+def _canon(text: str) -> str:
+    return re.sub(r"[\s\-_/]+", "", normalize_name(text))
+
+
+def _alias_pattern(key: str) -> str:
+    pieces = re.findall(r"\d+|[a-z]+|[^\sa-z\d]+", key)
+    out: list[str] = []
+    for i, piece in enumerate(pieces):
+        if i:
+            prev = pieces[i - 1]
+            out.append(r"[\s\-_/]+" if prev.isdigit() and piece.isdigit() else _SEP)
+        if piece == "g" and i and pieces[i - 1].isdigit():
+            out.append(r"(?:gib|gb|g)")
+        else:
+            out.append(re.escape(piece))
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class _CardTable:
+    pattern: re.Pattern[str]
+    alias_by_canon: dict[str, str]
+    numbers: frozenset[str]
+
+
+@cache
+def _table() -> _CardTable:
+    catalog = load_catalog()
+    alias_by_canon: dict[str, str] = {}
+    keys: set[str] = set()
+    for card in catalog.cards:  # most rented first, so a shared canon keeps the popular spelling
+        for alias in (card.id, card.name, *card.aliases):
+            key = normalize_name(alias)
+            if not key:
+                continue
+            keys.add(key)
+            alias_by_canon.setdefault(_canon(alias), alias)
+    ordered = sorted(keys, key=lambda k: (-len(_canon(k)), k))
+    body = "|".join(_alias_pattern(k) for k in ordered)
+    pattern = re.compile(rf"(?:(?<![a-z0-9.])|(?<=\dx))(?:{body})(?:s)?(?:(?![a-z0-9])|(?=x\d))")
+    numbers = frozenset(m for k in keys for m in re.findall(r"(?<![a-z0-9])\d{4}(?![0-9])", k))
+    return _CardTable(pattern, alias_by_canon, numbers)
+
+
+# '4090ti', 'rtx 4090 super', '3090 TI' where that exact variant is not sold: fall back to the number.
+_LOOSE = re.compile(r"(?<![a-z0-9.])(?:rtx\s*)?(\d{4})\s*(?:ti|super|s|d|ti\s*super)?s?(?![a-z0-9])")
+
+
+def _resolve(typed: str) -> CardMatch | None:
+    table = _table()
+    catalog = load_catalog()
+    canon = _canon(typed)
+    alias = table.alias_by_canon.get(canon)
+    if alias is None and canon.endswith("s"):
+        alias = table.alias_by_canon.get(canon[:-1])
+    return catalog.resolve(alias) if alias else None
+
+
+def find_cards(text: str) -> list[CardMention]:
+    """Every card named in normalized text, in order of appearance."""
+    table = _table()
+    found: list[CardMention] = []
+    for match in table.pattern.finditer(text):
+        resolved = _resolve(match.group(0))
+        if resolved:
+            found.append(_mention(resolved, match))
+    taken = [(m.start, m.end) for m in found]
+    for match in _LOOSE.finditer(text):
+        if match.group(1) not in table.numbers or any(
+            s < match.end() and match.start() < e for s, e in taken
+        ):
+            continue
+        resolved = load_catalog().resolve(match.group(1))
+        if resolved:
+            found.append(_mention(resolved, match))
+    return sorted(found, key=lambda m: m.start)
+
+
+def _mention(resolved: CardMatch, match: re.Match[str]) -> CardMention:
+    typed = match.group(0).strip()
+    if typed.endswith("s") and _resolve(typed[:-1]) is not None:
+        typed = typed[:-1]  # 'a100s' was typed as a plural of 'a100'
+    return CardMention(
+        card_id=resolved.card.id,
+        typed=typed,
+        ambiguous=bool(resolved.ambiguous),
+        start=match.start(),
+        end=match.end(),
+    )
+
+
+def mask(text: str, spans: list[tuple[int, int]], mark: str) -> str:
+    """Replace each span by ` mark ` so later patterns neither re-read nor straddle it."""
+    out: list[str] = []
+    last = 0
+    for start, end in sorted(spans):
+        if start < last:
+            continue
+        out.append(text[last:start])
+        out.append(f" {mark} ")
+        last = end
+    out.append(text[last:])
+    return "".join(out)

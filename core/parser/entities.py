@@ -1,0 +1,496 @@
+"""Everything a fit question can state, read from one normalized message.
+
+Names (model, card) are found first and masked, so their digits are never read as counts or sizes;
+then money, token counts and capacities are read and masked for the same reason; what is left is
+read for counts, sizes, context, batch, precision and the switches. Every pattern is compiled once.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from core.parser.card_names import CARD_MARK, CardMention, find_cards, mask
+from core.parser.model_names import MODEL_MARK, find_family_only, find_model
+from core.parser.numbers import EN_NUMBERS, MAGNITUDE_RE, NUMBER_RE, context_tokens, magnitude
+from core.query import Currency, Method, Optimizer, Precision, Runtime, Task
+from core.registry import load_registry
+from core.units import GIB
+
+CAP_MARK = "\ue001"
+SIZE_MARK = "\ue003"
+MONEY_MARK = "\ue004"
+_MARKS = f"{CARD_MARK}{CAP_MARK}"
+
+
+@dataclass
+class Extraction:
+    """Fields as the user stated them (Query field names), plus what the intent step needs."""
+
+    fields: dict[str, object] = field(default_factory=dict)
+    cards: list[CardMention] = field(default_factory=list)
+    unknown_model: str | None = None
+    family_only: str | None = None
+    method_words: bool = False  # fine-tune said without a method
+    gpus_added: int = 0  # 'one more card': relative to the previous count
+    residue: str = ""  # the text with names and quantities masked, for intent keywords
+
+    @property
+    def has_model(self) -> bool:
+        return "model" in self.fields or "params_b" in self.fields
+
+
+def _c(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+# -- money -------------------------------------------------------------------------------------------
+_PREFIX_CUR = r"(?P<pre>us\$|\$|¥|usd|rmb|cny)"
+_SUFFIX_CUR = r"(?P<suf>块钱|块|元|rmb|人民币|cny|美元|美金|刀|dollars?|bucks|usd)"
+_AMOUNT = rf"(?P<num>{NUMBER_RE})\s*(?P<mag>万|千|k|w)?"
+_MONEY = (
+    _c(rf"{_PREFIX_CUR}\s*{_AMOUNT}(?:\s*{_SUFFIX_CUR})?(?![a-z0-9])"),
+    _c(rf"(?<![a-z0-9.]){_AMOUNT}\s*{_SUFFIX_CUR}(?!\s*(?:卡|显卡|gpu|[{_MARKS}]))"),
+    _c(
+        rf"(?P<kw>预算|budget|不超过|以内|under|below|less than|at most|最多|控制在|within|max|不高于|低于)"
+        rf"\s*(?:是|为|of|:|=|大概|大约|在|只有|就|有)?\s*(?<![a-z0-9.]){_AMOUNT}(?![a-z0-9.%])"
+    ),
+)
+_PER_HOUR = _c(
+    r"/\s*(?:h|hr|hrs|hour|小时|时|卡时|gpu\s*h)(?![a-z])|per\s*(?:gpu[\s-]*)?h(?:ou)?r|an\s*hour|hourly|a\s*hour"
+    r"|每\s*(?:个)?\s*(?:卡)?\s*(?:每)?\s*小时|1\s*小时|一小时|时租|按小时|/h|每卡时|每小时"
+)
+_BUDGET_CONTEXT = _c(
+    r"预算|budget|以内|不超过|每小时|per|/|hour|小时|时租|钱|价|cost|price|spend|under|below|便宜"
+)
+_CUR_CNY = frozenset({"¥", "rmb", "cny", "元", "块", "块钱", "人民币"})
+
+
+def _read_money(text: str, ex: Extraction) -> str:
+    spans: list[tuple[int, int]] = []
+    for pattern in _MONEY:
+        for match in pattern.finditer(text):
+            if any(s < match.end() and match.start() < e for s, e in spans):
+                continue
+            groups = match.groupdict()
+            suffix = groups.get("suf")
+            window = text[max(0, match.start() - 12) : match.end() + 14]
+            value = magnitude(match.group("num"), groups.get("mag"))
+            if (
+                suffix in ("块", "块钱")
+                and suffix == "块"
+                and value <= 16
+                and not _BUDGET_CONTEXT.search(window)
+            ):
+                continue  # '4块' with no money around it counts cards
+            if value <= 0:
+                continue
+            spans.append((match.start(), match.end()))
+            if "budget" in ex.fields:
+                continue
+            ex.fields["budget"] = value
+            ex.fields["budget_per_hour"] = bool(_PER_HOUR.search(window))
+            currency = groups.get("pre") or suffix
+            if currency:
+                ex.fields["currency"] = Currency.CNY if currency in _CUR_CNY else Currency.USD
+    return mask(text, spans, MONEY_MARK) if spans else text
+
+
+# -- tokens and capacity -----------------------------------------------------------------------------
+_TOKENS = (
+    _c(
+        rf"(?<![a-z0-9.])(?P<num>{NUMBER_RE})\s*(?P<mag>{MAGNITUDE_RE})?\s*(?:个)?\s*(?:tokens?|词元)(?![a-z])"
+    ),
+    _c(
+        rf"(?:tokens?|token数|token量|词元数?|训练数据量?|数据量)\s*(?:数|量)?\s*(?:=|:|为|是|约|大约|有|of|about)?\s*"
+        rf"(?P<num>{NUMBER_RE})\s*(?P<mag>{MAGNITUDE_RE})(?![a-z0-9])"
+    ),
+)
+_CAPACITY = _c(rf"(?<![a-z0-9.])(?P<num>{NUMBER_RE})\s*(?:gb|gib|g)(?![a-z0-9])")
+_NOT_VRAM = _c(
+    r"^\s*(?:的)?\s*(?:内存|ram|硬盘|disk|ssd|存储|数据|dataset|网络|带宽)|(?:内存|ram|硬盘|disk)\s*$"
+)
+# '14G对吗', 'needs ~14GB': an amount of memory the job uses, not the card's capacity.
+_USAGE_BEFORE = _c(
+    r"(?:占|占用|吃|用掉|消耗|needs?|requires?|uses?|takes?|consumes?|≈|~|约|大约|about|around|roughly|approx\w*)"
+    r"(?:\s*(?:about|around|roughly|大概|大约|约))?\s*$"
+)
+_USAGE_AFTER = _c(r"^\s*(?:对吗|对不对|左右|够不够用?吗|是吗|吧)")
+
+
+def _read_tokens(text: str, ex: Extraction) -> str:
+    spans: list[tuple[int, int]] = []
+    for pattern in _TOKENS:
+        for match in pattern.finditer(text):
+            unit = match.group("mag")
+            value = magnitude(match.group("num"), unit)
+            spans.append((match.start(), match.end()))
+            if value >= 1e6 and "tokens" not in ex.fields:
+                ex.fields["tokens"] = value
+            elif 0 < value < 1e6 and "seq" not in ex.fields:
+                ex.fields["seq"] = context_tokens(match.group("num"), unit)
+    return mask(text, spans, SIZE_MARK) if spans else text
+
+
+def _read_capacity(text: str, ex: Extraction) -> str:
+    spans: list[tuple[int, int]] = []
+    for match in _CAPACITY.finditer(text):
+        value = float(match.group("num"))
+        before, after = text[max(0, match.start() - 16) : match.start()], text[match.end() : match.end() + 6]
+        if not 1 <= value <= 2048 or _NOT_VRAM.search(after) or _NOT_VRAM.search(before):
+            continue
+        if _USAGE_BEFORE.search(before) or _USAGE_AFTER.search(after):
+            spans.append((match.start(), match.end()))
+            continue
+        spans.append((match.start(), match.end()))
+        if "card_memory_bytes" not in ex.fields:
+            ex.fields["card_memory_bytes"] = int(value * GIB)
+    return mask(text, spans, CAP_MARK) if spans else text
+
+
+# -- bare sizes ---------------------------------------------------------------------------------------
+_SIZES = (
+    _c(rf"(?<![a-z0-9.])(?:(?P<n>\d+)\s*x)?(?P<num>{NUMBER_RE})\s*(?P<unit>b|bn|billion)(?![a-z0-9])"),
+    _c(
+        rf"(?<![a-z0-9.])(?P<num>{NUMBER_RE})\s*(?P<unit>万亿|千亿|百亿|亿)(?!\s*(?:元|块|美元|人民币|token|词元|条|张))"
+    ),
+    _c(
+        rf"(?<![a-z0-9.])(?P<num>{NUMBER_RE})\s*(?P<unit>m|million)\s*"
+        r"(?=(?:的)?\s*(?:参数|params?|parameters?|模型|model))"
+    ),
+)
+_UNIT_B = {"b": 1.0, "bn": 1.0, "billion": 1.0, "m": 1e-3, "million": 1e-3, "亿": 0.1, "百亿": 10.0}
+_UNIT_B |= {"千亿": 100.0, "万亿": 1000.0}
+
+
+def _moe_model(experts: str, size: str) -> str | None:
+    label = f"{int(experts)}x{float(size):g}b"
+    for model in load_registry().models:
+        if model.id.endswith(label):
+            return model.id
+    return None
+
+
+def _read_sizes(text: str, ex: Extraction) -> str:
+    spans: list[tuple[int, int]] = []
+    for pattern in _SIZES:
+        for match in pattern.finditer(text):
+            spans.append((match.start(), match.end()))
+            if ex.has_model:
+                continue
+            groups = match.groupdict()
+            value = float(match.group("num")) * _UNIT_B[match.group("unit")]
+            if groups.get("n"):
+                moe = _moe_model(groups["n"], match.group("num"))
+                if moe:
+                    ex.fields["model"] = moe
+                    continue
+                value *= int(groups["n"])
+            if (
+                0.001 <= value <= 100_000
+            ):  # from a million parameters to 100T: anything else is not a model size
+                ex.fields["params_b"] = round(value, 6)
+    return mask(text, spans, SIZE_MARK) if spans else text
+
+
+# -- card counts --------------------------------------------------------------------------------------
+_M = f"[{_MARKS}]"
+_EN_NUM = "|".join(sorted((re.escape(k) for k in EN_NUMBERS), key=len, reverse=True))
+_COUNTS = (
+    _c(rf"(?<![a-z0-9.])(\d+)\s*(?:x|\*)\s*{_M}"),
+    _c(rf"{_M}\s*(?:x|\*)\s*(\d+)(?![\d.]*\s*(?:g|k|b|t)(?![a-z]))"),
+    _c(rf"(?<![a-z0-9.])(\d+)\s*(?:张|块|台|片|个)\s*(?:的)?\s*(?:{_M}|卡|显卡|gpu)"),
+    _c(r"(?<![a-z0-9.])(\d+)\s*(?:张|块卡|片卡)"),
+    _c(r"(?<![a-z0-9.])(\d+)\s*(?:卡|gpus?|cards?|块gpu)(?![a-z])"),
+    _c(
+        r"(?:num[\s_-]*gpus|n[\s_-]*gpus|--gpus|gpus?|卡数|显卡数|gpu数量?|tp|tp[\s_-]*size|tensor[\s_-]*parallel"
+        r"(?:[\s_-]*size)?)\s*(?:=|:|数|为|是|of)?\s*(\d+)(?![\d.]*\s*(?:g|k|b)(?![a-z]))"
+    ),
+    _c(rf"(?<![a-z0-9.])(\d+)\s+of\s+(?:them|those|these|{_M})"),
+    _c(r"(?<![a-z0-9.])(\d+)\s*x(?![a-z0-9])"),
+    _c(rf"{_M}\s*(\d+)\s*(?:张|块|台)"),
+    _c(rf"(?<![a-z0-9.])(\d{{1,3}})\s+{_M}"),
+)
+_EN_COUNT = _c(rf"(?<![a-z])({_EN_NUM})\s+(?:x\s*)?(?:{_M}|gpus?|cards?|of them|of those)")
+_TWO = _c(r"双卡|两卡|双路|dual|(?:a\s+)?pair\s+of|a couple of|俩卡")
+_ONE = _c(
+    rf"单卡|单张|单块|(?<![a-z])single|one\s+(?:card|gpu)|(?<![a-z0-9])a\s+(?:{_M}|card|gpu)\s*(?:alone|only)|一张卡|一块卡"
+)
+
+
+# 'recommend a card' asks for a card, it does not fix the count.
+_NOT_A_COUNT = _c(
+    r"(?:推荐|建议|recommend|suggest|选)\s*(?:1|一)\s*(?:张|块|个|款)|recommend\s+(?:a|one)\s+(?:card|gpu)"
+)
+
+
+_ADD_CARDS = _c(
+    rf"(?:再|多)?加\s*(\d+)?\s*(?:张|块|个|台)|(?:add|plus)\s+(?:(\d+)|one|another|an?)\s*(?:more\s*)?(?:{_M}|cards?|gpus?)?"
+    r"|one\s+more|another\s+(?:card|gpu|one)"
+)
+
+
+# '两台八卡', '2 nodes of 8x<card>': machines times cards per machine.
+_NODES = _c(
+    rf"(?<![a-z0-9.])(\d+)\s*(?:台|nodes?|machines?|servers?|boxes)\s*(?:机器|服务器|节点)?\s*(?:的|of|with|x|\*)?\s*"
+    rf"(\d+)\s*(?:x|\*|张|块)?\s*(?:卡|gpus?|cards?|{_M})"
+)
+
+
+def _read_counts(text: str, ex: Extraction) -> None:
+    nodes = _NODES.search(text)
+    if nodes and 1 <= int(nodes.group(1)) * int(nodes.group(2)) <= 4096:
+        ex.fields["gpus"] = int(nodes.group(1)) * int(nodes.group(2))
+        return
+    added = _ADD_CARDS.search(text)
+    if added:
+        ex.gpus_added = int(added.group(1) or added.group(2) or 1)
+        text = text[: added.start()] + " " + text[added.end() :]
+    found: list[tuple[int, int]] = []
+    for pattern in _COUNTS:
+        for match in pattern.finditer(text):
+            found.append((match.start(), int(match.group(1))))
+    for match in _EN_COUNT.finditer(text):
+        found.append((match.start(), EN_NUMBERS[match.group(1)]))
+    for pattern, value in ((_TWO, 2), (_ONE, 1)):
+        for match in pattern.finditer(text):
+            found.append((match.start(), value))
+    for _, value in sorted(found):
+        if 1 <= value <= 4096:
+            ex.fields["gpus"] = value
+            return
+
+
+# -- context, batch, rank ------------------------------------------------------------------------------
+_SEQ_KW = (
+    r"(?:上下文(?:长度|窗口)?|context(?:[\s_-]*(?:length|len|window|size))?|ctx(?:[\s_-]*len)?|"
+    r"seq(?:uence)?(?:[\s_-]*len(?:gth)?)?|序列(?:长度)?|max[\s_-]*model[\s_-]*len|"
+    r"max[\s_-]*seq(?:uence)?[\s_-]*len(?:gth)?|max[\s_-]*(?:length|len|tokens)|cutoff[\s_-]*len|"
+    r"model[\s_-]*max[\s_-]*length|输入长度|文本长度|长度|窗口|prompt[\s_-]*len(?:gth)?)"
+)
+_CTX_NUM = rf"(?P<num>{NUMBER_RE})\s*(?P<unit>k|m|w|万)?(?![a-z0-9])"
+_SEQ = (
+    _c(rf"{_SEQ_KW}\s*(?:=|:|为|是|of|设为|设成|开到|到|用|at|要|需要|是)?\s*{_CTX_NUM}"),
+    _c(rf"(?<![a-z0-9.]){_CTX_NUM}\s*(?:的)?\s*(?:tokens?\s*)?{_SEQ_KW}"),
+    _c(
+        r"(?<![a-z0-9.$¥])(?P<num>\d+(?:\.\d+)?)\s*(?P<unit>k)(?![a-z0-9])"
+        r"(?!\s*(?:samples?|条|examples?|rows?|steps?|images?|张|users?|个|instructions?|conversations?|对话|数据|data|"
+        r"iter|epochs?|次|docs?|documents?|pairs?|行|元|块|words?|样本|用户|请求|requests?|图|star|downloads?))"
+    ),
+)
+_BATCH_KW = (
+    r"(?:per[\s_-]*device[\s_-]*(?:train[\s_-]*)?batch[\s_-]*size|micro[\s_-]*batch(?:[\s_-]*size)?|"
+    r"batch[\s_-]*size|batchsize|batch|bsz|(?<![a-z])bs|(?<![a-z])mbs|批大小|批量大小|批次大小|批处理大小|批量|批次|批)"
+)
+_NOT_UNIT = r"(?![\d.]*\s*[kgbmt](?![a-z]))"
+_BATCH = (
+    _c(rf"{_BATCH_KW}\s*(?:=|:|为|是|of|设为|设成|开到|用|取|要)?\s*(\d+){_NOT_UNIT}"),
+    _c(
+        r"(?<![a-z0-9.])(\d+)\s*(?:个|路|人)?\s*(?:并发|concurrent|simultaneous|parallel\s*requests|(?:个)?用户同时|人同时"
+        r"|(?:users?|requests?)\s*(?:at\s*once|at\s*the\s*same\s*time|concurrently|in\s*parallel)"
+        r"|(?:人|用户)\s*(?:用|使用|同时|在线|访问)|(?:concurrent\s+)?(?:users|people)(?![a-z]))"
+    ),
+    _c(
+        r"(?:并发(?:数|量)?|concurrency|concurrent(?:\s*(?:users|requests|sessions))?|同时(?:在线)?(?:请求|用户)?(?:数)?"
+        r"|qps|在线人数|parallel\s*requests|simultaneous(?:\s*(?:users|requests))?)"
+        rf"\s*(?:=|:|为|是|of|about|大概|约|有|达到|要|会有|在)?\s*(\d+){_NOT_UNIT}"
+    ),
+    _c(r"(?<![a-z0-9.])(\d+)\s*(?:的)?\s*(?:batch|bs)(?![a-z])"),
+)
+_RANK = (
+    _c(r"(?:lora[\s_-]*)?(?:rank|秩)\s*(?:=|:|为|是|of|设为|取)?\s*(\d+)"),
+    _c(r"lora[\s_-]*r\s*(?:=|:)?\s*(\d+)"),
+    _c(r"(?<![a-z])r\s*=\s*(\d+)"),
+)
+
+
+def _take_int(
+    patterns: tuple[re.Pattern[str], ...], text: str, low: int, high: int
+) -> tuple[int | None, str]:
+    """The first in-range value of the most specific pattern that matches, and the text with it masked."""
+    for pattern in patterns:
+        for match in pattern.finditer(text):
+            value = int(match.group(1))
+            if low <= value <= high:
+                return value, mask(text, [match.span(1)], SIZE_MARK)
+    return None, text
+
+
+def _read_seq(text: str, ex: Extraction) -> str:
+    for i, pattern in enumerate(_SEQ):
+        for match in pattern.finditer(text):
+            value = context_tokens(match.group("num"), match.group("unit"))
+            if i == 2 and not 512 <= value <= 4 * 1024 * 1024:
+                continue
+            if 16 <= value <= 10_000_000:
+                ex.fields.setdefault("seq", value)
+                return mask(text, [match.span("num")], SIZE_MARK)
+    return text
+
+
+# -- precision and switches ----------------------------------------------------------------------------
+_OPT_8BIT = _c(r"(?:paged[\s_-]*)?adamw?[\s_-]*8[\s_-]*bit|8[\s_-]*bit[\s_-]*(?:adamw?|优化器|optimizer)")
+_OPTIMIZERS = ((_OPT_8BIT, Optimizer.ADAMW_8BIT), (_c(r"(?<![a-z])sgd(?![a-z])"), Optimizer.SGD))
+_B = r"(?<![a-z0-9])"
+_E = r"(?![a-z0-9])"
+_PRECISIONS: tuple[tuple[re.Pattern[str], Precision], ...] = tuple(
+    (_c(p), v)
+    for p, v in (
+        (rf"{_B}q8(?:_0)?{_E}", Precision.Q8_0),
+        (rf"{_B}q6(?:_k)?{_E}", Precision.Q6_K),
+        (rf"{_B}q5(?:_k(?:_[ms])?|_[01])?{_E}", Precision.Q5_K_M),
+        (rf"{_B}q4(?:_k(?:_[ms])?|_[01])?{_E}", Precision.Q4_K_M),
+        (rf"{_B}q3(?:_k(?:_[sml])?)?{_E}", Precision.Q3_K),
+        (rf"{_B}q2(?:_k)?{_E}", Precision.Q2_K),
+        (rf"{_B}nf4{_E}|bnb[\s_-]*4[\s_-]*bit|bitsandbytes[\s_-]*4", Precision.NF4),
+        (rf"{_B}(?:fp32|float32|f32){_E}|全精度|单精度|full[\s-]*precision", Precision.FP32),
+        (rf"{_B}(?:bf16|bfloat16|bfloat){_E}", Precision.BF16),
+        (rf"{_B}(?:fp16|float16|f16|half){_E}|半精度|half[\s-]*precision", Precision.FP16),
+        (rf"{_B}(?:fp8|float8|e4m3|w8a8[\s_-]*fp8){_E}", Precision.FP8),
+        (rf"{_B}(?:int8|w8a8|int\s*8){_E}|{_B}8[\s_-]*bits?{_E}|8\s*位|8\s*比特|llm\.int8", Precision.INT8),
+        (
+            rf"{_B}(?:int4|int\s*4|awq|gptq|w4a16|exl2|fp4|mxfp4|nvfp4){_E}|{_B}4[\s_-]*bits?{_E}|4\s*位|4\s*比特",
+            Precision.INT4,
+        ),
+        (rf"{_B}gguf{_E}|llama\.cpp|ollama", Precision.Q4_K_M),
+    )
+)
+_QUANTIZED = _c(r"量化|quantiz|quantis|(?<![a-z])quant(?![a-z])")
+_NOT_QUANTIZED = _c(
+    r"不量化|不做量化|不用量化|不要量化|没量化|no\s*quant|without\s*quant|unquantized|non[\s-]*quantized"
+)
+
+_PRETRAIN = _c(
+    r"(?:从零|从头|从0)开始(?=.{0,40}(?:训|train))|(?:训|train).{0,40}(?:从零|从头|从0)开始|预训练|pre[\s-]*train|从头训|从零训|从0训|从零开始训|from\s*scratch|继续训练基座|增量预训练|二次预训练|continued\s*pre|基座|foundation\s*model"
+)
+_FINETUNE = _c(
+    r"微调|精调|调优|fine[\s-]*tun|finetun|(?<![a-z])ft(?![a-z])|(?<![a-z])sft(?![a-z])|lora|(?<![a-z])dpo(?![a-z])"
+    r"|rlhf|(?<![a-z])ppo(?![a-z])|grpo|训练|(?<!培)训|(?<![a-z])train|全参|全量|冻结|freez|指令调|对齐训练|orpo|kto"
+)
+_TRAIN_ONLY = _c(r"训|(?<![a-z])train")
+_TUNE = _c(r"微调|精调|fine[\s-]*tun|finetun|(?<![a-z])s?ft(?![a-z])|lora|dpo|rlhf|指令")
+_INFERENCE = _c(
+    r"推理|部署|跑|运行|serve|serving|deploy|inference|infer(?![a-z])|(?<![a-z])run|(?<![a-z])host|加载|(?<![a-z])load|上线|对话|聊天"
+    r"|(?<![a-z])chat(?![a-z])|生成|调用|服务(?!器)|vllm|ollama|llama\.cpp|量化版|api|tokens?/s|吞吐|decode|预测"
+)
+_QLORA = _c(r"q[\s-]*lora")
+_LORA = _c(r"lora|adapter|适配器")
+_FULL = _c(
+    r"全参|全量|fully|full[\s-]*(?:param(?:eter)?s?|fine[\s-]*tun\w*|ft|finetun\w*|sft|train\w*|weights?)|"
+    r"(?<![a-z])full(?![a-z\s-]*precision)(?=\s*(?:$|[^a-z]|ft|sft|fine|tun|train|lora))|all\s*param"
+)
+_FREEZE = _c(r"freez|冻结|frozen")
+_GC_ON = _c(
+    r"gradient[\s_-]*checkpoint|grad[\s_-]*(?:ckpt|checkpoint)|activation[\s_-]*(?:checkpoint|recomput)"
+    r"|梯度检查点|重计算|激活重算|(?<![a-z])gc(?![a-z])|checkpointing"
+)
+_GC_OFF = _c(
+    r"(?:no|without|disable[ds]?|off|不开|不用|关闭|关掉|不使用|没开|不要|不)\s*(?:the\s*)?"
+    r"(?:gradient|grad|梯度|gc|activation|重计算|checkpoint)|(?:gc|checkpointing)\s*(?:off|=\s*false|关)"
+)
+_VLLM = _c(r"vllm|(?<![a-z])sglang(?![a-z])")
+_TRANSFORMERS = _c(r"transformers|(?<![a-z])hf(?![a-z])|hugging\s*face|huggingface|pytorch原生|原生pytorch")
+_ZERO = _c(r"zero[\s_-]*(?:stage)?[\s_-]*([0-3])(?!\d)")
+_GPU_UTIL = _c(r"gpu[\s_-]*memory[\s_-]*utilization\s*(?:=|:)?\s*(0?\.\d+|1(?:\.0+)?)")
+
+
+def _read_precision(text: str, ex: Extraction) -> None:
+    best: tuple[int, Precision] | None = None
+    for pattern, value in _PRECISIONS:
+        match = pattern.search(text)
+        if match and (best is None or match.start() < best[0]):
+            best = (match.start(), value)
+    if best:
+        ex.fields["precision"] = best[1]
+    elif _QUANTIZED.search(text) and not _NOT_QUANTIZED.search(text):
+        ex.fields["precision"] = Precision.INT4
+
+
+def _read_task(text: str, ex: Extraction) -> None:
+    if _QLORA.search(text):
+        ex.fields["method"] = Method.QLORA
+    elif _FREEZE.search(text):
+        ex.fields["method"] = Method.FREEZE
+    elif _FULL.search(text) and (_FINETUNE.search(text) or _PRETRAIN.search(text)):
+        ex.fields["method"] = Method.FULL
+    elif _LORA.search(text):
+        ex.fields["method"] = Method.LORA
+    if _PRETRAIN.search(text) or (
+        # 'train a 10b on 300B tokens' is pretraining even without the word
+        _TRAIN_ONLY.search(text) and not _TUNE.search(text) and float(str(ex.fields.get("tokens", 0))) >= 1e10
+    ):
+        ex.fields["task"] = Task.PRETRAIN
+    elif "method" in ex.fields or _FINETUNE.search(text):
+        ex.fields["task"] = Task.FINETUNE
+    elif _INFERENCE.search(text) or "runtime" in ex.fields:
+        ex.fields["task"] = Task.INFERENCE
+    if ex.fields.get("task") is Task.FINETUNE and "method" not in ex.fields:
+        ex.method_words = True
+    if ex.fields.get("method") is Method.QLORA and ex.fields.get("precision") is Precision.INT4:
+        ex.fields["precision"] = Precision.NF4
+
+
+_UNDECIDED = _c(r"开不开|要不要|用不用|开没开|on\s+or\s+off|with\s+or\s+without")
+
+
+def _read_switches(text: str, ex: Extraction) -> None:
+    if _UNDECIDED.search(text):
+        pass
+    elif _GC_OFF.search(text):
+        ex.fields["grad_checkpointing"] = False
+    elif _GC_ON.search(text):
+        ex.fields["grad_checkpointing"] = True
+    if _VLLM.search(text):
+        ex.fields["runtime"] = Runtime.VLLM
+    elif _TRANSFORMERS.search(text):
+        ex.fields["runtime"] = Runtime.TRANSFORMERS
+    for pattern, optimizer in _OPTIMIZERS:
+        if pattern.search(text):
+            ex.fields["optimizer"] = optimizer
+            break
+    zero = _ZERO.search(text)
+    if zero:
+        ex.fields["zero_stage"] = int(zero.group(1))
+    util = _GPU_UTIL.search(text)
+    if util and 0 < float(util.group(1)) <= 1:
+        ex.fields["gpu_memory_utilization"] = float(util.group(1))
+
+
+def extract(text: str) -> Extraction:
+    """All stated fields of one normalized message."""
+    ex = Extraction()
+    model = find_model(text)
+    if model:
+        if model.model_id:
+            ex.fields["model"] = model.model_id
+        else:
+            ex.unknown_model = model.typed
+            if model.params_b and 0.001 <= model.params_b <= 100_000:
+                ex.fields["params_b"] = model.params_b
+        text = mask(text, [(model.start, model.end)], MODEL_MARK)
+    ex.cards = find_cards(text)
+    text = mask(text, [(c.start, c.end) for c in ex.cards], CARD_MARK)
+    text = _read_money(text, ex)
+    text = _read_tokens(text, ex)
+    text = _read_capacity(text, ex)
+    if ex.cards:
+        ex.fields.pop("card_memory_bytes", None)
+        ex.fields["card"] = ex.cards[0].card_id
+    text = _read_sizes(text, ex)
+    if not ex.has_model:
+        ex.family_only = find_family_only(text)
+    rank, text = _take_int(_RANK, text, 1, 4096)
+    if rank:
+        ex.fields["lora_rank"] = rank
+    if "seq" not in ex.fields:
+        text = _read_seq(text, ex)
+    batch, text = _take_int(_BATCH, text, 1, 1_000_000)
+    if batch:
+        ex.fields["batch"] = batch
+    _read_counts(_NOT_A_COUNT.sub(" ", text), ex)
+    opt_masked = _OPT_8BIT.sub(" ", text)
+    _read_precision(opt_masked, ex)
+    _read_switches(text, ex)
+    _read_task(opt_masked, ex)
+    ex.residue = text
+    return ex

@@ -1,0 +1,175 @@
+"""What kind of question a message is, from its wording (the fields come from entities.py).
+
+Each detector is a few compiled keyword patterns over the normalized text; the order in which
+pipeline.py consults them is what resolves overlaps (a FAQ wording beats a card mention, etc.).
+"""
+
+from __future__ import annotations
+
+import re
+
+
+def _c(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+_HELP = _c(
+    r"^\s*/?(?:help|start|menu|帮助|菜单)(?:@\w+)?\s*$|怎么用|如何使用|怎么使用|使用方法|使用说明|用法|你能做什么|你会什么|"
+    r"你能干什么|能干嘛|能做什么|有什么功能|有啥功能|功能介绍|what\s+can\s+you\s+do|how\s+(?:do\s+i|to|can\s+i)\s+use|"
+    r"what\s+do\s+you\s+do|what\s+are\s+you|who\s+are\s+you|你是谁|commands|^\s*/?help\b|instructions|教程|怎么问"
+)
+_GREETING = _c(
+    r"^\s*(?:hi|hello|hey|yo|hiya|howdy|你好|您好|在吗|在不在|哈喽|嗨|hello there|早|早上好|晚上好)\s*$"
+)
+
+_WHY = r"(?:为什么|为啥|为何|why|咋|怎么会|how\s+come|原因|reason)"
+_VRAM = r"(?:显存|vram|gpu\s*memory|memory|mem(?![a-z]))"
+_FAQ: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = (
+    (
+        "vram_upgrade",
+        _c(
+            rf"(?:升级|扩容|扩展|加大|增加|加|扩|upgrad\w*|add(?:\s+more)?|expand|increase|bump)\s*(?:一下|下)?\s*{_VRAM}|"
+            rf"{_VRAM}.{{0,16}}(?:升级|扩容|upgrad\w*|加显存|扩显存|后续加|后期加|后面加|换大)|"
+            rf"{_VRAM}\s*(?:不够|不足|爆了|满了|满|oom|用完).{{0,12}}(?:能不能|可以|能否|怎么办|咋办|升级|加|扩|can\s+i|later)"
+        ),
+        None,
+    ),
+    (
+        "vram_price",
+        _c(
+            r"(?:显存|vram|memory|大显存|更多显存).{0,20}(?:贵|expensive|cost\s+more|pricier|price|价格高|价高)"
+        ),
+        _c(rf"{_WHY}|大的|越大|bigger|larger|more\s+vram|more\s+memory"),
+    ),
+    (
+        "card_vs_vram",
+        _c(
+            rf"{_VRAM}.{{0,32}}(?:卡型|型号|算力|架构|card\s*(?:model|type)|gpu\s*(?:model|type)|compute|chip|the\s+card)|"
+            rf"(?:卡型|型号|算力|架构|card\s*(?:model|type)|gpu\s*(?:model|type)|compute|chip)\s*.{{0,32}}{_VRAM}"
+        ),
+        _c(
+            r"哪个|哪一个|更重要|重要|优先|先看|先考虑|matters?\s+more|more\s+important|priorit|which|or\b|vs|还是"
+        ),
+    ),
+    (
+        "bandwidth",
+        _c(r"带宽|bandwidth"),
+        _c(
+            rf"{_WHY}|重要|matter|作用|影响|有什么用|有啥用|意义|关键|what\s+does|why|affect|impact|重不重要|有用吗|用处"
+        ),
+    ),
+    (
+        "folk_rule",
+        _c(
+            rf"(?:估算|估计|预估|计算|算出|怎么算|如何算|estimate|calculate|figure\s+out|rule\s+of\s+thumb|经验公式|"
+            rf"公式|formula|how\s+much\s+{_VRAM}\s+(?:per|for\s+each)|每\s*(?:10亿|1b|billion)).{{0,24}}{_VRAM}?|"
+            rf"{_VRAM}.{{0,10}}(?:怎么算|如何算|怎么估|如何估|估算|计算|estimate|calculat)"
+        ),
+        _c(rf"{_VRAM}|显存|参数量|params|parameters"),
+    ),
+)
+_FAQ_NEEDS_NO_CARD = frozenset({"bandwidth", "folk_rule"})
+_FAQ_NEEDS_NO_MODEL = frozenset({"bandwidth", "folk_rule", "card_vs_vram"})
+
+_SCENARIOS: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = (
+    (
+        "vision",
+        _c(
+            r"图像|视觉|图片|高分辨率|(?<![a-z])cv(?![a-z])|computer\s*vision|(?<![a-z])images?(?![a-z])|vision|stable\s*"
+            r"diffusion|sdxl|(?<![a-z])sd(?![a-z])|yolo|目标检测|语义分割|分割|segmentation|detection|文生图|绘图|画图|"
+            r"diffusion|high[\s-]*res|视频处理|图像处理|comfyui|flux"
+        ),
+        None,
+    ),
+    (
+        "pretraining",
+        _c(
+            r"预训练|pre[\s-]*train|从头训|从零训|from\s*scratch|大规模训练|large[\s-]*scale\s*train|基座|foundation\s*model"
+        ),
+        None,
+    ),
+    (
+        "production_inference",
+        _c(
+            r"生产|线上|上线|商用|高并发|企业|公司|production|(?<![a-z])prod(?![a-z])|customers?|用户量|大量用户|"
+            r"high\s*(?:traffic|concurrency|throughput)|高吞吐|at\s+scale|对外服务|saas"
+        ),
+        _c(r"推理|部署|服务|inference|serving|serve|deploy|api|上线|线上|在线"),
+    ),
+    (
+        "learning",
+        _c(
+            r"学生|学习|入门|新手|练手|小白|初学|自学|课程|毕设|毕业设计|论文|实验室|student|learn|beginner|hobby|newbie|"
+            r"getting\s+started|course|homework|side\s+project|personal|个人|玩玩|试试|尝试|experiment|小模型|small\s+models?"
+        ),
+        None,
+    ),
+)
+_CARD_QUESTION = _c(
+    r"什么卡|哪张卡|哪个卡|哪款|哪种卡|啥卡|租什么|选什么|用什么|什么显卡|什么gpu|哪个gpu|选卡|多大显存|多少显存|显存多大|"
+    r"which\s+(?:card|gpu)|what\s+(?:card|gpu|kind)|recommend|推荐|建议|suggest|需要|need|配置|setup|租|rent"
+)
+
+_PLAN = _c(
+    r"最便宜|便宜|省钱|划算|性价比|cheap|best\s+value|cost[\s-]*effective|bang\s+for|recommend|推荐|建议|suggest|"
+    r"fastest|最快|quickest|最省|affordable|lowest\s+cost|least\s+expensive|预算|budget|经济"
+)
+_INFO = _c(
+    r"显存多大|多少显存|显存多少|几\s*g|多大显存|多大|带宽|bandwidth|规格|参数|specs?(?![a-z])|算力|tflops|flops|性能|"
+    r"怎么样|如何|介绍|tell\s+me\s+about|what\s+is|what's|whats|info|how\s+much\s+(?:vram|memory)|how\s+fast|价格|"
+    r"多少钱|price|cost|功耗|tdp|power|nvlink|支持|support|架构|architecture|memory|vram|显存|好不好|值得|靠谱|"
+    r"适合|能跑什么|能干什么|能做什么|good\s+for|what\s+can|details?|about\s+(?:the\s+)?\ue000|是什么|啥|多快|速度"
+)
+_FOLLOW_MARK = _c(
+    r"呢|what\s+about|how\s+about|instead|换成|换|改成|改用|改为|(?<![a-z])那|and\s+(?:for|with|on)|same\s+(?:for|with|on)|"
+    r"then|如果|if\s+i|what\s+if|^\s*(?:and|also|with|on|用|再)\b"
+)
+_GPU_CONTEXT = _c(
+    r"卡|gpu|显存|vram|card|租|rent|算力|模型|model|推理|微调|训练|部署|llm|大模型|inference|fine|train|serve|deploy|"
+    r"cuda|nvidia|memory|显卡|fit|run|跑|机器|服务器|server|instance|cloud|云"
+)
+_MEANINGFUL = _c(r"[a-z0-9\u3400-\u9fff]")
+
+
+def is_empty(text: str) -> bool:
+    return not _MEANINGFUL.search(text)
+
+
+def is_help(text: str) -> bool:
+    return bool(_HELP.search(text) or _GREETING.match(text))
+
+
+def faq(text: str, has_card: bool, has_model: bool) -> str | None:
+    for faq_id, pattern, also in _FAQ:
+        if faq_id in _FAQ_NEEDS_NO_CARD and has_card:
+            continue
+        if faq_id in _FAQ_NEEDS_NO_MODEL and has_model:
+            continue
+        if pattern.search(text) and (also is None or also.search(text)):
+            return faq_id
+    return None
+
+
+def scenario(text: str) -> str | None:
+    if not _CARD_QUESTION.search(text):
+        return None
+    for scenario_id, pattern, also in _SCENARIOS:
+        if pattern.search(text) and (also is None or also.search(text)):
+            return scenario_id
+    return None
+
+
+def wants_plan(text: str) -> bool:
+    return bool(_PLAN.search(text))
+
+
+def asks_card_info(text: str) -> bool:
+    return bool(_INFO.search(text))
+
+
+def sounds_like_follow_up(text: str) -> bool:
+    return bool(_FOLLOW_MARK.search(text))
+
+
+def gpu_context(text: str) -> bool:
+    return bool(_GPU_CONTEXT.search(text))

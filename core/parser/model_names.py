@@ -1,0 +1,206 @@
+"""Find the model a message is about: a registry alias, or 'family [version] size' grammar.
+
+Exact aliases come from the registry (built once). When the name is written in a way no alias
+lists ('deepseek r1 distill 32b', 'qwen 2.5 7b', 'llama 3 9b'), a family + version + size grammar
+picks the registry model of that family and size (newest version first); a family and size the
+registry does not have gives the size alone and reports the name as unknown.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+
+from core.parser.normalize import normalize
+from core.registry import ModelArch, load_registry
+
+MODEL_MARK = "\ue002"
+_FAMILY_ONLY_MIN = 4  # 'opt', 'phi', 'yi' alone are ordinary words too often
+
+# Families the registry lacks still tell us a size is a model size ('vicuna 13b', 'baichuan 53b').
+_EXTRA_FAMILIES = (
+    "codellama", "vicuna", "minicpm", "ernie", "kimi", "starcoder", "solar", "command-r", "grok", "olmo",
+    "nemotron", "granite", "hunyuan", "gpt", "gpt-neox", "pythia", "mpt", "aquila", "skywork", "moss",
+    "chatglm", "glm", "internvl", "llava", "qwen-vl", "whisper", "wizardlm", "zephyr", "openchat",
+    "tinyllama", "smollm", "stablelm", "orion", "xverse", "telechat", "doubao",
+)  # fmt: skip
+
+# Words that never distinguish two registry models.
+_NOISE = frozenset(
+    {"instruct", "chat", "base", "it", "hf", "model", "the", "a", "an", "of", "and", "v", "with", "b"}
+)
+
+
+@dataclass(frozen=True)
+class ModelMention:
+    model_id: str | None  # None: a family and size the registry does not have
+    params_b: float | None
+    typed: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class _Entry:
+    model: ModelArch
+    family: str
+    tokens: frozenset[str]
+    size: str | None  # nominal size from the id: '7', '0.5', '8x7'
+    version: float
+
+
+def _tokens(text: str) -> list[str]:
+    return re.findall(r"\d+(?:\.\d+)?|[a-z]+", text)
+
+
+def _nominal_size(model_id: str) -> str | None:
+    for part in model_id.split("-"):
+        moe = re.fullmatch(r"(\d+)x(\d+(?:\.\d+)?)b", part)
+        if moe:
+            return f"{moe.group(1)}x{moe.group(2)}"
+        dense = re.fullmatch(r"(\d+(?:\.\d+)?)([bm])", part)
+        if dense:
+            value = float(dense.group(1)) / (1000 if dense.group(2) == "m" else 1)
+            return f"{value:g}"
+    return None
+
+
+def _version(model_id: str, family: str) -> float:
+    rest = model_id.removeprefix(family).lstrip("-")
+    match = re.match(r"[a-z]?(\d+(?:\.\d+)?)", rest)
+    return float(match.group(1)) if match else 0.0
+
+
+def _piece_pattern(key: str) -> str:
+    pieces = re.findall(r"\d+(?:\.\d+)?|[a-z]+|[^\sa-z\d\-_/:.]+", key)
+    out: list[str] = []
+    for i, piece in enumerate(pieces):
+        if i:
+            prev = pieces[i - 1]
+            if prev[0].isdigit() and piece[0].isdigit():
+                out.append(r"[\s\-_/:]+")
+            elif prev[0].isdigit() and piece in ("b", "m"):
+                out.append(r"\s*")
+            else:
+                out.append(r"[\s\-_/:]*")
+        out.append(re.escape(piece))
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class _ModelTable:
+    exact: re.Pattern[str]
+    by_key: dict[str, str]
+    entries: tuple[_Entry, ...]
+    grammar: re.Pattern[str]
+    families: frozenset[str]
+    family_only: re.Pattern[str]
+
+
+def _key(text: str) -> str:
+    return " ".join(_tokens(normalize(text)))
+
+
+@cache
+def _table() -> _ModelTable:
+    registry = load_registry()
+    by_key: dict[str, str] = {}
+    entries: list[_Entry] = []
+    families: set[str] = set(_EXTRA_FAMILIES)
+    for model in registry.models:
+        family = model.family or re.match(r"[a-z]+", model.id).group(0)  # type: ignore[union-attr]
+        prefix = re.match(r"[a-z]+(?:-[a-z]+)?", model.id)
+        families.add(family)
+        if prefix and len(prefix.group(0).split("-")[0]) >= 3:
+            families.add(prefix.group(0).split("-")[0])
+        spellings = (model.id, model.name, *model.aliases, model.hf_repo.split("/")[-1])
+        for name in spellings:
+            if name:
+                by_key.setdefault(_key(name), model.id)
+        tokens = frozenset(t for name in (model.id, *model.aliases) for t in _tokens(normalize(name)))
+        entries.append(_Entry(model, family, tokens, _nominal_size(model.id), _version(model.id, family)))
+    keys = sorted(by_key, key=lambda k: (-len(k.replace(" ", "")), k))
+    body = "|".join(_piece_pattern(k) for k in keys)
+    exact = re.compile(rf"(?<![a-z0-9.])(?:{body})(?![a-z0-9])")
+    fams = "|".join(re.escape(f).replace(r"\-", r"[\s\-_]?") for f in sorted(families, key=len, reverse=True))
+    grammar = re.compile(
+        rf"(?<![a-z0-9])(?P<fam>{fams})(?![a-z])"
+        r"(?P<mid>(?:[\s\-_/:.]*+(?:v?\d++(?:\.\d+)?+|[a-z]++)){0,4}?)[\s\-_/:]*"
+        r"(?P<size>(?:\d+\s*x)?\d+(?:\.\d+)?)\s*(?P<unit>b|m|亿)(?![a-z0-9])"
+    )
+    names = "|".join(
+        re.escape(f) for f in sorted(families, key=len, reverse=True) if len(f) >= _FAMILY_ONLY_MIN
+    )
+    family_only = re.compile(rf"(?<![a-z0-9])(?:{names})(?:[\s\-_.]*\d+(?:\.\d+)?)?(?![a-z0-9])")
+    return _ModelTable(exact, by_key, tuple(entries), grammar, frozenset(families), family_only)
+
+
+def _size_value(size: str, unit: str) -> tuple[str, float]:
+    """('8x7', 56.0) or ('7', 7.0): the nominal label and the total billions."""
+    scale = {"b": 1.0, "m": 0.001, "亿": 0.1}[unit]
+    moe = re.fullmatch(r"(\d+)\s*x\s*(\d+(?:\.\d+)?)", size)
+    if moe:
+        label = f"{int(moe.group(1))}x{float(moe.group(2)) * scale:g}"
+        return label, int(moe.group(1)) * float(moe.group(2)) * scale
+    value = float(size) * scale
+    return f"{value:g}", value
+
+
+def _size_matches(entry: _Entry, label: str, value: float) -> bool:
+    if entry.size is not None:
+        return entry.size == label or (("x" not in label) and entry.size.replace("x", "") == label)
+    return value > 0 and abs(entry.model.params_b - value) <= 0.1 * value
+
+
+def _family_of(entry: _Entry, fam: str) -> bool:
+    return entry.family == fam or entry.model.id.startswith(fam)
+
+
+def _from_grammar(match: re.Match[str]) -> ModelMention:
+    table = _table()
+    fam = re.sub(r"[\s_]", "-", match.group("fam"))
+    label, value = _size_value(match.group("size"), match.group("unit"))
+    said = _tokens(match.group("mid"))
+    numbers = [t for t in said if t[0].isdigit()]
+    words = [t for t in said if not t[0].isdigit() and t not in _NOISE]
+    candidates = [e for e in table.entries if _family_of(e, fam) and _size_matches(e, label, value)]
+
+    def version_ok(entry: _Entry) -> bool:
+        return all(any(t == n or t.startswith(n + ".") for t in entry.tokens) for n in numbers)
+
+    candidates = [e for e in candidates if version_ok(e)]
+    for word in words:
+        narrowed = [e for e in candidates if word in e.tokens]
+        if narrowed:
+            candidates = narrowed
+    typed = match.group(0).strip()
+    if not candidates:
+        params = round(value, 6) if value > 0 else None
+        return ModelMention(None, params, typed, match.start(), match.end())
+    exact_version = [e for e in candidates if all(n in e.tokens for n in numbers)]
+    pool = exact_version or candidates
+    best = max(pool, key=lambda e: (e.version, -candidates.index(e)))
+    return ModelMention(best.model.id, None, typed, match.start(), match.end())
+
+
+def find_model(text: str) -> ModelMention | None:
+    """The first model named in normalized text (registry id, or an unknown name with its size)."""
+    table = _table()
+    exact = table.exact.search(text)
+    grammar = table.grammar.search(text)
+    if exact and grammar and grammar.start() <= exact.start() < grammar.end() and grammar.end() > exact.end():
+        return _from_grammar(grammar)  # 'deepseek r1' + ' distill 32b': the longer reading wins
+    if exact and (grammar is None or exact.start() <= grammar.start()):
+        model_id = table.by_key.get(" ".join(_tokens(exact.group(0))))
+        if model_id:
+            return ModelMention(model_id, None, exact.group(0).strip(), exact.start(), exact.end())
+    if grammar:
+        return _from_grammar(grammar)
+    return None
+
+
+def find_family_only(text: str) -> str | None:
+    """A model family named without a size ('llama3', 'qwen'): a model-looking name we cannot size."""
+    match = _table().family_only.search(text)
+    return match.group(0).strip() if match else None

@@ -1,0 +1,91 @@
+"""One canonical spelling of a message before any pattern runs.
+
+Width, case, invisible characters, Chinese numerals, thousands separators and the common
+nicknames / typos of model families are unified here, so the patterns elsewhere stay simple.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+from core.parser.numbers import arabize
+
+# Long messages are abuse or pasted logs; the question is in the first lines.
+MAX_CHARS = 2000
+
+_PUNCT = str.maketrans(
+    {c: " " for c in "。、「」『』【】《》〈〉“”‘’…—～·•|!?,;()[]{}<>\"'`"}
+    | {"×": " x ", "✕": " x ", "✖": " x ", "＊": "*", "＄": "$", "￥": "¥"}
+)
+
+# (pattern, replacement) applied in order on the lowercased text.
+_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern), replacement)
+    for pattern, replacement in (
+        (r"通义千问|千问|通义", " qwen"),
+        (r"深度求索", " deepseek "),
+        (r"书生\s*浦语|书生", " internlm"),
+        (r"百川", " baichuan"),
+        (r"(?<![\d.零〇一二两三四五六七八九十百千])万亿", "1万亿"),
+        (r"零一万物", " yi "),
+        (r"智谱|清华", " "),
+        (r"羊驼", " llama"),
+        (r"(?<![a-z])(?:lama|llma|lamma|llamma|llam|lllama|ll?ama)(?=\s*[-_]?\s*\d|\s|$|[^a-z])", "llama"),
+        (r"(?<![a-z])(?:qwne|qwem|qween|qwn|quen|qwan)(?=[^a-z]|$)", "qwen"),
+        (r"(?<![a-z])(?:deepseak|deepseeek|deepseek|deep\s+seek|dpsk)(?=[^a-z]|$)", "deepseek"),
+        (r"(?<![a-z])ds(?=[\s\-_]*(?:r1|v2|v3|coder)(?![a-z0-9]))", "deepseek"),
+        (r"(?<![a-z])(?:mistrial|mistal|mistrel)(?=[^a-z]|$)", "mistral"),
+        (r"(?<![a-z])(?:mixtrl|mixtrel|mixtal)(?=[^a-z]|$)", "mixtral"),
+        (r"(?<![a-z])(?:gema|gemmma)(?=[^a-z]|$)", "gemma"),
+        (r"(?<![a-z])instrcut|instuct|intsruct|insturct|instrut", "instruct"),
+        (r"nvidia|英伟达|geforce|tesla|n卡", " "),
+        (r"(?<![a-z])显卡(?=\s*\d)", " "),
+    )
+)
+
+# '@gpufit_bot help', '/help@gpufit_bot': bot usernames end in 'bot' (people's names are kept).
+_BOT_MENTION = re.compile(r"@[a-z0-9_]*bot(?![a-z0-9_])")
+# 'https://huggingface.co/Qwen/Qwen2.5-7B' -> ' Qwen/Qwen2.5-7B': the path names the model, the host is noise.
+_URL_HOST = re.compile(r"https?://[^/\s]+/?|www\.[^/\s]+/?")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+
+# 'a1OO', 'h1oo' -> a100, h100: an o typed for a zero inside a card-like token.
+_O_FOR_ZERO = re.compile(
+    r"(?<![a-z0-9])([ahvlpt])([0-9o]*\d[0-9o]*|o[0-9o]*\d[0-9o]*)(?=[^a-z0-9]|$|[a-z]{1,2}(?![a-z]))"
+)
+
+
+def _fix_o(match: re.Match[str]) -> str:
+    return match.group(1) + match.group(2).replace("o", "0")
+
+
+# '4o9o' -> 4090: four characters of digits and o's, at least two digits.
+_O_IN_NUMBER = re.compile(r"(?<![a-z0-9])(?=[0-9o]{4}(?![a-z0-9]))(?=(?:o*\d){2})[0-9o]{4}")
+
+
+def _visible(char: str) -> str:
+    category = unicodedata.category(char)
+    if category in ("Cf", "Co", "Cs", "Cn"):
+        return ""  # zero-width joiners, bidi marks, private use: drop, so '4\u200b090' stays 4090
+    if category.startswith(("C", "Z")):
+        return " "  # controls, newlines, exotic spaces
+    if category in {"So", "Sk"}:
+        return " "  # emoji and symbols
+    return char
+
+
+@lru_cache(maxsize=512)
+def normalize(text: str) -> str:
+    """The canonical form every pattern in the parser runs on."""
+    text = unicodedata.normalize("NFKC", text[:MAX_CHARS])
+    text = "".join(_visible(c) for c in text).lower()
+    text = _URL_HOST.sub(" ", _BOT_MENTION.sub(" ", text))
+    text = _THOUSANDS.sub("", text).translate(_PUNCT)
+    text = arabize(text)
+    for pattern, replacement in _REWRITES:
+        text = pattern.sub(replacement, text)
+    text = _O_FOR_ZERO.sub(_fix_o, text)
+    text = _O_IN_NUMBER.sub(lambda m: m.group(0).replace("o", "0"), text)
+    return re.sub(r"\s+", " ", text).strip()

@@ -1,0 +1,110 @@
+"""parse(): message (+ the chat's previous query) -> Parsed. The order of decisions lives here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from core.parser import intent as words
+from core.parser.entities import Extraction, extract
+from core.parser.followup import build_query, merge
+from core.parser.lang import detect_lang
+from core.parser.normalize import normalize
+from core.parser.result import Intent, Lang, Parsed
+from core.query import Query, Task
+
+# Fields that make a message a (follow-up) fit question even without a model.
+_FIT_FIELDS = frozenset(
+    {
+        "task", "method", "card", "card_memory_bytes", "gpus", "precision", "batch", "seq", "runtime",
+        "grad_checkpointing", "lora_rank", "tokens", "budget", "optimizer", "zero_stage", "model", "params_b",
+    }
+)  # fmt: skip
+
+
+# A message this short that names only a model ('qwen 72b?') swaps the model of the chat's question.
+_SHORT = 30
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """What every reply carries, whatever the intent."""
+
+    lang: Lang
+    cards: list[str]
+    ambiguous_card: str | None
+    unknown_model: str | None
+
+    def reply(self, intent: Intent, **fields: Any) -> Parsed:
+        base: dict[str, Any] = {
+            "lang": self.lang,
+            "cards": self.cards,
+            "ambiguous_card": self.ambiguous_card,
+            "unknown_model": self.unknown_model,
+        }
+        return Parsed(intent=intent, **(base | fields))
+
+
+def parse(text: str, previous: Query | None = None) -> Parsed:
+    """Understand one chat message; `previous` is the last fit query of the same chat, if any."""
+    if not isinstance(text, str):
+        text = ""
+    lang = detect_lang(text[:4000])
+    norm = normalize(text)
+    if words.is_empty(norm):
+        return Parsed(intent=Intent.CLARIFY, lang=lang, clarify="nonsense")
+    ex = extract(norm)
+    card_ids = list(dict.fromkeys(c.card_id for c in ex.cards))
+    ambiguous = next((c.typed for c in ex.cards if c.ambiguous), None)
+    seen = _Seen(lang, card_ids, ambiguous, ex.unknown_model)
+
+    faq_id = words.faq(norm, bool(card_ids), ex.has_model)
+    if faq_id:
+        return seen.reply(Intent.FAQ, faq=faq_id)
+    if not ex.has_model and not card_ids and words.is_help(norm):
+        return seen.reply(Intent.HELP)
+    if len(card_ids) >= 2:
+        return seen.reply(Intent.COMPARE, query=build_query(ex.fields) if ex.has_model else None)
+    if ex.has_model:
+        return _fit(ex, norm, previous, seen)
+    scenario_id = None if card_ids else words.scenario(norm)
+    if scenario_id:
+        return seen.reply(Intent.SCENARIO, scenario=scenario_id)
+    stated = ex.fields.keys() & _FIT_FIELDS
+    if card_ids and (words.asks_card_info(ex.residue) or (previous is None and not stated - {"card"})):
+        return seen.reply(Intent.CARD_INFO)
+    asks_more = ex.gpus_added or (words.wants_plan(norm) and words.sounds_like_follow_up(norm))
+    if previous is not None and (stated or asks_more):
+        return _fit(ex, norm, previous, seen)
+    if ex.unknown_model is None and ex.family_only:
+        seen = _Seen(lang, card_ids, ambiguous, ex.family_only)
+    if stated or card_ids or ex.family_only or words.gpu_context(norm):
+        query = build_query(ex.fields)
+        return seen.reply(
+            Intent.CLARIFY, query=query, clarify="model", compare_methods=_compare_methods(query)
+        )
+    return seen.reply(Intent.CLARIFY, clarify="nonsense")
+
+
+def _fit(ex: Extraction, norm: str, previous: Query | None, seen: _Seen) -> Parsed:
+    only_a_name = not (ex.fields.keys() - {"model", "params_b"}) and len(norm) <= _SHORT
+    follow_up = previous is not None and (
+        not ex.has_model or only_a_name or words.sounds_like_follow_up(norm)
+    )
+    fields = merge(previous, ex.fields, ex.gpus_added) if previous is not None and follow_up else ex.fields
+    query = build_query(fields)
+    if query.model is None and query.params_b is None:
+        return seen.reply(Intent.CLARIFY, query=query, clarify="model")
+    plan = words.wants_plan(norm) or ("budget" in ex.fields and "card" not in fields)
+    cards = seen.cards or ([query.card] if query.card else [])
+    return seen.reply(
+        Intent.PLAN if plan else Intent.FIT,
+        query=query,
+        cards=cards,
+        follow_up=follow_up,
+        compare_methods=_compare_methods(query),
+    )
+
+
+def _compare_methods(query: Query) -> bool:
+    return query.task is Task.FINETUNE and query.method is None and "task" not in query.defaulted

@@ -1,0 +1,43 @@
+"""What a parse returns: the intent, the language, and the structured query (public contract)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+from core.query import Query
+
+
+class Lang(StrEnum):
+    EN = "en"
+    ZH = "zh"
+
+
+class Intent(StrEnum):
+    FIT = "fit"
+    PLAN = "plan"
+    CARD_INFO = "card"
+    COMPARE = "compare"
+    FAQ = "faq"
+    SCENARIO = "scenario"
+    HELP = "help"
+    CLARIFY = "clarify"
+
+
+class Parsed(BaseModel):
+    """One message understood; fields the message did not touch stay None / empty."""
+
+    model_config = ConfigDict(frozen=True)
+
+    intent: Intent
+    lang: Lang
+    query: Query | None = None
+    cards: list[str] = []
+    ambiguous_card: str | None = None
+    faq: str | None = None
+    scenario: str | None = None
+    follow_up: bool = False
+    compare_methods: bool = False
+    clarify: str | None = None
+    unknown_model: str | None = None

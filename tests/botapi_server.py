@@ -1,0 +1,295 @@
+"""A loopback Bot API server for end-to-end tests: real HTTP in front of bot.fake_telegram.FakeTelegram.
+
+The bot under test talks to it exactly as to api.telegram.org (`base_url=http://127.0.0.1:<port>/bot`): httpx,
+keep-alive connections, form and multipart bodies, long-polling getUpdates. Bot API semantics and
+validation live in FakeTelegram (one implementation, shared with the console chat); this module adds only
+HTTP and the faults that need a socket: a dropped connection is a real closed socket, a slow answer a
+real delay.
+
+Stdlib only (`asyncio.start_server`); it runs on the test's event loop, so tests drive the fake directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from email.parser import BytesParser
+from email.policy import HTTP
+from types import TracebackType
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from telegram import Update
+from telegram.ext import Application, ContextTypes
+from telegram.request import HTTPXRequest
+
+from bot.app import build_application
+from bot.fake_telegram import ConnectionDroppedError, FakeTelegram, StoredMessage
+from bot.settings import Settings
+from bot.transport import RetryingRequest
+
+BOT_USERNAME = "GpufitTestBot"
+ANN = 111  # English-speaking user, creator of GROUP
+LI = 222  # Chinese-speaking user, plain member of GROUP
+BOB = 333  # English-speaking user, plain member of GROUP
+GROUP = -1001234567890
+WAIT = 30.0  # seconds; a limit for slow machines, not an expectation
+
+
+_REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    409: "Conflict",
+    429: "Too Many Requests",
+    502: "Bad Gateway",
+}
+
+
+class BotApiServer:
+    """`async with BotApiServer(fake) as server:` serves `fake` on 127.0.0.1:<random port>."""
+
+    def __init__(self, fake: FakeTelegram | None = None, *, host: str = "127.0.0.1") -> None:
+        self.fake = fake or FakeTelegram()
+        self.host = host
+        self.port = 0
+        self.requests = 0
+        self._server: asyncio.Server | None = None
+        self._connections: set[asyncio.StreamWriter] = set()
+
+    @property
+    def base_url(self) -> str:
+        """What `ApplicationBuilder.base_url()` takes; PTB appends the token."""
+        return f"http://{self.host}:{self.port}/bot"
+
+    async def start(self) -> BotApiServer:
+        self._server = await asyncio.start_server(self._serve, self.host, 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def stop(self) -> None:
+        if self._server is None:
+            return
+        self._server.close()
+        for writer in list(self._connections):
+            writer.transport.abort()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self._server.wait_closed(), timeout=5)
+        self._server = None
+
+    async def __aenter__(self) -> BotApiServer:
+        return await self.start()
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.stop()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._connections.add(writer)
+        try:
+            while True:
+                request = await _read_request(reader)
+                if request is None:
+                    break
+                self.requests += 1
+                _, target, headers, body = request
+                try:
+                    status, payload = await self._answer(target, headers, body)
+                except ConnectionDroppedError:
+                    writer.transport.abort()
+                    break
+                head = (
+                    f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}\r\n"
+                    f"Server: fake-telegram\r\nContent-Type: application/json\r\n"
+                    f"Content-Length: {len(payload)}\r\nConnection: keep-alive\r\n\r\n"
+                )
+                writer.write(head.encode("ascii") + payload)
+                await writer.drain()
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            self._connections.discard(writer)
+            with contextlib.suppress(Exception):
+                writer.close()
+
+    async def _answer(self, target: str, headers: dict[str, str], body: bytes) -> tuple[int, bytes]:
+        parts = urlsplit(target)
+        segments = [s for s in parts.path.split("/") if s]
+        if len(segments) != 2 or not segments[0].startswith("bot"):
+            return 404, b'{"ok":false,"error_code":404,"description":"Not Found"}'
+        token, endpoint = unquote(segments[0][3:]), segments[1]
+        params: dict[str, Any] = dict(parse_qsl(parts.query, keep_blank_values=True))
+        files: dict[str, tuple[str, bytes]] = {}
+        content_type = headers.get("content-type", "")
+        if content_type.startswith("application/x-www-form-urlencoded"):
+            params.update(parse_qsl(body.decode("utf-8"), keep_blank_values=True))
+        elif content_type.startswith("application/json") and body:
+            decoded = json.loads(body)
+            params.update({k: v if isinstance(v, str) else json.dumps(v) for k, v in decoded.items()})
+        elif content_type.startswith("multipart/form-data"):
+            fields, files = _parse_multipart(content_type, body)
+            params.update(fields)
+        return await self.fake.call(endpoint, params, files, token=token)
+
+
+async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, dict[str, str], bytes] | None:
+    """One HTTP/1.1 request (Content-Length or chunked body); None when the client closed the connection."""
+    try:
+        line = await reader.readline()
+    except (ConnectionError, asyncio.IncompleteReadError):
+        return None
+    if not line:
+        return None
+    method, target, _ = line.decode("latin-1").split(" ", 2)
+    headers: dict[str, str] = {}
+    while True:
+        header = (await reader.readline()).decode("latin-1")
+        if header in ("\r\n", "\n", ""):
+            break
+        name, _, value = header.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    if headers.get("transfer-encoding", "").lower() == "chunked":
+        chunks = []
+        while True:
+            size = int((await reader.readline()).split(b";")[0].strip(), 16)
+            if size == 0:
+                await reader.readline()
+                break
+            chunks.append(await reader.readexactly(size))
+            await reader.readline()
+        body = b"".join(chunks)
+    else:
+        body = await reader.readexactly(int(headers.get("content-length", "0") or 0))
+    return method, target, headers, body
+
+
+def _parse_multipart(content_type: str, body: bytes) -> tuple[dict[str, str], dict[str, tuple[str, bytes]]]:
+    message = BytesParser(policy=HTTP).parsebytes(f"Content-Type: {content_type}\r\n\r\n".encode() + body)
+    fields: dict[str, str] = {}
+    files: dict[str, tuple[str, bytes]] = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        filename = part.get_filename()
+        data = part.get_payload(decode=True)
+        if not isinstance(name, str) or not isinstance(data, bytes):
+            continue
+        if filename is not None:
+            files[name] = (filename, data)
+        else:
+            fields[name] = data.decode("utf-8")
+    return fields, files
+
+
+# -- driving a bot against the stand-in (used by tests/conftest.py fixtures) ------------------------------
+
+
+def loopback_request(**overrides: Any) -> RetryingRequest:
+    """The production transport with quick backoff, ignoring proxy settings."""
+    options: dict[str, Any] = {
+        "backoff": 0.05,
+        "max_backoff": 0.5,
+        "read_timeout": 10.0,
+        "connect_timeout": 10.0,
+        "pool_timeout": 10.0,
+        "httpx_kwargs": {"trust_env": False},
+    }
+    options.update(overrides)
+    return RetryingRequest(**options)
+
+
+def loopback_updates_request() -> HTTPXRequest:
+    return HTTPXRequest(connection_pool_size=2, read_timeout=10.0, httpx_kwargs={"trust_env": False})
+
+
+@dataclass
+class BotHarness:
+    """The running bot and the fake Telegram it talks to, with the users' side of a chat."""
+
+    app: Application[Any, Any, Any, Any, Any, Any]
+    fake: FakeTelegram
+    errors: list[BaseException] = field(default_factory=list)
+
+    async def say(
+        self,
+        chat_id: int,
+        user_id: int,
+        text: str,
+        *,
+        reply_to: int | None = None,
+        replies: int = 1,
+        anonymous_admin: bool = False,
+    ) -> list[StoredMessage]:
+        """A user writes; wait for `replies` new bot messages in that chat and return them."""
+        before = len(self.fake.bot_messages(chat_id))
+        message = self.fake.send_text(
+            chat_id, user_id, text, reply_to=reply_to, anonymous_admin=anonymous_admin
+        )
+        if replies == 0:
+            return []
+        await self.wait_until(
+            lambda: len(self.fake.bot_messages(chat_id)) >= before + replies,
+            f"{replies} bot message(s) after {message['text']!r}",
+        )
+        return self.fake.bot_messages(chat_id)[before:]
+
+    async def press(
+        self, chat_id: int, message_id: int, data: str, user_id: int, *, stale: bool = False
+    ) -> str:
+        """A user presses a button; wait until the bot answered the callback query."""
+        if stale:
+            query_id = self.fake.press_stale(chat_id, message_id, data, user_id)
+        else:
+            query_id = self.fake.press(chat_id, message_id, data, user_id)
+        await self.wait_until(lambda: query_id in self.fake.callback_answers, f"answer to callback {data!r}")
+        return query_id
+
+    async def inline(self, user_id: int, query: str) -> dict[str, Any]:
+        query_id = self.fake.inline_query(user_id, query)
+        await self.wait_until(lambda: query_id in self.fake.inline_answers, f"inline answer to {query!r}")
+        return self.fake.inline_answers[query_id]
+
+    async def wait_until(self, predicate: Callable[[], bool], what: str) -> None:
+        await self.fake.wait_for(lambda: predicate() or bool(self.errors), within=WAIT, what=what)
+        assert not self.errors, f"handler errors: {self.errors!r}"
+
+    def buttons(self, message: StoredMessage) -> list[dict[str, Any]]:
+        markup = message.reply_markup or {}
+        return [button for row in markup.get("inline_keyboard", []) for button in row]
+
+
+def start_bot(settings: Settings) -> tuple[Application[Any, Any, Any, Any, Any, Any], list[BaseException]]:
+    """The production Application over loopback, with an extra error handler that records what went wrong."""
+    app = build_application(
+        settings, request=loopback_request(), get_updates_request=loopback_updates_request()
+    )
+    return app, recording_errors(app)
+
+
+def recording_errors(app: Application[Any, Any, Any, Any, Any, Any]) -> list[BaseException]:
+    """An extra error handler that keeps every exception a handler raised (the bot's own one still runs)."""
+    errors: list[BaseException] = []
+
+    async def record(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+        if context.error is not None:
+            errors.append(context.error)
+
+    app.add_error_handler(record)
+    return errors
+
+
+@dataclass
+class InProcessBot:
+    app: Application[Any, Any, Any, Any, Any, Any]
+    fake: FakeTelegram
+    errors: list[BaseException]
+
+    async def process(self) -> None:
+        """Feed every queued update to the Application, the way the console chat does."""
+        for payload in self.fake.take_updates():
+            await self.app.process_update(Update.de_json(payload, self.app.bot))

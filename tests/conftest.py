@@ -1,0 +1,93 @@
+"""Shared fixtures: a Bot API stand-in over loopback HTTP, the real Application running against it, SQLite
+paths (the server and the helpers behind these fixtures live in tests/botapi_server.py).
+
+Fixtures (all function-scoped, no network beyond 127.0.0.1):
+- `fake_telegram`: a FakeTelegram with two users and a supergroup (see the constants below).
+- `botapi_server`: that fake served over HTTP on 127.0.0.1:<random port> (tests/botapi_server.py).
+- `db_path`: a fresh SQLite path for the session store.
+- `bot_settings`: Settings pointing at the loopback server and `db_path`.
+- `running_bot`: the real Application (bot/app.py) polling the loopback server; a `BotHarness` with helpers
+  to play the users (`say`, `press`, `inline`) and wait for the bot's replies; `harness.errors` collects
+  exceptions that reached the error handler.
+- `inprocess_app`: the same Application over FakeTelegramRequest (no sockets, no polling), for fast tests
+  that feed updates with `process`.
+Waits are event-driven with generous limits (30 s), never timing assertions: tests stay reliable on a busy
+machine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from botapi_server import (
+    ANN,
+    BOB,
+    BOT_USERNAME,
+    GROUP,
+    LI,
+    BotApiServer,
+    BotHarness,
+    InProcessBot,
+    recording_errors,
+    start_bot,
+)
+
+from bot.app import build_application, running
+from bot.fake_telegram import FakeTelegram, FakeTelegramRequest
+from bot.settings import Settings
+
+
+@pytest.fixture(autouse=True)
+def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A proxy in the environment must not capture 127.0.0.1 (httpx honours HTTP(S)_PROXY)."""
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    monkeypatch.setenv("PTB_TIMEDELTA", "true")
+
+
+@pytest.fixture
+def fake_telegram() -> FakeTelegram:
+    fake = FakeTelegram(bot_username=BOT_USERNAME)
+    fake.add_user(ANN, "Ann", username="ann", language_code="en")
+    fake.add_user(LI, "Li", username="li", language_code="zh-hans")
+    fake.add_user(BOB, "Bob", language_code="en")
+    fake.add_group(GROUP, "GPU team", creator=ANN)
+    return fake
+
+
+@pytest.fixture
+async def botapi_server(fake_telegram: FakeTelegram) -> AsyncIterator[BotApiServer]:
+    async with BotApiServer(fake_telegram) as server:
+        yield server
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "gpufit.sqlite3"
+
+
+@pytest.fixture
+def bot_settings(botapi_server: BotApiServer, db_path: Path) -> Settings:
+    return Settings(token=botapi_server.fake.token, api_url=botapi_server.base_url, db_path=db_path)
+
+
+@pytest.fixture
+async def running_bot(bot_settings: Settings, botapi_server: BotApiServer) -> AsyncIterator[BotHarness]:
+    app, errors = start_bot(bot_settings)
+    async with running(app, poll_timeout=2):
+        yield BotHarness(app, botapi_server.fake, errors)
+
+
+@pytest.fixture
+async def inprocess_app(fake_telegram: FakeTelegram, db_path: Path) -> AsyncIterator[InProcessBot]:
+    settings = Settings(token=fake_telegram.token, db_path=db_path)
+    app = build_application(
+        settings,
+        request=FakeTelegramRequest(fake_telegram),
+        get_updates_request=FakeTelegramRequest(fake_telegram),
+    )
+    errors = recording_errors(app)
+    async with running(app, polling=False):
+        yield InProcessBot(app, fake_telegram, errors)

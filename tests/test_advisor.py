@@ -1,0 +1,174 @@
+"""Plans, fixes and the article's scenarios, on Query objects directly (no parser needed)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+
+import pytest
+
+from core.advisor import SCENARIOS, fixes, plan_command, plan_json, plans, scenario
+from core.estimator import Fit, estimate
+from core.query import Currency, Method, Precision, Query, Runtime, Task
+from core.report import estimate_json
+
+
+def test_cheapest_plans_fit_and_are_sorted_by_cost() -> None:
+    found = plans(Query(model="qwen2.5-7b"), limit=6)
+    assert found
+    assert all(p.verdict is not Fit.NO for p in found)
+    costs = [p.cost_per_hour for p in found if p.cost_per_hour is not None]
+    assert costs == sorted(costs)
+    assert all(p.need_bytes <= p.capacity_bytes for p in found)
+
+
+def test_fastest_under_hourly_budget() -> None:
+    found = plans(
+        Query(task=Task.FINETUNE, model="llama-3.1-8b", tokens=1e9),
+        sort="speed",
+        max_per_hour=20,
+        currency=Currency.CNY,
+    )
+    assert found
+    assert all(p.cost_per_hour is not None and p.cost_per_hour <= 20 for p in found)
+    speeds = [p.speed for p in found]
+    assert speeds == sorted(speeds, reverse=True)
+    assert all(p.training_hours and p.total_cost for p in found)
+    assert all(p.currency is Currency.CNY for p in found)
+
+
+def test_stated_budget_and_card_and_count_are_kept() -> None:
+    q = Query(
+        task=Task.FINETUNE,
+        method=Method.QLORA,
+        model="qwen2.5-14b",
+        card="4090",
+        gpus=2,
+        budget=5,
+        budget_per_hour=True,
+    )
+    found = plans(q, currency=Currency.CNY)
+    assert found and all(p.card == "rtx-4090" and p.count == 2 and p.method is Method.QLORA for p in found)
+    assert all(p.cost_per_hour is not None and p.cost_per_hour <= 5 for p in found)
+
+
+def test_plan_json_round_trips() -> None:
+    found = plans(Query(model="llama-3.1-8b", runtime=Runtime.VLLM), limit=2)
+    data = json.loads(json.dumps(plan_json(found[0])))
+    assert {"card", "count", "need_bytes", "cost_per_hour", "price_source", "price_date", "query"} <= set(
+        data
+    )
+
+
+def test_fixes_for_full_finetune_on_4090() -> None:
+    found = fixes(Query(task=Task.FINETUNE, method=Method.FULL, model="llama-3.1-8b", card="rtx-4090"))
+    kinds = [f.kind for f in found]
+    assert "bigger_card" in kinds
+    assert any(k == "combined" or k in ("lora", "qlora") for k in kinds)
+    for fix in found:
+        assert fix.verdict is not Fit.NO
+        assert fix.need_bytes <= fix.capacity_bytes
+        assert fix.saved_bytes != 0 or fix.kind in ("bigger_card", "more_cards")
+
+
+def test_fixes_for_13b_fp16_inference_on_24gb() -> None:
+    found = fixes(Query(model="llama-2-13b", card="rtx-4090", precision=Precision.FP16))
+    by_kind = {f.kind: f for f in found}
+    assert "int8" in by_kind and "int4" in by_kind
+    assert by_kind["int4"].quality_cost == "noticeable"
+    assert by_kind["int8"].need_bytes < 24 * 2**30
+    assert "more_cards" in by_kind and by_kind["more_cards"].speed_cost == "pcie"
+
+
+def test_fixes_shorter_context_and_smaller_batch() -> None:
+    found = fixes(Query(model="llama-3.1-8b", card="rtx-4090", seq=131072, batch=8))
+    by_kind = {f.kind: f for f in found}
+    assert "shorter_context" in by_kind
+    assert by_kind["shorter_context"].query.seq is not None and by_kind["shorter_context"].query.seq < 131072
+
+
+def test_no_fixes_when_it_fits() -> None:
+    assert fixes(Query(model="qwen2.5-0.5b", card="h100-sxm")) == []
+
+
+def test_hopeless_job_gets_a_combined_multi_card_fix() -> None:
+    found = fixes(Query(task=Task.FINETUNE, method=Method.FULL, model="llama-3.1-70b", card="rtx-4090"))
+    assert found and found[-1].kind == "combined" and "more_cards" in found[-1].changes
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_scenarios(name: str) -> None:
+    advice = scenario(name, currency=Currency.CNY)
+    assert advice.name == name
+    if name == "vision":
+        assert "vision_not_estimated" in advice.notes and advice.cards
+        return
+    assert advice.checks and advice.plans
+
+
+def test_learning_scenario_flags_13b_fp16_as_loose() -> None:
+    advice = scenario("learning")
+    check = {c.label: c for c in advice.checks}["13b_inference_fp16"]
+    assert check.verdict is Fit.NO and not check.holds
+    assert check.need_bytes > check.capacity_bytes
+    assert "loose_13b_fp16" in advice.notes
+
+
+def test_pretraining_scenario_plans_use_8_cards() -> None:
+    advice = scenario("pretraining")
+    assert all(p.count == 8 and p.memory_gib >= 80 for p in advice.plans)
+
+
+def test_unknown_scenario() -> None:
+    with pytest.raises(ValueError):
+        scenario("cooking")
+
+
+def test_estimate_json_has_speed_and_cost_with_a_card() -> None:
+    data = estimate_json(
+        estimate(Query(task=Task.FINETUNE, model="llama-3.1-8b", card="a100-80gb-sxm", tokens=1e9))
+    )
+    assert data["speed"]["training_hours"] > 0 and data["speed"]["mfu"]
+    assert data["cost"]["currency"] == "USD" and data["cost"]["price_date"] and data["cost"]["total"] > 0
+    inference = estimate_json(estimate(Query(model="llama-3.1-8b", card="h100-sxm")))
+    assert inference["speed"]["decode_tokens_per_s"] > 0 and inference["speed"]["ttft_s"] > 0
+    assert inference["cost"]["per_million_tokens"] > 0
+    assert "speed" not in estimate_json(estimate(Query(model="llama-3.1-8b")))
+
+
+class _Parsed:
+    def __init__(self, query: Query | None, lang: str) -> None:
+        self.query = query
+        self.lang = lang
+
+
+def _stub_parser(monkeypatch: pytest.MonkeyPatch, query: Query | None, lang: str) -> None:
+    module = types.ModuleType("core.parser")
+    module.parse = lambda text, previous=None: _Parsed(query, lang)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "core.parser", module)
+
+
+def test_plan_command_json(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    _stub_parser(monkeypatch, Query(task=Task.FINETUNE, model="qwen2.5-7b", tokens=1e9), "zh")
+    assert plan_command("最便宜的方案", as_json=True, lang=None) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["currency"] == "CNY" and data["sort"] == "cost" and data["plans"]
+
+
+def test_plan_command_text_and_speed_sort(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _stub_parser(monkeypatch, Query(model="llama-3.1-8b"), "en")
+    assert plan_command("fastest way to serve llama 3.1 8b", as_json=True, lang="en") == 0
+    assert json.loads(capsys.readouterr().out)["sort"] == "speed"
+    assert plan_command("serve llama 3.1 8b", as_json=False, lang="en") == 0
+    assert capsys.readouterr().out.strip()
+
+
+def test_plan_command_without_a_model(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _stub_parser(monkeypatch, None, "en")
+    assert plan_command("hello", as_json=False, lang=None) == 2
+    assert "which model" in capsys.readouterr().err

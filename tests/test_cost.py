@@ -1,0 +1,109 @@
+"""Price book loading, the typical price per card and currency, and job costs."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from core.cost import PriceBookError, currency_for, job_cost, load_price_book
+from core.query import Currency
+
+OPERATOR_FILE = """
+[meta]
+name = "Acme GPU cloud (operator list)"
+date = 2026-10-01
+usd_to_cny = 7.0
+
+[[price]]
+card = "rtx-4090"
+provider = "Acme"
+region = "cn-shanghai"
+cny_per_hour = 2.10
+billing = "on-demand"
+date = 2026-10-01
+source = "Acme price sheet"
+
+[[price]]
+card = "h100-sxm"
+provider = "Acme US"
+region = "us-west"
+usd_per_hour = 2.00
+date = 2026-09-30
+source = "Acme price sheet"
+"""
+
+
+def test_default_book_loads_and_names_itself() -> None:
+    book = load_price_book()
+    assert book.owner
+    assert book.meta.usd_to_cny > 1
+    assert "h100-sxm" in book.by_card
+
+
+def test_cny_prefers_chinese_providers() -> None:
+    price = load_price_book().price_for("rtx-4090", Currency.CNY)
+    assert price is not None
+    assert price.market == "cn" and price.provider == "AutoDL"
+    assert price.currency is Currency.CNY
+    assert price.low <= price.per_hour <= price.high
+
+
+def test_usd_prefers_providers_abroad_and_on_demand() -> None:
+    price = load_price_book().price_for("h100-sxm", Currency.USD)
+    assert price is not None
+    assert price.market == "global" and price.billing == "on-demand"
+    assert price.samples >= 3
+    assert isinstance(price.date, dt.date)
+
+
+def test_falls_back_to_other_market_and_billing() -> None:
+    book = load_price_book()
+    l20 = book.price_for("l20", Currency.USD)  # only Chinese providers list it
+    assert l20 is not None and l20.market == "cn"
+    l40 = book.price_for("l40", "USD")  # only a spot price
+    assert l40 is not None and l40.billing == "spot"
+    assert book.price_for("no-such-card", Currency.USD) is None
+
+
+def test_currency_choice() -> None:
+    assert currency_for(None, "zh") is Currency.CNY
+    assert currency_for(None, "en") is Currency.USD
+    assert currency_for(None, None) is Currency.USD
+    assert currency_for(Currency.USD, "zh") is Currency.USD
+
+
+def test_operator_file_via_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "prices.toml"
+    path.write_text(OPERATOR_FILE, encoding="utf-8")
+    monkeypatch.setenv("GPUFIT_PRICES", str(path))
+    book = load_price_book()
+    assert book.owner == "Acme GPU cloud (operator list)"
+    cny = book.price_for("rtx-4090", Currency.CNY)
+    assert cny is not None and cny.per_hour == 2.10 and not cny.converted
+    usd = book.price_for("rtx-4090", Currency.USD)
+    assert usd is not None and usd.per_hour == pytest.approx(0.3) and usd.converted
+    h100 = book.price_for("h100-sxm", Currency.CNY)
+    assert h100 is not None and h100.per_hour == pytest.approx(14.0)
+
+
+def test_bad_operator_file_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "bad.toml"
+    meta = '[meta]\nname = "x"\ndate = 2026-01-01\nusd_to_cny = 7\n'
+    path.write_text(meta + '[[price]]\ncard = "t4"\nprovider = "p"\ndate = 2026-01-01\n')
+    monkeypatch.setenv("GPUFIT_PRICES", str(path))
+    with pytest.raises(PriceBookError, match="neither"):
+        load_price_book()
+    monkeypatch.setenv("GPUFIT_PRICES", str(tmp_path / "missing.toml"))
+    with pytest.raises(PriceBookError, match="not found"):
+        load_price_book()
+
+
+def test_job_cost() -> None:
+    price = load_price_book().price_for("h100-sxm", Currency.USD)
+    assert price is not None
+    cost = job_cost(price, 8, tokens_per_s=1000.0, hours=10.0)
+    assert cost.per_hour == pytest.approx(price.per_hour * 8, rel=1e-3)
+    assert cost.total == pytest.approx(cost.per_hour * 10, rel=1e-3)
+    assert cost.per_million_tokens == pytest.approx(cost.per_hour / 3.6, rel=1e-3)
