@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from core.catalog import Card, load_catalog
-from core.cost import CardPrice, PriceBookError, currency_for, job_cost, load_price_book
+from core.cost import CardPrice, PriceBookError, currency_for, job_cost, load_price_book, price_book_in_force
 from core.estimator import Estimate, Fit, UnknownCardError, UnknownModelError, Verdict, estimate, terms
 from core.query import Currency, Method, Optimizer, Precision, Query, Runtime, Task
 from core.speed import inference_speed, training_speed
@@ -324,7 +325,33 @@ def plans(
 
     A named card restricts the search to it; a said card count or precision is kept; a stated budget
     (per hour or total) filters. Cards without a price rank after priced ones when sorting by cost.
+    Pure for a given price file, and a search over every card, so results are cached.
     """
+    chosen = tuple(cards) if cards is not None else None
+    return list(
+        _plans(
+            query,
+            limit=limit,
+            max_per_hour=max_per_hour,
+            sort=sort,
+            currency=currency,
+            cards=chosen,
+            _book=price_book_in_force(),
+        )
+    )
+
+
+@lru_cache(maxsize=4096)
+def _plans(
+    query: Query,
+    *,
+    limit: int,
+    max_per_hour: float | None,
+    sort: SortKey,
+    currency: Currency | None,
+    cards: tuple[str, ...] | None,
+    _book: object,
+) -> tuple[Plan, ...]:
     catalog = load_catalog()
     money = currency_for(query.currency, None) if currency is None else currency
     per_hour_cap, total_cap = _budget_filters(query, max_per_hour)
@@ -363,7 +390,7 @@ def plans(
                     best[group] = plan
                 if sort == "cost":
                     break  # more cards of the same kind cost more per hour and do not run cheaper
-    return sorted(best.values(), key=key)[:limit]
+    return tuple(sorted(best.values(), key=key)[:limit])
 
 
 # -- fixes ----------------------------------------------------------------------------------------------
@@ -481,16 +508,21 @@ def fixes(query: Query, *, currency: Currency | None = None) -> list[Fix]:
     Empty when the job already fits comfortably or no card is named. Tried one at a time first; when none
     alone is enough, the cumulative combination of the memory savers, then more cards or a bigger card.
     """
+    return list(_fixes(query, currency, price_book_in_force()))
+
+
+@lru_cache(maxsize=4096)
+def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix, ...]:
     catalog = load_catalog()
     money = currency_for(query.currency, None) if currency is None else currency
     baseline = estimate(query)
     if not baseline.query.card or baseline.query.card not in catalog.by_id:
-        return []
+        return ()
     card = catalog.get(baseline.query.card)
     count = baseline.query.gpus or 1
     base_verdict = _verdict(baseline, count)
     if base_verdict is None or base_verdict.fits is Fit.FITS:
-        return []
+        return ()
     said = _base(query).model_copy(update={"card": card.id})
     base_speed = _speed_value(baseline, card, count)
 
@@ -568,7 +600,7 @@ def fixes(query: Query, *, currency: Currency | None = None) -> list[Fix]:
     bigger = _bigger_card(said, card, count, money)
     if bigger is not None and (fix := make("bigger_card", said, ["bigger_card"], bigger, count)):
         found.append(fix)
-    return sorted(found, key=lambda f: _FIX_ORDER.index(f.kind))
+    return tuple(sorted(found, key=lambda f: _FIX_ORDER.index(f.kind)))
 
 
 def _bigger_card(query: Query, card: Card, count: int, currency: Currency) -> Card | None:

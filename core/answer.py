@@ -11,14 +11,15 @@ from __future__ import annotations
 import html as html_lib
 import logging
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any, Literal, cast
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from core import advisor
 from core.advisor import Fix, Plan
 from core.catalog import Card, load_catalog
-from core.cost import CardPrice, JobCost, PriceBookError, job_cost, load_price_book
+from core.cost import CardPrice, JobCost, PriceBookError, job_cost, load_price_book, price_book_in_force
 from core.estimator import COMPONENTS, Estimate, Fit, UnknownCardError, UnknownModelError, Verdict, estimate
 from core.query import DEFAULT_SEQ, Currency, Method, Precision, Query, Task
 from core.registry import load_registry
@@ -69,6 +70,10 @@ class Button(BaseModel):
 
 
 class Answer(BaseModel):
+    """One reply, ready to send; frozen because answers are cached and shared."""
+
+    model_config = ConfigDict(frozen=True)
+
     kind: Kind
     lang: Lang
     query: Query | None = None
@@ -120,7 +125,21 @@ def query_json(query: Query | None, filled: Query | None) -> dict[str, Any] | No
 
 
 def answer(text: str, *, previous: Query | None = None, lang: str | None = None) -> Answer:
-    """Answer one message. Never raises."""
+    """Answer one message. Never raises.
+
+    Pure for a given price file (the data files are read once), so answers are cached: a team chat asks
+    the same few questions again and again.
+    """
+    return _answer(text, previous, lang, price_book_in_force())
+
+
+def answer_query(query: Query, *, lang: str) -> Answer:
+    """Recompute for a stored or edited query (buttons edit the message in place). Never raises."""
+    return _answer_query(query, lang, price_book_in_force())
+
+
+@lru_cache(maxsize=4096)
+def _answer(text: str, previous: Query | None, lang: str | None, _book: object) -> Answer:
     chosen: Lang = _lang(lang) if lang else "en"
     try:
         from core.parser import detect_lang, parse
@@ -136,8 +155,8 @@ def answer(text: str, *, previous: Query | None = None, lang: str | None = None)
         return error_answer(chosen, "internal")
 
 
-def answer_query(query: Query, *, lang: str) -> Answer:
-    """Recompute for a stored or edited query (buttons edit the message in place). Never raises."""
+@lru_cache(maxsize=4096)
+def _answer_query(query: Query, lang: str, _book: object) -> Answer:
     chosen = _lang(lang)
     try:
         return _fit_or_plan(query, chosen)

@@ -199,6 +199,15 @@ def load_price_book() -> PriceBook:
     return _load(path, mtime)
 
 
+def price_book_in_force() -> object:
+    """The price book object now in force (a new one whenever the price file changes; None when the file
+    is unusable): part of the cache keys of the pure functions that show prices."""
+    try:
+        return load_price_book()
+    except PriceBookError:
+        return None
+
+
 class JobCost(BaseModel):
     """What one plan costs: per hour for all its cards, per million generated tokens, and for a run."""
 

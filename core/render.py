@@ -44,7 +44,7 @@ BAR_EMPTY = "░"
 
 def utf16_len(text: str) -> int:
     """Length as Telegram counts it: characters outside the BMP take two UTF-16 code units."""
-    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+    return len(text.encode("utf-16-le")) // 2
 
 
 def display_width(text: str) -> int:

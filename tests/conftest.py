@@ -47,6 +47,15 @@ def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PTB_TIMEDELTA", "true")
 
 
+@pytest.fixture(autouse=True)
+def _fresh_answer_caches() -> None:
+    """core caches its pure answers; a test that monkeypatches their inputs must not see an old one."""
+    from core import advisor, answer
+
+    for cached in (answer._answer, answer._answer_query, advisor._plans, advisor._fixes):
+        cached.cache_clear()
+
+
 @pytest.fixture
 def fake_telegram() -> FakeTelegram:
     fake = FakeTelegram(bot_username=BOT_USERNAME)

@@ -79,6 +79,6 @@ def test_unknown_model_or_card_exits_2_naming_closest(
 
 def test_cards_and_models_json(capsys: pytest.CaptureFixture[str]) -> None:
     cards = run_json(capsys, "cards")
-    assert len(cards) >= 54 and all("memory_bytes" in c for c in cards)  # type: ignore[union-attr]
+    assert len(cards) >= 54 and all("memory_bytes" in c for c in cards)
     models = run_json(capsys, "models")
-    assert len(models) >= 60 and all("total_params" in m for m in models)  # type: ignore[union-attr]
+    assert len(models) >= 60 and all("total_params" in m for m in models)
