@@ -44,6 +44,7 @@ class ModelArch(BaseModel):
     max_context: int = 4096
     sliding_window: int = 0
     position: str = "rope"
+    attention: Literal["sdpa", "eager"] = "sdpa"
     experts: int = 0
     experts_active: int = 0
     shared_experts: int = 0

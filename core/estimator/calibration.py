@@ -40,6 +40,20 @@ class VllmConstants(BaseModel):
     non_torch_tp_gib: float
 
 
+class EagerAttention(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    inference: float
+    training: float
+
+
+class Zero3Buffers(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    live_parameters: float
+    reduce_bucket: float
+
+
 class Calibration(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
@@ -48,6 +62,8 @@ class Calibration(BaseModel):
     full: ActivationCoefficients
     full_bf16: ActivationCoefficients
     lora: ActivationCoefficients
+    eager_attention: EagerAttention
+    zero3: Zero3Buffers
     runtime: RuntimeConstants
     vllm: VllmConstants
 

@@ -99,7 +99,9 @@ def _inference(
         return breakdown, "vllm_profile", None
     # transformers: the whole prompt prefilled at once; layers split over cards, so a card holds one
     # block's full transient; logits only for the last position (generate()).
-    activations = terms.block_activation_bytes(model, tokens, cal.inference)
+    fp32 = query.precision is Precision.FP32
+    activations = terms.block_activation_bytes(model, tokens, cal.inference, fp32=fp32)
+    activations += terms.eager_scores_bytes(model, query.batch, query.seq, cal.eager_attention.inference)
     logits = int(query.batch * model.vocab * cal.inference.logits_per_vocab)
     return (
         Breakdown(weights=weights, kv_cache=kv_cache, activations=activations, logits=logits),
@@ -152,7 +154,9 @@ def _training(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> tu
             optimizer /= shard
 
     # -- activations and logits (per card: each card runs its own micro-batch) ----------------------------
-    block = float(terms.block_activation_bytes(model, tokens, coeff))
+    fp32 = query.precision is Precision.FP32
+    block = float(terms.block_activation_bytes(model, tokens, coeff, fp32=fp32))
+    block += terms.eager_scores_bytes(model, query.batch, query.seq, cal.eager_attention.training)
     activations: float
     if method is Method.FREEZE:
         activations = min(2, layers) * block
@@ -170,7 +174,10 @@ def _training(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> tu
         # one linear layer dequantized to bf16 at a time.
         activations += 2 * max(i * o for i, o in model.mlp_linear_shapes(terms.mlp_width_per_token(model)))
     if zero >= 3 and gpus > 1:
-        activations += 2 * 2 * terms.largest_layer_params(model)  # gathered block + prefetch, bf16
+        # gathered 16-bit parameters in flight and the fp32 gradient reduce bucket (DeepSpeed defaults),
+        # never more than the model itself.
+        live = min(cal.zero3.live_parameters, params) * 2
+        activations += live + min(cal.zero3.reduce_bucket, trainable) * 4
 
     if method is Method.FULL:
         # The embedding's (and a tied lm_head's) dense fp32 gradients are built and summed at the end of the

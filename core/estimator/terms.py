@@ -11,8 +11,6 @@ Sources (full citations in ../shared/reference/estimators.md):
 
 from __future__ import annotations
 
-import math
-
 from core.estimator.calibration import ActivationCoefficients
 from core.query import Precision
 from core.registry import ModelArch
@@ -84,8 +82,14 @@ def mlp_width_per_token(model: ModelArch) -> int:
     return model.experts_active * model.moe_intermediate + shared
 
 
-def block_activation_bytes(model: ModelArch, tokens: int, coeff: ActivationCoefficients) -> int:
-    """One block's activations for `tokens` tokens (bytes/token/width coefficients, calibration.toml)."""
+def block_activation_bytes(
+    model: ModelArch, tokens: int, coeff: ActivationCoefficients, *, fp32: bool = False
+) -> int:
+    """One block's activations for `tokens` tokens (bytes/token/width coefficients, calibration.toml).
+
+    The coefficients were measured with 16-bit activations; an fp32 job holds the same tensors at twice
+    the size.
+    """
     q_width = model.heads * (
         model.qk_nope_head_dim + model.qk_rope_head_dim if model.is_mla else model.dim_head
     )
@@ -96,7 +100,14 @@ def block_activation_bytes(model: ModelArch, tokens: int, coeff: ActivationCoeff
         + coeff.q * q_width
         + coeff.kv * kv_width
     )
-    return int(tokens * per_token)
+    return int(tokens * per_token * (2 if fp32 else 1))
+
+
+def eager_scores_bytes(model: ModelArch, batch: int, seq: int, bytes_per_score: float) -> int:
+    """One block's seq² attention scores where the model has no flash/SDPA path (0 otherwise)."""
+    if model.attention != "eager":
+        return 0
+    return int(bytes_per_score * batch * model.heads * seq * seq)
 
 
 def lora_trainable_params(model: ModelArch, rank: int, targets: str) -> int:
@@ -119,9 +130,3 @@ def lora_trainable_params(model: ModelArch, rank: int, targets: str) -> int:
             dense = sum(rank * (i + o) for i, o in model.mlp_linear_shapes(model.intermediate))
             total += (model.decoder_layers or model.layers) * dense
     return total
-
-
-def largest_layer_params(model: ModelArch) -> int:
-    """One block's parameters: what ZeRO-3/FSDP gathers at once (DeepSpeed's 'largest layer' buffer)."""
-    layers = model.layers or (model.encoder_layers + model.decoder_layers)
-    return math.ceil(model.layer_params / max(layers, 1))
