@@ -7,6 +7,7 @@ searches over cards × counts × methods × precisions and ranks. It returns dat
 
 from __future__ import annotations
 
+import heapq
 import json
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -16,8 +17,25 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from core.catalog import Card, load_catalog
-from core.cost import CardPrice, PriceBookError, currency_for, job_cost, load_price_book, price_book_in_force
-from core.estimator import Estimate, Fit, UnknownCardError, UnknownModelError, Verdict, estimate, terms
+from core.cost import (
+    CardPrice,
+    PriceBook,
+    PriceBookError,
+    currency_for,
+    job_cost,
+    load_price_book,
+    price_book_in_force,
+)
+from core.estimator import (
+    Estimate,
+    Fit,
+    UnknownCardError,
+    UnknownModelError,
+    Verdict,
+    estimate,
+    need_bytes,
+    terms,
+)
 from core.query import Currency, Method, Optimizer, Precision, Query, Runtime, Task
 from core.speed import inference_speed, training_speed
 from core.units import GIB
@@ -173,7 +191,10 @@ def _verdict(result: Estimate, count: int) -> Verdict | None:
     return None
 
 
-def _price(card_id: str, currency: Currency) -> CardPrice | None:
+def _price(card_id: str, currency: Currency, book: PriceBook | None = None) -> CardPrice | None:
+    """The card's price from `book` (a plan search passes the one it started with), else the one in force."""
+    if book is not None:
+        return book.price_for(card_id, currency)
     try:
         return load_price_book().price_for(card_id, currency)
     except PriceBookError:
@@ -195,12 +216,14 @@ def _speed_value(result: Estimate, card: Card, count: int) -> float:
     return training_speed(result, card, count, None).tokens_per_s
 
 
-def _plan(result: Estimate, card: Card, count: int, currency: Currency) -> Plan | None:
+def _plan(
+    result: Estimate, card: Card, count: int, currency: Currency, book: PriceBook | None = None
+) -> Plan | None:
     verdict = _verdict(result, count)
     if verdict is None or verdict.fits is Fit.NO:
         return None
     query = result.query
-    price = _price(card.id, currency)
+    price = _price(card.id, currency, book)
     notes = list(verdict.notes)
     decode = aggregate = ttft = train = hours = mfu = None
     tokens_per_s: float | None
@@ -353,6 +376,7 @@ def _plans(
     _book: object,
 ) -> tuple[Plan, ...]:
     catalog = load_catalog()
+    book = _book if isinstance(_book, PriceBook) else None
     money = currency_for(query.currency, None) if currency is None else currency
     per_hour_cap, total_cap = _budget_filters(query, max_per_hour)
     if cards is not None:
@@ -369,27 +393,43 @@ def _plans(
         counts: tuple[int, ...] = (query.gpus,)
     else:
         counts = _PRETRAIN_COUNTS if query.task is Task.PRETRAIN else _COUNTS
-    base = _base(query)
+    base = _base(query).model_copy(update={"card": None, "card_memory_bytes": None})
     key = _sort_key(sort)
+    # Ranked by price per hour (no token count to price a whole run): rank the cheap way first and build
+    # full plans (speed, cost) only for the shortlist.
+    by_hourly_price = sort == "cost" and query.tokens is None and total_cap is None
+    by_hourly_price = by_hourly_price and query.runtime is not Runtime.VLLM
+    shortlist: list[tuple[tuple[float, int], Card, Query, int]] = []
     best: dict[tuple[str, str, str], Plan] = {}
+
+    def keep(plan: Plan | None) -> None:
+        if plan is None:
+            return
+        if per_hour_cap is not None and (plan.cost_per_hour is None or plan.cost_per_hour > per_hour_cap):
+            return
+        if total_cap is not None and (plan.total_cost is None or plan.total_cost > total_cap):
+            return
+        group = (plan.card, str(plan.method), plan.precision.value)
+        if group not in best or key(plan) < key(best[group]):
+            best[group] = plan
+
     for card in candidates:
         for variant in _variants(base, card):
             for count in counts:
-                result = estimate(variant.model_copy(update={"card": card.id, "gpus": count}))
-                plan = _plan(result, card, count, money)
-                if plan is None:
-                    continue
-                if per_hour_cap is not None and (
-                    plan.cost_per_hour is None or plan.cost_per_hour > per_hour_cap
-                ):
-                    continue
-                if total_cap is not None and (plan.total_cost is None or plan.total_cost > total_cap):
-                    continue
-                group = (card.id, str(plan.method), plan.precision.value)
-                if group not in best or key(plan) < key(best[group]):
-                    best[group] = plan
-                if sort == "cost":
+                trial = variant.model_copy(update={"gpus": count})
+                if need_bytes(trial) > card.memory_bytes:
+                    continue  # screened without building the estimate: it cannot fit this card
+                if by_hourly_price:
+                    price = _price(card.id, money, book)
+                    hourly = price.per_hour * count if price else float("inf")
+                    shortlist.append(((hourly, _QUALITY_RANK[_quality(trial)]), card, trial, count))
+                    break  # more cards of the same kind cost more per hour
+                plan = _plan(estimate(trial.model_copy(update={"card": card.id})), card, count, money, book)
+                keep(plan)
+                if plan is not None and sort == "cost":
                     break  # more cards of the same kind cost more per hour and do not run cheaper
+    for _, card, trial, count in heapq.nsmallest(3 * limit, shortlist, key=lambda entry: entry[0]):
+        keep(_plan(estimate(trial.model_copy(update={"card": card.id})), card, count, money, book))
     return tuple(sorted(best.values(), key=key)[:limit])
 
 

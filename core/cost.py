@@ -115,6 +115,7 @@ class PriceBook:
         self.rows = rows
         self.path = path
         self.by_card: dict[str, list[PriceRow]] = {}
+        self._prices: dict[tuple[str, Currency], CardPrice | None] = {}
         for row in rows:
             self.by_card.setdefault(row.card, []).append(row)
 
@@ -124,8 +125,13 @@ class PriceBook:
 
     def price_for(self, card_id: str, currency: Currency | str) -> CardPrice | None:
         """Median price of the card's rows in the currency's market (falling back to every market), on-demand
-        first; None when the list has no row for the card."""
-        currency = Currency(currency)
+        first; None when the list has no row for the card. Remembered: plans ask for every card."""
+        key = (card_id, Currency(currency))
+        if key not in self._prices:
+            self._prices[key] = self._price_for(*key)
+        return self._prices[key]
+
+    def _price_for(self, card_id: str, currency: Currency) -> CardPrice | None:
         rows = self.by_card.get(card_id)
         if not rows:
             return None

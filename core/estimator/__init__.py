@@ -1,6 +1,13 @@
 """GPU memory estimator: per-component bytes at the peak, the folk rule beside it, and verdicts."""
 
-from core.estimator.memory import UnknownCardError, UnknownModelError, estimate, resolve_card, resolve_model
+from core.estimator.memory import (
+    UnknownCardError,
+    UnknownModelError,
+    estimate,
+    need_bytes,
+    resolve_card,
+    resolve_model,
+)
 from core.estimator.result import COMPONENTS, Breakdown, Estimate, Fit, FolkRule, Verdict, VllmPool
 
 __all__ = [
@@ -14,6 +21,7 @@ __all__ = [
     "Verdict",
     "VllmPool",
     "estimate",
+    "need_bytes",
     "resolve_card",
     "resolve_model",
 ]

@@ -320,9 +320,16 @@ def _memory(query: Query, registry: Registry, cal: Calibration) -> _Memory:
     return _Memory(filled, model, breakdown, phase, trainable)
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=8192)
 def _memory_cached(query: Query) -> _Memory:
     return _memory(query, load_registry(), load_calibration())
+
+
+def need_bytes(query: Query) -> int:
+    """Bytes one of `query.gpus` cards must hold, whatever the card: what plans screen cards with."""
+    if query.card is not None or query.card_memory_bytes is not None:
+        query = query.model_copy(update={"card": None, "card_memory_bytes": None})
+    return _memory_cached(query).breakdown.total
 
 
 def estimate(
@@ -343,7 +350,7 @@ def estimate(
     )
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=1024)
 def _estimate_cached(query: Query) -> Estimate:
     return _estimate(query, load_registry(), load_catalog(), load_calibration(), memory=_memory_cached)
 
