@@ -116,13 +116,17 @@ class Query(BaseModel):
             # On for fine-tuning, as LLaMA-Factory and peft's prepare_model_for_kbit_training set it:
             # without it a 13B LoRA holds ~20 GiB of activations at 2k tokens. Stated as an assumption.
             # Off for pretraining, which shards over many cards (published MFUs count no recompute).
-            "grad_checkpointing": self.task is Task.FINETUNE,
-            "optimizer": Optimizer.ADAMW,
-            "master_weights": method in (Method.FULL, None) and training,
+            "grad_checkpointing": self.task is Task.FINETUNE if training else None,
+            "optimizer": Optimizer.ADAMW if training else None,
+            "master_weights": method is Method.FULL if training else None,
             "zero_stage": 0 if training else None,
             "lora_rank": DEFAULT_LORA_RANK if method in (Method.LORA, Method.QLORA) else None,
             "lora_targets": "all-linear" if method in (Method.LORA, Method.QLORA) else None,
-            "gpu_memory_utilization": DEFAULT_GPU_MEMORY_UTILIZATION,
+            "gpu_memory_utilization": (
+                DEFAULT_GPU_MEMORY_UTILIZATION
+                if (self.runtime or Runtime.TRANSFORMERS) is Runtime.VLLM
+                else None
+            ),
         }
         updates: dict[str, object] = {}
         defaulted = list(self.defaulted)

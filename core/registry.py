@@ -45,6 +45,7 @@ class ModelArch(BaseModel):
     sliding_window: int = 0
     position: str = "rope"
     attention: Literal["sdpa", "eager"] = "sdpa"
+    native_precision: str | None = None
     experts: int = 0
     experts_active: int = 0
     shared_experts: int = 0

@@ -311,6 +311,14 @@ class _Memory(NamedTuple):
 
 def _memory(query: Query, registry: Registry, cal: Calibration) -> _Memory:
     model = resolve_model(query, registry)
+    if model.native_precision and query.precision is None and query.task is Task.INFERENCE:
+        # Serve a model as released (DeepSeek-V3/R1 in FP8, gpt-oss in MXFP4), stated as an assumption.
+        query = query.model_copy(
+            update={
+                "precision": Precision(model.native_precision),
+                "defaulted": (*query.defaulted, "precision"),
+            }
+        )
     filled = query.with_defaults()
     if filled.gpus and filled.gpus > 1 and filled.task is not Task.INFERENCE and query.zero_stage is None:
         # Several cards for training: shard everything (FSDP full shard / ZeRO-3), the setting that makes
