@@ -625,9 +625,16 @@ def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix,
             if fix:
                 found.append(fix)
                 break
+    # More cards shard the model states, not one card's activations: a training job's micro-batch of 1
+    # (gradient accumulation keeps the effective batch) often needs far fewer of them.
+    micro = None
+    if said.task is not Task.INFERENCE and (baseline.query.batch or 1) > 1:
+        micro = said.model_copy(update={"batch": 1})
     for n in (2, 4, 8, 16, 32, 64):
         if n > count:
             fix = make("more_cards", said, ["more_cards"], card, n)
+            if fix is None and micro is not None:
+                fix = make("more_cards", micro, ["more_cards", "smaller_batch"], card, n)
             if fix:
                 found.append(fix)
                 break

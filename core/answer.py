@@ -576,7 +576,11 @@ def fit_answer(query: Query, lang: Lang) -> Answer:
 
 
 def recommend_method(views: dict[Method, dict[str, Any]]) -> Method:
-    """LoRA when it fits (the usual choice), else QLoRA, else full if it alone fits, else the smallest."""
+    """Full fine-tuning when it fits with room to spare (small models: the best quality for no extra card),
+    else LoRA when it fits (the usual choice), else QLoRA, else full if it alone fits, else the smallest."""
+    full = views[Method.FULL]["verdict"]
+    if full is not None and full.fits is Fit.FITS:
+        return Method.FULL
     for method in (Method.LORA, Method.QLORA, Method.FULL):
         verdict = views[method]["verdict"]
         if verdict is not None and verdict.fits is not Fit.NO:
