@@ -1,8 +1,9 @@
 """The one place the Application is built and its handlers registered (bot, console chat and tests share it).
 
-Handler order: the checklist in its own earlier handler group (-1), so its typed answers and "ck:" buttons
-win while a checklist is active and stop there; then, in group 0 where the first match wins, commands, group
-triggers (mentions, replies), our buttons, inline queries, and last the private catch-all text handler.
+Handler order: the per-user flood throttle first (group -2, bot/throttle.py); then the checklist in its own
+handler group (-1), so its typed answers and "ck:" buttons win while a checklist is active and stop there;
+then, in group 0 where the first match wins, commands, group triggers (mentions, replies), our buttons, inline
+queries, and last the private catch-all text handler.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from telegram.error import TelegramError
 from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, BaseHandler, Defaults
 from telegram.request import BaseRequest, HTTPXRequest
 
-from bot import buttons, errors, groups, inline, private
+from bot import buttons, errors, groups, inline, private, throttle
+from bot.delivery import ConfirmAfterHandling, OnceOnlyUpdates
 from bot.replies import text
 from bot.session import STORE_KEY
 from bot.settings import Settings
@@ -58,7 +60,12 @@ def checklist_handlers() -> tuple[list[BaseHandler[Any, Any, Any]], int]:
 
 def default_request(settings: Settings) -> BaseRequest:
     return RetryingRequest(
-        connection_pool_size=32, read_timeout=15.0, write_timeout=15.0, connect_timeout=10.0, pool_timeout=5.0
+        connection_pool_size=32,
+        read_timeout=15.0,
+        send_read_timeout=30.0,  # sends are not repeated after a timeout: give a slow Telegram time
+        write_timeout=15.0,
+        connect_timeout=10.0,
+        pool_timeout=5.0,
     )
 
 
@@ -74,7 +81,10 @@ def build_application(
     get_updates_request: BaseRequest | None = None,
     store: SessionStore | None = None,
 ) -> Application[Any, Any, Any, Any, Any, Any]:
-    """The bot: HTML by default, flood control with retries, the session store opened on start."""
+    """The bot: HTML by default, flood control with retries, the session store opened on start, each update
+    confirmed to Telegram only once handled (bot/delivery.py)."""
+    updates_request = ConfirmAfterHandling(get_updates_request or default_get_updates_request())
+    processor = OnceOnlyUpdates()
     app = (
         ApplicationBuilder()
         .token(settings.token.get_secret_value())
@@ -85,12 +95,18 @@ def build_application(
         )
         .rate_limiter(AIORateLimiter(max_retries=RATE_LIMIT_RETRIES))
         .request(request or default_request(settings))
-        .get_updates_request(get_updates_request or default_get_updates_request())
+        .get_updates_request(updates_request)
+        .concurrent_updates(processor)
         .post_init(on_start)
         .post_shutdown(on_stop)
         .build()
     )
+    updates_request.watch(app)
+    processor.watch(app)
     app.bot_data["settings"] = settings
+    app.bot_data[throttle.THROTTLE_KEY] = throttle.Throttle(
+        burst=settings.throttle_burst, rate=settings.throttle_rate
+    )
     if store is not None:
         app.bot_data[STORE_KEY] = store
         app.bot_data[OWNS_STORE_KEY] = False
@@ -99,6 +115,7 @@ def build_application(
 
 
 def register(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    app.add_handlers(throttle.handlers(), group=throttle.THROTTLE_GROUP)
     checklist, checklist_group = checklist_handlers()
     app.add_handlers(checklist, group=checklist_group)
     for handler in (
@@ -118,7 +135,9 @@ async def on_start(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
         settings: Settings = app.bot_data["settings"]
         try:
             settings.db_path.parent.mkdir(parents=True, exist_ok=True)
-            app.bot_data[STORE_KEY] = await SessionStore.open(settings.db_path)
+            app.bot_data[STORE_KEY] = await SessionStore.open(
+                settings.db_path, retention_days=settings.retention_days
+            )
             app.bot_data[OWNS_STORE_KEY] = True
         except (StoreUnavailable, OSError) as error:
             logger.error(

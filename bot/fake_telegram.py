@@ -4,7 +4,10 @@ One implementation of Bot API semantics serves two front ends: `FakeTelegramRequ
 sockets (the console chat, fast tests) and `tests/botapi_server.py` serves it over loopback HTTP (end-to-end
 tests). It validates what the bot sends (HTML tag set and balance, text length in UTF-16 units, callback data
 size) and answers with Telegram's envelope and wording, so a bot that works here is not rejected by Telegram.
-Faults (429 with retry_after, 502, slow answers, dropped connections) are scheduled per method.
+Faults (429 with retry_after, 500/502, slow answers, dropped connections before or after handling, calls
+held unanswered, refused connections) are scheduled per method, or drawn at random from a seed (RandomFaults).
+getUpdates keeps an update until a later call's offset confirms it, as Telegram does, so an unconfirmed update
+is delivered again (`confirmed_offset` and `deliveries` show what happened).
 """
 
 from __future__ import annotations
@@ -14,12 +17,14 @@ import contextlib
 import html
 import itertools
 import json
+import random
 import re
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import httpx
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
 
@@ -317,16 +322,20 @@ def validate_reply_markup(markup: Any) -> JSON | None:
 # Faults
 
 
-FaultKind = Literal["429", "502", "slow", "drop", "drop_after"]
+FaultKind = Literal["429", "500", "502", "slow", "drop", "drop_after", "hang", "refuse"]
 
 
 @dataclass
 class Fault:
     """The next `times` calls of `method` (any method if None) fail this way.
 
-    429: Telegram's flood answer with `retry_after`; 502: a gateway error page; slow: answer after `delay`
-    seconds; drop: close the connection before handling; drop_after: handle the call (the message IS sent),
-    then close the connection without answering, the case where a client cannot know whether it was delivered.
+    429: Telegram's flood answer with `retry_after`; 500/502: a server or gateway error page (not handled);
+    slow: handled at once, answered after `delay` seconds (a client that gives up earlier cannot know the call
+    went through); drop: the connection closes after the request arrived, before handling (the client cannot
+    tell this from drop_after); drop_after: handled (the message IS sent), then the connection closes without
+    an answer; hang: never handled, never answered (held until the client gives up or the fake is released);
+    refuse: handled normally, then the next connection attempt is refused (`refusals`), the one failure a
+    client can prove happened before its request left.
     """
 
     kind: FaultKind
@@ -337,6 +346,35 @@ class Fault:
 
     def matches(self, method: str) -> bool:
         return self.times > 0 and (self.method is None or self.method.lower() == method.lower())
+
+
+@dataclass
+class RandomFaults:
+    """Faults at random but reproducibly: each call of `methods` (all if empty) fails with `chance`, the
+    kind drawn from `kinds` (a kind with a `method` applies to that method only), until `budget` faults
+    were injected. Methods are given in lower case."""
+
+    seed: int
+    chance: float
+    kinds: tuple[Fault, ...]
+    methods: frozenset[str] = frozenset()
+    budget: int = 1_000_000
+    injected: list[tuple[str, str]] = field(default_factory=list)  # (method, kind), for test messages
+
+    def __post_init__(self) -> None:
+        self._rng = random.Random(self.seed)
+
+    def draw(self, method: str) -> Fault | None:
+        if self.budget <= 0 or (self.methods and method.lower() not in self.methods):
+            return None
+        if self._rng.random() >= self.chance:
+            return None
+        template = self._rng.choice(self.kinds)
+        if template.method is not None and template.method.lower() != method.lower():
+            return None  # this kind is only for one method (a drop only where a repeat is harmless)
+        self.budget -= 1
+        self.injected.append((method, template.kind))
+        return Fault(template.kind, method, 1, template.retry_after, template.delay)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -403,6 +441,11 @@ class FakeTelegram:
         self.messages: dict[tuple[int, int], StoredMessage] = {}
         self.calls: list[ApiCall] = []
         self.faults: list[Fault] = []
+        self.random_faults: RandomFaults | None = None
+        self.refusals = 0  # connection attempts the transport must refuse (Fault "refuse")
+        self.confirmed_offset = 0  # the highest getUpdates offset received: updates below it are confirmed
+        self.deliveries: dict[int, int] = {}  # update_id -> how many getUpdates answers carried it
+        self._released: asyncio.Event | None = None
         self.commands: dict[tuple[str, str], list[JSON]] = {}
         self.inline_answers: dict[str, JSON] = {}
         self.callback_answers: dict[str, JSON] = {}
@@ -622,14 +665,18 @@ class FakeTelegram:
     ) -> tuple[int, bytes]:
         """Answer one Bot API call: (HTTP status, JSON body). May raise ConnectionDroppedError."""
         fault = next((f for f in self.faults if f.matches(method)), None)
+        if fault is None and self.random_faults is not None:
+            fault = self.random_faults.draw(method)
         if fault is not None:
             fault.times -= 1
-            if fault.kind == "slow":
-                await asyncio.sleep(fault.delay)
-            elif fault.kind == "drop":
+            if fault.kind == "drop":
                 self._record(ApiCall(method, dict(params), 0, description="dropped before handling"))
                 raise ConnectionDroppedError(method)
-            elif fault.kind == "429":
+            if fault.kind == "hang":
+                self._record(ApiCall(method, dict(params), 0, description="held, never handled"))
+                await self._release_event().wait()
+                raise ConnectionDroppedError(method)
+            if fault.kind == "429":
                 error = ApiError(
                     429,
                     f"Too Many Requests: retry after {fault.retry_after}",
@@ -637,13 +684,39 @@ class FakeTelegram:
                 )
                 self._record(ApiCall(method, dict(params), 429, description=error.description))
                 return 429, self._error_body(error)
-            elif fault.kind == "502":
+            if fault.kind == "500":
+                error = ApiError(500, "Internal Server Error")
+                self._record(ApiCall(method, dict(params), 500, description=error.description))
+                return 500, self._error_body(error)
+            if fault.kind == "502":
                 self._record(ApiCall(method, dict(params), 502, description="Bad Gateway"))
                 return 502, b"<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>"
         status, body = await self._dispatch(method, params, files or {}, token)
-        if fault is not None and fault.kind == "drop_after":
-            raise ConnectionDroppedError(method)
+        if fault is not None:
+            if fault.kind == "slow":
+                await asyncio.sleep(fault.delay)
+            elif fault.kind == "drop_after":
+                raise ConnectionDroppedError(method)
+            elif fault.kind == "refuse":
+                self.refusals += 1
         return status, body
+
+    def release_held(self) -> None:
+        """End every call held by a "hang" fault (its connection is dropped, it is never handled)."""
+        held, self._released = self._release_event(), None
+        held.set()
+
+    def take_refusal(self) -> bool:
+        """Whether the transport must refuse the next connection attempt (and count it as done)."""
+        if self.refusals <= 0:
+            return False
+        self.refusals -= 1
+        return True
+
+    def _release_event(self) -> asyncio.Event:
+        if self._released is None:
+            self._released = asyncio.Event()
+        return self._released
 
     async def _dispatch(
         self, method: str, raw: Mapping[str, Any], files: Mapping[str, tuple[str, bytes]], token: str | None
@@ -713,10 +786,12 @@ class FakeTelegram:
         offset = int(params.get("offset", 0) or 0)
         limit = max(1, min(100, int(params.get("limit", 100) or 100)))
         timeout = float(params.get("timeout", 0) or 0)
+        self.confirmed_offset = max(self.confirmed_offset, offset)
         if offset > 0:
             self._updates = [u for u in self._updates if u["update_id"] >= offset]
         elif offset < 0:
             self._updates = self._updates[offset:]
+        self._changed_event().set()  # confirmed updates are gone: waiters on pending_updates re-check
         # A newer getUpdates ends the one still waiting, as Telegram does.
         self._poll_generation += 1
         generation = self._poll_generation
@@ -738,7 +813,11 @@ class FakeTelegram:
                     "Conflict: terminated by other getUpdates request; make sure that only "
                     "one bot instance is running",
                 )
-        return self._deliverable()[:limit]
+        batch = self._deliverable()[:limit]
+        for update in batch:
+            self.deliveries[update["update_id"]] = self.deliveries.get(update["update_id"], 0) + 1
+        self._changed_event().set()
+        return batch
 
     def _deliverable(self) -> list[JSON]:
         allowed = set(self.allowed_updates) if self.allowed_updates else None
@@ -1178,6 +1257,10 @@ class FakeTelegramRequest(BaseRequest):
                 data = content if isinstance(content, bytes) else content.read()
                 files[name] = (filename or name, data)
                 params.pop(name, None)
+        if self.fake.take_refusal():
+            raise NetworkError("httpx.ConnectError: [Errno 111] Connection refused") from httpx.ConnectError(
+                "[Errno 111] Connection refused"
+            )
         timeout = read_timeout if isinstance(read_timeout, int | float) else self._read_timeout
         if endpoint.lower() == "getupdates":
             timeout = float(params.get("timeout", 0) or 0) + self._read_timeout

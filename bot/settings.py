@@ -3,7 +3,9 @@
 Environment variables: TELEGRAM_BOT_TOKEN (required for the bot), TELEGRAM_API_URL (a self-hosted Bot API
 server; default the official one), GPUFIT_DB (SQLite path; default under the user's data directory),
 GPUFIT_WEBHOOK_URL / GPUFIT_WEBHOOK_SECRET / GPUFIT_WEBHOOK_LISTEN / GPUFIT_WEBHOOK_PORT (webhook mode),
-GPUFIT_LOG_LEVEL. A real environment variable wins over the same name in `.env`.
+GPUFIT_LOG_LEVEL, GPUFIT_RETENTION_DAYS (how long sessions and checklists are kept; default 30),
+GPUFIT_THROTTLE_BURST / GPUFIT_THROTTLE_RATE (per-user flood limit: messages at once, then per second;
+default 8 and 1). A real environment variable wins over the same name in `.env`.
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ class Settings(BaseModel):
     webhook_listen: str = "0.0.0.0"
     webhook_port: int = Field(default=8443, ge=1, le=65535)
     log_level: str = "INFO"
+    retention_days: int = Field(default=30, ge=1, le=3650)
+    throttle_burst: int = Field(default=8, ge=1, le=1_000_000)
+    throttle_rate: float = Field(default=1.0, gt=0, le=1_000_000)
 
     @field_validator("token")
     @classmethod
@@ -150,6 +155,9 @@ def load_settings(
         ("webhook_listen", "GPUFIT_WEBHOOK_LISTEN"),
         ("webhook_port", "GPUFIT_WEBHOOK_PORT"),
         ("log_level", "GPUFIT_LOG_LEVEL"),
+        ("retention_days", "GPUFIT_RETENTION_DAYS"),
+        ("throttle_burst", "GPUFIT_THROTTLE_BURST"),
+        ("throttle_rate", "GPUFIT_THROTTLE_RATE"),
     ):
         if key in values:
             fields[name] = values[key]
@@ -170,6 +178,9 @@ def load_settings(
             "webhook_secret": "--webhook-secret",
             "webhook_port": "GPUFIT_WEBHOOK_PORT",
             "log_level": "GPUFIT_LOG_LEVEL",
+            "retention_days": "GPUFIT_RETENTION_DAYS",
+            "throttle_burst": "GPUFIT_THROTTLE_BURST",
+            "throttle_rate": "GPUFIT_THROTTLE_RATE",
         }
         message = str(first["msg"]).removeprefix("Value error, ")
         raise SettingsError(f"{names.get(where, where)} {message}") from None

@@ -38,6 +38,8 @@ T = TypeVar("T")
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 SECONDS_PER_DAY = 86_400
+# Telegram keeps an unconfirmed update for 24 hours; remembering handled ones for two days covers that.
+HANDLED_UPDATE_DAYS = 2
 KEY_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,12}$")
 
 # Ordered forward migrations; migration i (1-based) brings the file to schema version i.
@@ -82,6 +84,15 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX keyboard_queries_by_chat ON keyboard_queries (chat_id)",
         "CREATE INDEX keyboard_queries_by_age ON keyboard_queries (created_at)",
     ),
+    (
+        # Updates already answered, so one Telegram delivers again after a crash is not answered twice.
+        """CREATE TABLE handled_updates (
+            bot_id INTEGER NOT NULL,
+            update_id INTEGER NOT NULL,
+            handled_at REAL NOT NULL,
+            PRIMARY KEY (bot_id, update_id))""",
+        "CREATE INDEX handled_updates_by_age ON handled_updates (handled_at)",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -116,6 +127,7 @@ class SessionStore:
         self._clock = clock
         self._lock = asyncio.Lock()
         self._healthy = True
+        self._writes_failing = False  # a lock can fail writes while reads go on: reads do not prove recovery
         self._last_purge = clock()
 
     # ------------------------------------------------------------------ lifecycle
@@ -307,6 +319,28 @@ class SessionStore:
         row = await self._fetchone("SELECT 1 FROM blocked_chats WHERE chat_id = ?", (chat_id,))
         return row is not None
 
+    # ------------------------------------------------------------------ updates handled once
+
+    async def was_handled(self, bot_id: int, update_id: int) -> bool:
+        """Whether this update was answered before (Telegram delivers an unconfirmed update again)."""
+        row = await self._fetchone(
+            "SELECT 1 FROM handled_updates WHERE bot_id = ? AND update_id = ?", (bot_id, update_id)
+        )
+        return row is not None
+
+    async def mark_handled(self, bot_id: int, update_id: int) -> None:
+        """Remember an update as answered; committed before the update is confirmed to Telegram."""
+        now = self._clock()
+
+        async def op(db: aiosqlite.Connection) -> None:
+            await db.execute(
+                """INSERT INTO handled_updates (bot_id, update_id, handled_at) VALUES (?, ?, ?)
+                   ON CONFLICT (bot_id, update_id) DO NOTHING""",
+                (bot_id, update_id, now),
+            )
+
+        await self._write(op)
+
     # ------------------------------------------------------------------ privacy and expiry
 
     async def forget_user(self, user_id: int) -> int:
@@ -341,7 +375,11 @@ class SessionStore:
             ):
                 cursor = await db.execute(sql, (cutoff,))
                 deleted += max(cursor.rowcount, 0)
-            return deleted
+            cursor = await db.execute(
+                "DELETE FROM handled_updates WHERE handled_at < ?",
+                (self._clock() - HANDLED_UPDATE_DAYS * SECONDS_PER_DAY,),
+            )
+            return deleted + max(cursor.rowcount, 0)
 
         return await self._write(op)
 
@@ -436,17 +474,19 @@ class SessionStore:
                         await _rollback(db)
                         raise
             except sqlite3.Error as exc:
-                self._report_failure(exc)
+                self._report_failure(exc, writing=transaction)
                 raise StoreUnavailable(_describe(exc)) from exc
             except ValueError as exc:  # aiosqlite raises ValueError once its connection has died
-                self._report_failure(exc)
+                self._report_failure(exc, writing=transaction)
                 raise StoreUnavailable(str(exc)) from exc
-        if not self._healthy:
+        if not self._healthy and (transaction or not self._writes_failing):
             self._healthy = True
+            self._writes_failing = False
             logger.warning("session store %s is available again", self.path)
         return result
 
-    def _report_failure(self, exc: Exception) -> None:
+    def _report_failure(self, exc: Exception, *, writing: bool) -> None:
+        self._writes_failing = self._writes_failing or writing
         if self._healthy:
             logger.error(
                 "session store %s unavailable: %s (%s: %s); checklists and follow-ups are off, "

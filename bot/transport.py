@@ -1,13 +1,17 @@
-"""HTTP to the Bot API with retries, so a flaky network or a Telegram 5xx does not lose an answer.
+"""HTTP to the Bot API with retries that never send an answer twice, and lose none that they need not.
 
-Flood control (429 with retry_after) is PTB's AIORateLimiter's job; this layer retries what it cannot:
-- the request never left (connect error, connect or pool timeout): always retried, nothing can duplicate;
-- Telegram answered 500/502/503/504: retried (the gateway did not hand the call to the Bot API);
-- the connection broke or timed out after the request was written: the call may have been executed.
-  Reads, edits, answers to queries and settings are idempotent and retried. Sends (sendMessage, sendPhoto…)
-  are retried too, deliberately: Telegram has no idempotency key, so the choice is between a rare duplicate
-  answer and a lost one, and a duplicate is the lesser harm for a Q&A bot (`retry_sends=False` flips it).
-  A retried edit that had already landed comes back as "message is not modified", which the bot ignores.
+Flood control (429 with retry_after) is PTB's AIORateLimiter's job; this layer retries what it cannot,
+and only where a retry is safe:
+- the request provably never reached Telegram (connection refused or reset while connecting or writing,
+  connect/write/pool timeout): retried for every method, nothing can duplicate;
+- Telegram answered 500/502/503/504: retried for every method (the gateway answered instead of the Bot API);
+- the connection broke or the read timed out AFTER the request was written: Telegram may have executed it.
+  Idempotent calls (reads, edits, answers to queries, settings) are retried. Sends (sendMessage, sendPhoto,
+  forward, copy) are NOT: Telegram has no idempotency key, so a retry after an unclear failure is how a bot
+  answers twice. A slow-but-alive Telegram is instead given a generous read timeout for sends
+  (`send_read_timeout`), so it finishes rather than times out. The price: if Telegram really lost such a
+  request, that one answer is lost (the error handler logs it and apologises); tests/test_hardening_faults.py
+  documents both sides. `retry_unclear_sends=True` flips the choice to at-least-once.
 Backoff doubles from `backoff` seconds up to `max_backoff`; `max_retries` bounds the attempts.
 """
 
@@ -24,13 +28,26 @@ from telegram.request import HTTPXRequest, RequestData
 logger = logging.getLogger(__name__)
 
 RETRY_STATUSES = frozenset({500, 502, 503, 504})
-_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+# httpx errors raised before the request was fully written: Telegram cannot have seen a complete request.
+NOT_DELIVERED = (
+    httpx.ConnectError,
+    httpx.ConnectTimeout,
+    httpx.PoolTimeout,
+    httpx.WriteError,
+    httpx.WriteTimeout,
+)
 _SENDING_PREFIXES = ("send", "forward", "copy")
+DEFAULT_SEND_READ_TIMEOUT = 30.0
 
 
 def is_sending(endpoint: str) -> bool:
     """Methods that create a new message: repeating one after an unclear failure may duplicate it."""
     return endpoint.lower().startswith(_SENDING_PREFIXES)
+
+
+def not_delivered(error: BaseException) -> bool:
+    """Whether a transport error proves the request never reached Telegram (so any retry is safe)."""
+    return isinstance(error.__cause__, NOT_DELIVERED)
 
 
 class RetryingRequest(HTTPXRequest):
@@ -42,14 +59,16 @@ class RetryingRequest(HTTPXRequest):
         max_retries: int = 4,
         backoff: float = 0.5,
         max_backoff: float = 8.0,
-        retry_sends: bool = True,
+        retry_unclear_sends: bool = False,
+        send_read_timeout: float | None = DEFAULT_SEND_READ_TIMEOUT,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.max_retries = max_retries
         self.backoff = backoff
         self.max_backoff = max_backoff
-        self.retry_sends = retry_sends
+        self.retry_unclear_sends = retry_unclear_sends
+        self.send_read_timeout = send_read_timeout
 
     async def do_request(  # noqa: PLR0917 (PTB's signature)
         self,
@@ -62,6 +81,13 @@ class RetryingRequest(HTTPXRequest):
         pool_timeout: Any = HTTPXRequest.DEFAULT_NONE,
     ) -> tuple[int, bytes]:
         endpoint = url.rsplit("/", 1)[-1]
+        # A send waits long enough for a slow Telegram to finish, since it cannot be safely repeated.
+        if (
+            is_sending(endpoint)
+            and self.send_read_timeout is not None
+            and (not isinstance(read_timeout, int | float) or read_timeout < self.send_read_timeout)
+        ):
+            read_timeout = self.send_read_timeout
         attempt = 0
         while True:
             try:
@@ -69,7 +95,14 @@ class RetryingRequest(HTTPXRequest):
                     url, method, request_data, read_timeout, write_timeout, connect_timeout, pool_timeout
                 )
             except (TimedOut, NetworkError) as error:
-                if attempt >= self.max_retries or not self._may_retry(endpoint, error):
+                if attempt >= self.max_retries or not self.may_retry(endpoint, error):
+                    if is_sending(endpoint) and not not_delivered(error):
+                        logger.warning(
+                            "%s may or may not have reached Telegram (%s); not repeated, so it is not sent "
+                            "twice",
+                            endpoint,
+                            type(error.__cause__ or error).__name__,
+                        )
                     raise
                 reason = f"{type(error).__name__}: {error.message}"
             else:
@@ -83,7 +116,8 @@ class RetryingRequest(HTTPXRequest):
             )
             await asyncio.sleep(delay)
 
-    def _may_retry(self, endpoint: str, error: Exception) -> bool:
-        if isinstance(error.__cause__, _NOT_SENT):
+    def may_retry(self, endpoint: str, error: BaseException) -> bool:
+        """Safe to repeat: the request never left, or the method is idempotent (or duplicates are allowed)."""
+        if not_delivered(error):
             return True
-        return self.retry_sends or not is_sending(endpoint)
+        return self.retry_unclear_sends or not is_sending(endpoint)

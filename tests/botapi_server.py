@@ -4,16 +4,21 @@ The bot under test talks to it exactly as to api.telegram.org (`base_url=http://
 keep-alive connections, form and multipart bodies, long-polling getUpdates. Bot API semantics and
 validation live in FakeTelegram (one implementation, shared with the console chat); this module adds only
 HTTP and the faults that need a socket: a dropped connection is a real closed socket, a slow answer a
-real delay.
+real delay, a refused connection (Fault "refuse") a closed listening socket, so the client's next connection
+attempt fails with ECONNREFUSED before its request leaves.
 
 Stdlib only (`asyncio.start_server`); it runs on the test's event loop, so tests drive the fake directly.
 """
 
 from __future__ import annotations
 
+import array
 import asyncio
 import contextlib
+import fcntl
 import json
+import socket
+import termios
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.parser import BytesParser
@@ -54,13 +59,21 @@ _REASONS = {
 class BotApiServer:
     """`async with BotApiServer(fake) as server:` serves `fake` on 127.0.0.1:<random port>."""
 
-    def __init__(self, fake: FakeTelegram | None = None, *, host: str = "127.0.0.1") -> None:
+    def __init__(
+        self, fake: FakeTelegram | None = None, *, host: str = "127.0.0.1", refuse_for: float = 0.1
+    ) -> None:
         self.fake = fake or FakeTelegram()
         self.host = host
         self.port = 0
         self.requests = 0
+        self.refused_windows = 0
+        self.refuse_for = refuse_for
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.StreamWriter] = set()
+        self._idle: dict[asyncio.StreamWriter, asyncio.StreamReader] = {}
+        self._reopen: asyncio.TimerHandle | None = None
+        self._tasks: set[asyncio.Future[None]] = set()
+        self._stopped = False
 
     @property
     def base_url(self) -> str:
@@ -73,14 +86,52 @@ class BotApiServer:
         return self
 
     async def stop(self) -> None:
+        self._stopped = True
+        self.fake.release_held()
+        if self._reopen is not None:
+            self._reopen.cancel()
+        for writer in list(self._connections):
+            writer.transport.abort()
         if self._server is None:
             return
         self._server.close()
-        for writer in list(self._connections):
-            writer.transport.abort()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self._server.wait_closed(), timeout=5)
         self._server = None
+
+    def refuse_connections(self, answered: asyncio.StreamWriter | None = None) -> None:
+        """Close the listening socket for `refuse_for` seconds, and the connections no request is on (so the
+        client must connect anew and is refused): the one failure a client can prove its request never left.
+        Synchronous, so no client write can slip in between the checks and the close."""
+        for writer, reader in list(self._idle.items()):
+            if writer is answered and writer.transport.get_write_buffer_size():
+                writer.close()  # the answer is still being written: it goes out first, then the FIN
+            elif writer is answered or _nothing_pending(writer, reader):
+                with contextlib.suppress(OSError):
+                    writer.get_extra_info("socket").shutdown(socket.SHUT_RDWR)
+                writer.transport.abort()
+        if self._server is None or self._stopped:
+            return
+        self._server.close()
+        self._server = None
+        self.refused_windows += 1
+        self._reopen = asyncio.get_running_loop().call_later(self.refuse_for, self._listen_again)
+
+    def _listen_again(self) -> None:
+        if self._stopped:
+            return
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((self.host, self.port))
+        listener.listen(128)  # connections queue from now on, before asyncio accepts them
+        self._tasks.add(asyncio.ensure_future(self._serve_on(listener)))
+
+    async def _serve_on(self, listener: socket.socket) -> None:
+        server = await asyncio.start_server(self._serve, sock=listener)
+        if self._stopped:
+            server.close()
+        else:
+            self._server = server
 
     async def __aenter__(self) -> BotApiServer:
         return await self.start()
@@ -94,7 +145,9 @@ class BotApiServer:
         self._connections.add(writer)
         try:
             while True:
+                self._idle[writer] = reader
                 request = await _read_request(reader)
+                self._idle.pop(writer, None)
                 if request is None:
                     break
                 self.requests += 1
@@ -111,9 +164,14 @@ class BotApiServer:
                 )
                 writer.write(head.encode("ascii") + payload)
                 await writer.drain()
+                if self.fake.take_refusal():
+                    self._idle[writer] = reader
+                    self.refuse_connections(answered=writer)
+                    break
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
+            self._idle.pop(writer, None)
             self._connections.discard(writer)
             with contextlib.suppress(Exception):
                 writer.close()
@@ -136,6 +194,22 @@ class BotApiServer:
             fields, files = _parse_multipart(content_type, body)
             params.update(fields)
         return await self.fake.call(endpoint, params, files, token=token)
+
+
+def _nothing_pending(writer: asyncio.StreamWriter, reader: asyncio.StreamReader) -> bool:
+    """No byte of a next request has arrived on this connection (neither read into `reader` nor waiting in
+    the kernel): closing it cannot cut a request the client already sent."""
+    if getattr(reader, "_buffer", b""):
+        return False
+    sock = writer.get_extra_info("socket")
+    if sock is None:
+        return False
+    pending = array.array("i", [0])
+    try:
+        fcntl.ioctl(sock.fileno(), termios.FIONREAD, pending)
+    except OSError:
+        return False
+    return pending[0] == 0
 
 
 async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, dict[str, str], bytes] | None:
@@ -263,8 +337,16 @@ class BotHarness:
         return [button for row in markup.get("inline_keyboard", []) for button in row]
 
 
-def start_bot(settings: Settings) -> tuple[Application[Any, Any, Any, Any, Any, Any], list[BaseException]]:
-    """The production Application over loopback, with an extra error handler that records what went wrong."""
+UNTHROTTLED = 1_000_000  # scripted users type faster than people; flood tests set their own limits
+
+
+def start_bot(
+    settings: Settings, *, throttled: bool = False
+) -> tuple[Application[Any, Any, Any, Any, Any, Any], list[BaseException]]:
+    """The production Application over loopback, with an extra error handler that records what went wrong.
+    Scripted users are not throttled unless `throttled` (the settings' limits then apply)."""
+    if not throttled:
+        settings = settings.model_copy(update={"throttle_burst": UNTHROTTLED})
     app = build_application(
         settings, request=loopback_request(), get_updates_request=loopback_updates_request()
     )
