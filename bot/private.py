@@ -224,6 +224,14 @@ async def cancel_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
     await reply_html(message, text("bot_cancel", await lang_for_words(update, context)))
 
 
+async def unknown_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """A /command nobody handles, in a private chat: a pointer to /help rather than silence."""
+    message = update.effective_message
+    if message is None:
+        return
+    await reply_html(message, text("bot_unknown_command", await lang_for_words(update, context)))
+
+
 def handlers() -> list[BaseHandler[Any, Any, Any]]:
     """Commands (private and groups) and the private catch-all text handler, in matching order."""
     return [
@@ -240,8 +248,10 @@ def handlers() -> list[BaseHandler[Any, Any, Any]]:
 
 
 def private_text_handlers() -> list[BaseHandler[Any, Any, Any]]:
+    """Registered after every command handler: any other text is a question, any other /command is unknown."""
     return [
         MessageHandler(
             NEW_MESSAGES & filters.ChatType.PRIVATE & filters.TEXT & ~filters.COMMAND, text_message
-        )
+        ),
+        MessageHandler(NEW_MESSAGES & filters.ChatType.PRIVATE & filters.COMMAND, unknown_command),
     ]

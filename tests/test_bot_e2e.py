@@ -43,6 +43,11 @@ async def test_private_question_in_chinese(running_bot: BotHarness) -> None:
     assert any("\u4e00" <= ch <= "\u9fff" for ch in reply.text), reply.text[:200]
 
 
+async def test_unknown_command_points_to_help(running_bot: BotHarness) -> None:
+    [reply] = await running_bot.say(ANN, ANN, "/frobnicate now")
+    assert "/help" in reply.text
+
+
 async def test_follow_up_uses_the_previous_question(running_bot: BotHarness) -> None:
     [first] = await running_bot.say(ANN, ANN, "LoRA fine-tune Llama 3.1 8B on a 4090")
     [second] = await running_bot.say(ANN, ANN, "and with QLoRA?")
