@@ -306,11 +306,16 @@ def _card_or_none(card_id: str | None) -> Card | None:
     return match.card if match else None
 
 
+@lru_cache(maxsize=32)
+def _macro_module(lang: Lang, module: str) -> Any:
+    """templates/<lang>/<module>.j2 instantiated once per language (its macros are pure)."""
+    return environment().get_template(f"{lang}/{module}.j2").make_module({"lang": lang})
+
+
 def _call_macro(lang: Lang, module: str, name: str, *args: Any, **kwargs: Any) -> str:
     """A macro of templates/<lang>/<module>.j2 as plain text: labels and example questions live in templates
     like every other sentence, but buttons want text, not HTML."""
-    template = environment().get_template(f"{lang}/{module}.j2").make_module({"lang": lang})
-    macro = cast(Callable[..., str], getattr(template, name))
+    macro = cast(Callable[..., str], getattr(_macro_module(lang, module), name))
     return html_lib.unescape(str(macro(*args, **kwargs)))
 
 
