@@ -57,18 +57,20 @@ class StageClock:
 
 
 @contextmanager
-def patched(targets: dict[str, tuple[str, str]], clock: StageClock) -> Iterator[None]:
-    """Wrap `module.attr` for each stage name in `targets`; missing names are skipped (core may change)."""
+def patched(targets: dict[str, tuple[tuple[str, str], ...]], clock: StageClock) -> Iterator[None]:
+    """Wrap `module.attr` wherever each stage's function is bound (every module that imported it);
+    missing names are skipped (core may change)."""
     import importlib
 
     saved: list[tuple[Any, str, Any]] = []
-    for stage, (module_name, attr) in targets.items():
-        module = importlib.import_module(module_name)
-        original = getattr(module, attr, None)
-        if original is None:
-            continue
-        saved.append((module, attr, original))
-        setattr(module, attr, clock.wrap(stage, original))
+    for stage, places in targets.items():
+        for module_name, attr in places:
+            module = importlib.import_module(module_name)
+            original = getattr(module, attr, None)
+            if original is None:
+                continue
+            saved.append((module, attr, original))
+            setattr(module, attr, clock.wrap(stage, original))
     try:
         yield
     finally:
@@ -76,21 +78,34 @@ def patched(targets: dict[str, tuple[str, str]], clock: StageClock) -> Iterator[
             setattr(module, attr, original)
 
 
+_ANSWER = (
+    "core.answer.buttons",
+    "core.answer.cards",
+    "core.answer.common",
+    "core.answer.fit",
+    "core.answer.info",
+)
+
+
+def _everywhere(attr: str) -> tuple[tuple[str, str], ...]:
+    return tuple((module, attr) for module in _ANSWER)
+
+
 STAGES = {
-    "parse": ("core.parser", "parse"),
-    "detect_lang": ("core.parser", "detect_lang"),
-    "render": ("core.answer", "render"),
-    "render_macro": ("core.answer", "_call_macro"),
+    "parse": (("core.parser", "parse"),),
+    "detect_lang": (("core.parser", "detect_lang"),),
+    "render": _everywhere("render"),
+    "render_macro": _everywhere("call_macro"),
 }
 COUNTED = {
-    "estimate (answer)": ("core.answer", "estimate"),
-    "estimate (advisor)": ("core.advisor", "estimate"),
-    "estimate computed": ("core.estimator.memory", "_estimate"),
-    "memory computed": ("core.estimator.memory", "_memory"),
-    "render": ("core.answer", "render"),
-    "render_macro": ("core.answer", "_call_macro"),
-    "plans": ("core.advisor", "plans"),
-    "fixes": ("core.advisor", "fixes"),
+    "estimate (answer)": _everywhere("estimate"),
+    "estimate (advisor)": (("core.advisor", "estimate"),),
+    "estimate computed": (("core.estimator.memory", "_estimate"),),
+    "memory computed": (("core.estimator.memory", "_memory"),),
+    "render": _everywhere("render"),
+    "render_macro": _everywhere("call_macro"),
+    "plans": (("core.advisor", "plans"),),
+    "fixes": (("core.advisor", "fixes"),),
 }
 
 

@@ -21,6 +21,10 @@ from core.answer import (
     unknown_card_answer,
     unknown_model_answer,
 )
+from core.answer import cards as answer_cards
+from core.answer import common as answer_common
+from core.answer import fit as answer_fit
+from core.answer import info as answer_info
 from core.query import Method, Precision, Query, Task
 from core.render import TELEGRAM_LIMIT, render, telegram_html_problems, utf16_len
 
@@ -153,7 +157,8 @@ def test_answer_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("estimator exploded")
 
-    monkeypatch.setattr(answer_module, "estimate", boom)
+    for module in (answer_fit, answer_cards, answer_info):
+        monkeypatch.setattr(module, "estimate", boom)
     for lang in LANGS:
         reply = answer("can a 4090 run llama 3.1 8b", lang=lang)
         assert reply.kind == "error"
@@ -169,7 +174,7 @@ def test_long_answers_are_shortened_not_cut_off(monkeypatch: pytest.MonkeyPatch)
         html = real_render(name, lang, **data)
         return html if data.get("short") else html + "\n" + "x" * TELEGRAM_LIMIT
 
-    monkeypatch.setattr(answer_module, "render", padded)
+    monkeypatch.setattr(answer_common, "render", padded)
     reply = answer_query(Query(model="llama-3.1-8b", card="rtx-4090"), lang="en")
     assert utf16_len(reply.html) <= TELEGRAM_LIMIT
     assert "xxxx" not in reply.html

@@ -1,0 +1,68 @@
+"""Buttons under an answer: each changes one thing of the query (method, precision, context, card)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.answer.common import call_macro
+from core.answer.model import CONTEXT_CHOICES, PRECISION_CHOICES, TRAINING_METHODS, Button, Lang
+from core.catalog import Card, load_catalog
+from core.estimator import Estimate, Fit
+from core.query import DEFAULT_SEQ, Query, Task
+from core.render import (
+    fmt_card_name,
+)
+
+
+def button_label(lang: Lang, action: str, **extra: Any) -> str:
+    """Button words live in templates/<lang>/_buttons.j2; labels are plain text."""
+    name, _, value = action.partition("=")
+    return call_macro(lang, "_buttons", "label", name, value, **extra).strip()
+
+
+def button(lang: Lang, action: str, **extra: Any) -> Button:
+    if "card" in extra:
+        extra["card"] = fmt_card_name(str(extra["card"]))
+    return Button(label=button_label(lang, action, **extra), action=action)
+
+
+def fit_buttons(
+    query: Query, est: Estimate, view: dict[str, Any], lang: Lang, *, all_methods: bool = False
+) -> list[list[Button]]:
+    filled = est.query
+    rows: list[list[Button]] = []
+    if filled.task is Task.INFERENCE:
+        rows.append(
+            [button(lang, f"precision={p.value}") for p in PRECISION_CHOICES if p is not filled.precision]
+        )
+    elif filled.task is Task.FINETUNE:
+        current = None if all_methods else filled.method
+        rows.append([button(lang, f"method={m.value}") for m in TRAINING_METHODS if m is not current])
+    seq = filled.seq or DEFAULT_SEQ
+    rows.append([button(lang, f"seq={s}") for s in CONTEXT_CHOICES if s != seq])
+    extra: list[Button] = []
+    verdict = view["verdict"]
+    for row in view["fixes"]:
+        action = row["action"]
+        if action and len(extra) < 3 and not action.startswith(("seq=", "method=", "precision=")):
+            extra.append(button(lang, action, card=row["card_name"]))
+    if verdict is not None and verdict.fits is Fit.NO and not extra:
+        bigger = _bigger_card(verdict.need_bytes, view["card"])
+        if bigger is not None:
+            extra.append(button(lang, f"card={bigger.id}", card=bigger.name))
+    for plan in ([view["cheaper"]] if view["cheaper"] else []) + view["plans"][:1]:
+        extra.append(button(lang, f"card={plan.card}", card=plan.card_name))
+    if extra:
+        rows.append(extra)
+    rows.append([button(lang, "details")])
+    return [row for row in rows if row]
+
+
+def _bigger_card(need_bytes: int, current: Card | None) -> Card | None:
+    """The most rented card with room for `need_bytes` (with 10% to spare), other than the current one."""
+    candidates = [
+        c
+        for c in load_catalog().cards
+        if c.memory_bytes >= need_bytes * 1.1 and (current is None or c.id != current.id)
+    ]
+    return candidates[0] if candidates else None

@@ -1,0 +1,130 @@
+"""Card facts and comparisons of two or more cards."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.answer.buttons import button
+from core.answer.clarify import unknown_card_answer
+from core.answer.common import answer_currency, call_macro, card_or_none, model_label, pack
+from core.answer.fit import card_price, main_verdict
+from core.answer.model import Answer, Lang
+from core.catalog import Card, load_catalog
+from core.estimator import Fit, estimate
+from core.query import Method, Precision, Query, Task
+from core.render import (
+    fmt_card_name,
+)
+
+
+def card_view(card: Card, currency: str) -> dict[str, Any]:
+    price = card_price(card.id, currency)
+    return {"card": card, "price": price, "memory_bytes": card.memory_bytes}
+
+
+def card_answer(lang: Lang, card_id: str, query: Query | None) -> Answer:
+    card = card_or_none(card_id)
+    if card is None:
+        return unknown_card_answer(lang, card_id, load_catalog().closest(card_id), query)
+    currency = answer_currency(query, lang)
+    view = card_view(card, currency)
+    fits = what_fits(card)
+    buttons = [[button(lang, f"ask={q}") for q in _card_questions(lang, card)]]
+    return pack(
+        "card",
+        lang,
+        "card",
+        {"c": view, "fits": fits, "currency": currency},
+        query=query,
+        buttons=buttons,
+        facts={"cards": [_card_facts(view)], "what_fits": fits},
+    )
+
+
+def _card_questions(lang: Lang, card: Card) -> list[str]:
+    text = call_macro(lang, "_buttons", "card_questions", fmt_card_name(card.name))
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _card_facts(view: dict[str, Any]) -> dict[str, Any]:
+    card: Card = view["card"]
+    return card.model_dump(mode="json", exclude={"aliases", "notes", "source"}) | {
+        "memory_bytes": card.memory_bytes,
+        "price": view["price"].model_dump(mode="json") if view["price"] else None,
+    }
+
+
+# Sizes people ask about, for "what fits on this card" (billions of parameters, dense).
+SIZE_LADDER = (1.5, 3.0, 7.0, 8.0, 14.0, 32.0, 70.0, 110.0, 180.0, 405.0)
+
+
+def what_fits(card: Card) -> list[dict[str, Any]]:
+    """The largest common dense size that fits one card for four typical jobs (bare-size estimates)."""
+    jobs = (
+        ("inference", Query(task=Task.INFERENCE, precision=Precision.BF16)),
+        ("inference_int4", Query(task=Task.INFERENCE, precision=Precision.INT4)),
+        ("lora", Query(task=Task.FINETUNE, method=Method.LORA)),
+        ("qlora", Query(task=Task.FINETUNE, method=Method.QLORA)),
+    )
+    rows: list[dict[str, Any]] = []
+    for job, base in jobs:
+        best: float | None = None
+        for size in SIZE_LADDER:
+            est = estimate(base.model_copy(update={"params_b": size, "card": card.id}))
+            verdict = main_verdict(est)
+            if verdict is None or verdict.fits is Fit.NO:
+                break
+            best = size
+        rows.append({"job": job, "params_b": best})
+    return rows
+
+
+def compare_answer(lang: Lang, card_ids: list[str], query: Query | None) -> Answer:
+    cards: list[Card] = []
+    for card_id in card_ids:
+        card = card_or_none(card_id)
+        if card is None:
+            return unknown_card_answer(lang, card_id, load_catalog().closest(card_id), query)
+        if card not in cards:
+            cards.append(card)
+    if len(cards) < 2:
+        return card_answer(lang, cards[0].id, query)
+    currency = answer_currency(query, lang)
+    views = [card_view(c, currency) for c in cards[:6]]
+    verdicts: list[dict[str, Any]] = []
+    if query is not None and (query.model or query.params_b):
+        for view in views:
+            est = estimate(query.model_copy(update={"card": view["card"].id, "card_memory_bytes": None}))
+            verdict = main_verdict(est)
+            if verdict is not None:
+                verdicts.append(
+                    {
+                        "card": view["card"],
+                        "verdict": verdict,
+                        "model_name": model_label(est, lang),
+                        "q": est.query,
+                    }
+                )
+    leaders = _leaders(views)
+    return pack(
+        "compare",
+        lang,
+        "compare",
+        {"cards": views, "leaders": leaders, "verdicts": verdicts, "currency": currency},
+        query=query,
+        facts={
+            "cards": [_card_facts(v) for v in views],
+            "verdicts": [v["verdict"].model_dump(mode="json") for v in verdicts if v["verdict"] is not None],
+        },
+    )
+
+
+def _leaders(views: list[dict[str, Any]]) -> dict[str, Card | None]:
+    cards: list[Card] = [v["card"] for v in views]
+    priced = [(v["price"].per_hour, v["card"]) for v in views if v["price"] is not None]
+    return {
+        "memory": max(cards, key=lambda c: c.memory_bytes),
+        "bandwidth": max(cards, key=lambda c: c.bandwidth_gb_s),
+        "compute": max(cards, key=lambda c: c.tensor_tflops),
+        "cheapest": min(priced, key=lambda p: p[0])[1] if priced else None,
+    }

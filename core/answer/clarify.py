@@ -1,0 +1,90 @@
+"""Answers that ask back or apologise: which model, unknown names, errors."""
+
+from __future__ import annotations
+
+import logging
+
+from core.answer.buttons import button
+from core.answer.common import pack, registry_label
+from core.answer.model import SUGGESTED_MODELS, SUGGESTED_SIZE_B, Answer, Lang
+from core.catalog import load_catalog
+from core.query import Query
+from core.registry import load_registry
+
+log = logging.getLogger(__name__)
+
+
+def clarify_answer(lang: Lang, missing: str, query: Query | None) -> Answer:
+    """One short question with choices for buttons (what is missing: 'model', 'card', 'task')."""
+    missing = missing if missing in ("model", "card", "task") else "model"
+    registry = load_registry()
+    if missing == "card":
+        choices = [
+            button(lang, f"card={c}", card=load_catalog().get(c).name)
+            for c in ("rtx-4090", "a100-80gb-sxm", "h100-sxm")
+        ]
+    elif missing == "task":
+        choices = [button(lang, a) for a in ("task=inference", "method=lora", "method=full")]
+    else:
+        choices = [button(lang, f"model={m}", card=registry.get(m).name) for m in SUGGESTED_MODELS]
+        choices.append(button(lang, f"params_b={SUGGESTED_SIZE_B:g}"))
+    return pack(
+        "clarify",
+        lang,
+        "clarify",
+        {"missing": missing, "choices": [b.label for b in choices]},
+        query=query,
+        buttons=[choices],
+        facts={"missing": missing, "choices": [b.model_dump() for b in choices]},
+    )
+
+
+def unknown_model_answer(lang: Lang, name: str, suggestions: list[str], query: Query | None) -> Answer:
+    names = [(s, registry_label(s)) for s in suggestions[:3]]
+    buttons = [[button(lang, f"model={s}", card=label) for s, label in names]]
+    if not names:
+        buttons = [[button(lang, f"model={m}", card=registry_label(m)) for m in SUGGESTED_MODELS]]
+    return pack(
+        "clarify",
+        lang,
+        "unknown_model",
+        {"name": name, "suggestions": [label for _, label in names], "what": "model"},
+        query=query,
+        buttons=buttons,
+        facts={"missing": "model", "unknown": name, "suggestions": suggestions},
+    )
+
+
+def unknown_card_answer(lang: Lang, name: str, suggestions: list[str], query: Query | None) -> Answer:
+    catalog = load_catalog()
+    cards = [catalog.get(s) for s in suggestions[:3] if s in catalog.by_id]
+    return pack(
+        "clarify",
+        lang,
+        "unknown_model",
+        {"name": name, "suggestions": [c.name for c in cards], "what": "card"},
+        query=query,
+        buttons=[[button(lang, f"card={c.id}", card=c.name) for c in cards]] if cards else [],
+        facts={"missing": "card", "unknown": name, "suggestions": [c.id for c in cards]},
+    )
+
+
+def error_answer(lang: Lang, code: str, *, query: Query | None = None) -> Answer:
+    """A friendly apology; never a traceback. Rendering itself failing falls back to fixed text."""
+    try:
+        return pack("error", lang, "error", {"code": code}, query=query)
+    except Exception:
+        log.exception("rendering the error answer failed")
+        text = (
+            "Sorry, something went wrong. Please try again." if lang == "en" else "抱歉，出错了，请再试一次。"
+        )
+        return Answer(
+            kind="error",
+            lang=lang,
+            query=query,
+            filled_query=None,
+            html=text,
+            compact_html=text,
+            summary=text,
+            title=text,
+        )

@@ -1,0 +1,112 @@
+"""Small pieces every kind of answer uses: packing rendered HTML into an `Answer`, labels from templates."""
+
+from __future__ import annotations
+
+import html as html_lib
+import logging
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any, cast
+
+from core.answer.model import Answer, Button, Kind, Lang
+from core.catalog import Card, load_catalog
+from core.estimator import Estimate
+from core.query import Currency, Query
+from core.registry import load_registry
+from core.render import (
+    TELEGRAM_LIMIT,
+    environment,
+    plain_text,
+    render,
+    split_message,
+    utf16_len,
+)
+
+log = logging.getLogger(__name__)
+
+
+def to_lang(value: object) -> Lang:
+    return "zh" if str(value).lower().startswith("zh") else "en"
+
+
+def pack(
+    kind: Kind,
+    lang: Lang,
+    template: str,
+    data: dict[str, Any],
+    *,
+    query: Query | None = None,
+    filled: Query | None = None,
+    compact_template: str | None = None,
+    buttons: list[list[Button]] | None = None,
+    facts: dict[str, Any] | None = None,
+) -> Answer:
+    """Render full and compact forms, keep both inside Telegram's limit, derive title and summary."""
+    html = render(template, lang, compact=False, short=False, **data)
+    if utf16_len(html) > TELEGRAM_LIMIT:
+        html = render(template, lang, compact=False, short=True, **data)
+    if utf16_len(html) > TELEGRAM_LIMIT:
+        html = split_message(html, TELEGRAM_LIMIT)[0]
+    if compact_template:
+        compact = render(compact_template, lang, compact=True, short=True, **data)
+    else:
+        compact = render(template, lang, compact=True, short=True, **data)
+    if utf16_len(compact) > TELEGRAM_LIMIT:
+        compact = split_message(compact, TELEGRAM_LIMIT)[0]
+    lines = [line.strip() for line in plain_text(compact).splitlines() if line.strip()]
+    title = lines[0] if lines else kind
+    summary = " ".join(lines[1:]) if len(lines) > 1 else title
+    return Answer(
+        kind=kind,
+        lang=lang,
+        query=query,
+        filled_query=filled,
+        html=html,
+        compact_html=compact,
+        title=title[:256],
+        summary=summary[:512],
+        buttons=buttons or [],
+        facts=facts or {},
+    )
+
+
+def answer_currency(query: Query | None, lang: Lang) -> str:
+    if query is not None and query.currency is not None:
+        return query.currency.value
+    return Currency.CNY.value if lang == "zh" else Currency.USD.value
+
+
+def card_or_none(card_id: str | None) -> Card | None:
+    if not card_id:
+        return None
+    catalog = load_catalog()
+    if card_id in catalog.by_id:
+        return catalog.get(card_id)
+    match = catalog.resolve(card_id)
+    return match.card if match else None
+
+
+@lru_cache(maxsize=32)
+def _macro_module(lang: Lang, module: str) -> Any:
+    """templates/<lang>/<module>.j2 instantiated once per language (its macros are pure)."""
+    return environment().get_template(f"{lang}/{module}.j2").make_module({"lang": lang})
+
+
+def call_macro(lang: Lang, module: str, name: str, *args: Any, **kwargs: Any) -> str:
+    """A macro of templates/<lang>/<module>.j2 as plain text: labels and example questions live in templates
+    like every other sentence, but buttons want text, not HTML."""
+    macro = cast(Callable[..., str], getattr(_macro_module(lang, module), name))
+    return html_lib.unescape(str(macro(*args, **kwargs)))
+
+
+def model_label(est: Estimate, lang: str) -> str:
+    """The model's name; a bare size is called by its size ('13B model'), worded by the templates."""
+    if not est.representative_shape:
+        return est.model_name
+    size = est.query.params_b or round(est.params / 1e9, 1)
+    return call_macro(to_lang(lang), "_words", "size_model", size).strip()
+
+
+def registry_label(model_id: str) -> str:
+    registry = load_registry()
+    return registry.get(model_id).name if model_id in registry.by_id else model_id

@@ -1,0 +1,337 @@
+"""Will it fit: the memory view of one job, the methods side by side, and ranked plans."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from pydantic import BaseModel
+
+from core import advisor
+from core.advisor import Fix, Plan
+from core.answer.buttons import fit_buttons
+from core.answer.clarify import unknown_model_answer
+from core.answer.common import answer_currency, card_or_none, model_label, pack
+from core.answer.model import ASSUMPTION_ORDER, MIN_SHOWN_BYTES, TRAINING_METHODS, Answer, Lang
+from core.catalog import Card
+from core.cost import CardPrice, JobCost, PriceBookError, job_cost, load_price_book
+from core.estimator import COMPONENTS, Estimate, Fit, UnknownModelError, Verdict, estimate
+from core.query import Currency, Method, Query, Task
+
+log = logging.getLogger(__name__)
+
+
+def folk_reason(est: Estimate) -> str:
+    """Why the exact figure differs from the article's rule: one code, worded by the templates."""
+    total, low, high = est.total_bytes, est.folk.low_bytes, est.folk.high_bytes
+    b = est.breakdown
+    q = est.query
+    if low * 0.9 <= total <= high * 1.1:
+        return "close"
+    if total < low:
+        if q.task is not Task.INFERENCE and q.method in (Method.LORA, Method.QLORA, Method.FREEZE):
+            return "adapters_only"
+        if q.gpus and q.gpus > 1:
+            return "sharded"
+        return "small_overhead"
+    extras = {
+        "kv_cache": b.kv_cache,
+        "activations": b.activations + b.logits,
+        "model_states": b.gradients + b.optimizer + (b.weights - est.folk.weights_bytes),
+    }
+    return max(extras, key=lambda k: extras[k])
+
+
+def main_verdict(est: Estimate) -> Verdict | None:
+    gpus = est.query.gpus or 1
+    for verdict in est.verdicts:
+        if verdict.count == gpus:
+            return verdict
+    return est.verdicts[-1] if est.verdicts else None
+
+
+def breakdown_rows(est: Estimate, capacity: int | None) -> list[dict[str, Any]]:
+    scale = capacity or est.total_bytes or 1
+    shown = [name for name in COMPONENTS if getattr(est.breakdown, name) >= MIN_SHOWN_BYTES]
+    return [
+        {
+            "name": name,
+            "bytes": getattr(est.breakdown, name),
+            "fraction": getattr(est.breakdown, name) / scale,
+        }
+        for name in shown
+    ]
+
+
+def assumptions(est: Estimate, stated: Query) -> list[tuple[str, Any]]:
+    """(field, value) for what was assumed, worth a reader's check; never a field the user stated."""
+    filled = est.query
+    said = stated.said()
+    items: list[tuple[str, Any]] = []
+    training = filled.task is not Task.INFERENCE
+    for name in ASSUMPTION_ORDER:
+        if name in said:
+            continue
+        value = getattr(filled, name)
+        if value is None:
+            continue
+        if not training and name in ("method", "lora_rank", "grad_checkpointing", "optimizer", "zero_stage"):
+            continue
+        if training and name == "runtime":
+            continue
+        if name == "lora_rank" and filled.method not in (Method.LORA, Method.QLORA):
+            continue
+        if name == "gpus" and not (filled.card or filled.card_memory_bytes):
+            continue
+        if name == "zero_stage" and (filled.gpus or 1) == 1:
+            continue
+        if name == "optimizer" and filled.method is Method.QLORA:
+            continue
+        items.append((name, value.value if hasattr(value, "value") else value))
+    return items
+
+
+def _speed(est: Estimate, card: Card | None) -> dict[str, Any] | None:
+    if card is None:
+        return None
+    from core import speed
+
+    gpus = est.query.gpus or 1
+    if est.query.task is Task.INFERENCE:
+        result: BaseModel = speed.inference_speed(est, card, gpus)
+        kind = "inference"
+    else:
+        result = speed.training_speed(est, card, gpus, est.query.tokens)
+        kind = "training"
+    return {"kind": kind, **result.model_dump(mode="json")}
+
+
+def card_price(card_id: str, currency: str) -> CardPrice | None:
+    """The card's typical hourly price in `currency`, or None when the price list has none."""
+    try:
+        return load_price_book().price_for(card_id, currency)
+    except PriceBookError:
+        log.warning("price list unreadable", exc_info=True)
+        return None
+
+
+def _cost(est: Estimate, card: Card | None, speed: dict[str, Any] | None, currency: str) -> JobCost | None:
+    if card is None:
+        return None
+    price = card_price(card.id, currency)
+    if price is None:
+        return None
+    tokens_per_s = speed.get("aggregate_tokens_per_s") if speed and speed["kind"] == "inference" else None
+    hours = speed.get("training_hours") if speed and speed["kind"] == "training" else None
+    return job_cost(price, est.query.gpus or 1, tokens_per_s=tokens_per_s, hours=hours)
+
+
+def _fix_action(fix: Fix) -> str | None:
+    """The button that applies a fix, when one field says it."""
+    q = fix.query
+    actions = {
+        "grad_checkpointing": "grad_checkpointing=true",
+        "adamw_8bit": "optimizer=adamw_8bit",
+        "smaller_batch": f"batch={q.batch}",
+        "fp8": "precision=fp8",
+        "int8": "precision=int8",
+        "int4": "precision=int4",
+        "lora": "method=lora",
+        "qlora": "method=qlora",
+        "shorter_context": f"seq={q.seq}",
+        "more_cards": f"gpus={fix.count}",
+        "bigger_card": f"card={fix.card}",
+    }
+    return actions.get(fix.kind)
+
+
+def _fix_rows(query: Query, currency: str) -> list[dict[str, Any]]:
+    rows = []
+    for fix in advisor.fixes(query, currency=Currency(currency)):
+        card = card_or_none(fix.card)
+        rows.append({"fix": fix, "card_name": card.name if card else fix.card, "action": _fix_action(fix)})
+    return rows
+
+
+def _plans(query: Query, currency: str, limit: int = 5) -> list[Plan]:
+    return advisor.plans(query, limit=limit, currency=Currency(currency))
+
+
+def _cheaper(query: Query, card: Card, currency: str) -> Plan | None:
+    """A plan on another card that also fits and costs clearly less per hour than this card."""
+    own = card_price(card.id, currency)
+    if own is None:
+        return None
+    filled = query.with_defaults()
+    keep = {"card": None, "card_memory_bytes": None, "precision": filled.precision, "method": filled.method}
+    base = query.model_copy(update=keep)
+    for plan in advisor.plans(base, limit=3, currency=Currency(currency)):
+        if plan.card == card.id or plan.cost_per_hour is None:
+            continue
+        if plan.verdict is Fit.FITS and plan.cost_per_hour < 0.8 * own.per_hour * (query.gpus or 1):
+            return plan
+    return None
+
+
+def fit_view(query: Query, lang: Lang, *, light: bool = False) -> tuple[Estimate, dict[str, Any]]:
+    """Everything the fit templates show, as data; `light` skips the advice searches (speed, price, fixes)."""
+    est = estimate(query)
+    filled = est.query
+    card = card_or_none(filled.card)
+    verdict = main_verdict(est)
+    single = next((v for v in est.verdicts if v.count == 1), None)
+    capacity = verdict.capacity_bytes if verdict else None
+    currency = answer_currency(query, lang)
+    fits = verdict is not None and verdict.fits is not Fit.NO
+    speed = _speed(est, card) if fits and not light else None
+    cost = _cost(est, card, speed, currency) if not light else None
+    fixes = (
+        _fix_rows(query, currency)
+        if verdict is not None and verdict.fits is not Fit.FITS and not light
+        else []
+    )
+    plans = _plans(query, currency) if card is None and capacity is None and not light else []
+    cheaper = None
+    if card is not None and verdict is not None and verdict.fits is Fit.FITS and not light:
+        cheaper = _cheaper(query, card, currency)
+    view: dict[str, Any] = {
+        "est": est,
+        "q": filled,
+        "model_name": model_label(est, lang),
+        "card": card,
+        "card_label": card.name if card else None,
+        "capacity": capacity,
+        "verdict": verdict,
+        "single": single if single is not None and single is not verdict else None,
+        "rows": breakdown_rows(est, capacity),
+        "total": est.total_bytes,
+        "folk": est.folk,
+        "folk_reason": folk_reason(est),
+        "bytes_per_weight": est.folk.weights_bytes / max(est.params, 1),
+        "assumptions": assumptions(est, query),
+        "warnings": est.warnings,
+        "notes": verdict.notes if verdict else [],
+        "speed": speed,
+        "cost": cost,
+        "currency": currency,
+        "fixes": fixes,
+        "plans": plans,
+        "cheaper": cheaper,
+    }
+    return est, view
+
+
+def _fit_facts(est: Estimate, view: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "model_name": est.model_name,
+        "verdict": view["verdict"].fits.value if view["verdict"] else None,
+        "verdicts": [v.model_dump(mode="json") for v in est.verdicts],
+        "breakdown": est.breakdown.as_dict(),
+        "total_bytes": est.total_bytes,
+        "peak_phase": est.peak_phase,
+        "uncertainty": est.uncertainty,
+        "folk_rule": {
+            "weights_bytes": est.folk.weights_bytes,
+            "factor": [est.folk.low_factor, est.folk.high_factor],
+            "margin": est.folk.margin,
+            "low_bytes": est.folk.low_bytes,
+            "high_bytes": est.folk.high_bytes,
+            "reason": view["folk_reason"],
+        },
+        "assumed": [name for name, _ in view["assumptions"]],
+        "warnings": est.warnings,
+        "speed": view["speed"],
+        "cost": view["cost"].model_dump(mode="json") if view["cost"] else None,
+        "fixes": [
+            row["fix"].model_dump(mode="json", exclude={"query"}) | {"action": row["action"]}
+            for row in view["fixes"]
+        ],
+        "plans": [advisor.plan_json(p) for p in view["plans"]],
+        "cheaper": advisor.plan_json(view["cheaper"]) if view["cheaper"] else None,
+    }
+
+
+def fit_answer(query: Query, lang: Lang) -> Answer:
+    est, view = fit_view(query, lang)
+    return pack(
+        "fit",
+        lang,
+        "fit",
+        {"v": view},
+        query=query,
+        filled=est.query,
+        compact_template="fit_compact",
+        buttons=fit_buttons(query, est, view, lang),
+        facts=_fit_facts(est, view),
+    )
+
+
+def recommend_method(views: dict[Method, dict[str, Any]]) -> Method:
+    """Full fine-tuning when it fits with room to spare (small models: the best quality for no extra card),
+    else LoRA when it fits (the usual choice), else QLoRA, else full if it alone fits, else the smallest."""
+    full = views[Method.FULL]["verdict"]
+    if full is not None and full.fits is Fit.FITS:
+        return Method.FULL
+    for method in (Method.LORA, Method.QLORA, Method.FULL):
+        verdict = views[method]["verdict"]
+        if verdict is not None and verdict.fits is not Fit.NO:
+            return method
+    if all(views[m]["verdict"] is None for m in views):
+        return Method.LORA
+    return min(views, key=lambda m: views[m]["total"])
+
+
+def methods_answer(query: Query, lang: Lang) -> Answer:
+    """'Fine-tune' with no method: full, LoRA and QLoRA side by side, the recommended one in detail."""
+    views: dict[Method, dict[str, Any]] = {}
+    estimates: dict[Method, Estimate] = {}
+    for method in TRAINING_METHODS:
+        variant = query.model_copy(update={"method": method, "task": Task.FINETUNE})
+        estimates[method], views[method] = fit_view(variant, lang, light=True)
+    best = recommend_method(views)
+    est, view = fit_view(query.model_copy(update={"method": best, "task": Task.FINETUNE}), lang)
+    views[best] = view
+    data = {"v": view, "methods": [(m.value, views[m]) for m in TRAINING_METHODS], "best": best.value}
+    facts = _fit_facts(est, view) | {
+        "recommended_method": best.value,
+        "methods": {
+            m.value: {
+                "total_bytes": views[m]["total"],
+                "verdict": views[m]["verdict"].fits.value if views[m]["verdict"] else None,
+            }
+            for m in TRAINING_METHODS
+        },
+    }
+    return pack(
+        "fit",
+        lang,
+        "methods_side_by_side",
+        data,
+        query=query,
+        filled=est.query.model_copy(update={"method": None}),
+        buttons=fit_buttons(query.model_copy(update={"method": best}), est, view, lang, all_methods=True),
+        facts=facts,
+    )
+
+
+def plan_answer(query: Query, lang: Lang) -> Answer:
+    try:
+        est, view = fit_view(query.model_copy(update={"card": None, "card_memory_bytes": None}), lang)
+    except UnknownModelError as err:
+        return unknown_model_answer(lang, err.name, err.suggestions, query)
+    return pack(
+        "plan",
+        lang,
+        "plan",
+        {
+            "plans": view["plans"],
+            "currency": view["currency"],
+            "model_name": view["model_name"],
+            "estimate": est,
+            "query": est.query,
+            "full": False,
+        },
+        query=query,
+        filled=est.query,
+        facts=_fit_facts(est, view),
+    )

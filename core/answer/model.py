@@ -1,0 +1,97 @@
+"""What an answer is: the reply the bot sends (full, compact, buttons) and the JSON contract."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from core.query import Method, Precision, Query, Task
+from core.render import (
+    plain_text,
+)
+
+Kind = Literal["fit", "plan", "card", "compare", "faq", "scenario", "help", "clarify", "error"]
+Lang = Literal["en", "zh"]
+
+FAQ_IDS = ("card_vs_vram", "vram_price", "vram_upgrade", "bandwidth", "folk_rule")
+SCENARIO_IDS = ("learning", "production_inference", "pretraining", "vision")
+# Suggested models when the question names none (registry ids; labels come from the registry).
+SUGGESTED_MODELS = ("llama-3.1-8b", "qwen2.5-7b")
+SUGGESTED_SIZE_B = 13.0
+TRAINING_METHODS = (Method.FULL, Method.LORA, Method.QLORA)
+CONTEXT_CHOICES = (4096, 8192, 32768)
+PRECISION_CHOICES = (Precision.BF16, Precision.INT8, Precision.INT4)
+MIN_SHOWN_BYTES = 5 * 2**20  # components under 5 MiB would print as 0.00 GiB
+# Fields worth stating when assumed, in the order a reader checks them.
+ASSUMPTION_ORDER = (
+    "method",
+    "precision",
+    "batch",
+    "seq",
+    "gpus",
+    "lora_rank",
+    "grad_checkpointing",
+    "optimizer",
+    "zero_stage",
+    "runtime",
+)
+
+
+class Button(BaseModel):
+    """One inline-keyboard button; `action` is a core-level instruction the bot maps to callback data."""
+
+    label: str
+    action: str
+
+
+class Answer(BaseModel):
+    """One reply, ready to send; frozen because answers are cached and shared."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Kind
+    lang: Lang
+    query: Query | None = None
+    filled_query: Query | None = None
+    html: str
+    compact_html: str
+    summary: str
+    title: str
+    buttons: list[list[Button]] = Field(default_factory=list)
+    facts: dict[str, Any] = Field(default_factory=dict, description="JSON-ready numbers behind the answer")
+
+    def to_json(self) -> dict[str, Any]:
+        """`gpufit ask --json`: the filled query in the `gpufit estimate --json` schema, and the answer."""
+        return {
+            "query": query_json(self.query, self.filled_query),
+            "answer": {
+                "kind": self.kind,
+                "lang": self.lang,
+                "title": self.title,
+                "summary": self.summary,
+                "text": plain_text(self.html),
+                "html": self.html,
+                "compact_html": self.compact_html,
+                "buttons": [[b.model_dump() for b in row] for row in self.buttons],
+                **self.facts,
+            },
+        }
+
+
+def query_json(query: Query | None, filled: Query | None) -> dict[str, Any] | None:
+    """The filled query; `defaulted` is exactly the fields the user did not state (recomputed, so a stated
+    field is never reported as assumed whatever the fill-in step recorded)."""
+    if filled is None:
+        return query.model_dump(mode="json") if query is not None else None
+    stated = query or Query()
+    dumped = filled.model_dump(mode="json")
+    stated_fields = set(stated.said())
+    if stated.task is not Task.INFERENCE or "task" in stated.model_fields_set:
+        stated_fields.add("task")
+    dumped["defaulted"] = [
+        name
+        for name in dumped
+        if name not in ("defaulted", "task") and dumped[name] is not None and name not in stated_fields
+    ]
+    return dumped
