@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-_ZH_DIGITS = {
+ZH_DIGITS = {
     "零": 0,
     "〇": 0,
     "一": 1,
@@ -23,7 +23,7 @@ _ZH_DIGITS = {
     "八": 8,
     "九": 9,
 }
-_ZH_UNITS = {"十": 10, "百": 100, "千": 1000}
+ZH_SMALL_UNITS = {"十": 10, "百": 100, "千": 1000}
 _ZH_SMALL = "零〇一二两俩三四五六七八九十百千"
 
 # What may follow a Chinese numeral for it to be a quantity (and not e.g. 一下 / 千问 / 十分).
@@ -69,11 +69,11 @@ def small_zh_to_int(text: str) -> int | None:
     total = 0
     digit: int | None = None
     for char in text:
-        if char in _ZH_DIGITS:
+        if char in ZH_DIGITS:
             # '一二' style digit strings read positionally
-            digit = _ZH_DIGITS[char] if digit is None else digit * 10 + _ZH_DIGITS[char]
-        elif char in _ZH_UNITS:
-            total += (1 if digit is None else digit) * _ZH_UNITS[char]
+            digit = ZH_DIGITS[char] if digit is None else digit * 10 + ZH_DIGITS[char]
+        elif char in ZH_SMALL_UNITS:
+            total += (1 if digit is None else digit) * ZH_SMALL_UNITS[char]
             digit = None
         else:
             return None

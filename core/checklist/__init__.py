@@ -1,0 +1,94 @@
+"""The guided pre-rental checklist as a pure state machine (no telegram, no sqlite).
+
+The bot stores `ChecklistState` as JSON after every answer and feeds the user's next answer back in here, so a
+restart resumes at the same step, and the same code drives the Telegram flow, the tests and any other
+front end.
+Each step takes a button's choice id or free text in either language ("70亿", "about 32k", "2 x 4090");
+`skip` takes the default the prompt states, `back` returns to the previous step with its answer kept.
+"""
+
+from __future__ import annotations
+
+from core.checklist.choices import choice_data, choices
+from core.checklist.machine import answer_step, back, defaults, restart, skip, start
+from core.checklist.model import (
+    BATCH_RANGE,
+    DEFAULT_PARAMS_B,
+    DEFAULT_USERS,
+    DONE,
+    PARAMS_B_RANGE,
+    SEQ_RANGE,
+    STEPS,
+    ChecklistAnswers,
+    ChecklistState,
+    Job,
+    Step,
+    StepError,
+    default_currency,
+)
+from core.checklist.numbers import Number, chinese_number, find_numbers, params_b_from_text
+from core.checklist.reading import READERS, card_in_text, count_in_text, precision_from_text
+from core.checklist.result import (
+    CARD_PLAN_LIMIT,
+    DAYS_PER_MONTH,
+    HOURS_PER_DAY,
+    MIN_SHOWN_SHARE,
+    PLAN_LIMIT,
+    SAFETY_MARGIN,
+    CardCheck,
+    ChecklistResult,
+    ProviderQuestion,
+    provider_questions,
+    result,
+    to_query,
+)
+from core.checklist.views import answers_view, choice_views, result_view, short_card_name, step_view
+
+__all__ = [
+    "BATCH_RANGE",
+    "CARD_PLAN_LIMIT",
+    "DAYS_PER_MONTH",
+    "DEFAULT_PARAMS_B",
+    "DEFAULT_USERS",
+    "DONE",
+    "HOURS_PER_DAY",
+    "MIN_SHOWN_SHARE",
+    "PARAMS_B_RANGE",
+    "PLAN_LIMIT",
+    "READERS",
+    "SAFETY_MARGIN",
+    "SEQ_RANGE",
+    "STEPS",
+    "CardCheck",
+    "ChecklistAnswers",
+    "ChecklistResult",
+    "ChecklistState",
+    "Job",
+    "Number",
+    "ProviderQuestion",
+    "Step",
+    "StepError",
+    "answer_step",
+    "answers_view",
+    "back",
+    "card_in_text",
+    "chinese_number",
+    "choice_data",
+    "choice_views",
+    "choices",
+    "count_in_text",
+    "default_currency",
+    "defaults",
+    "find_numbers",
+    "params_b_from_text",
+    "precision_from_text",
+    "provider_questions",
+    "restart",
+    "result",
+    "result_view",
+    "short_card_name",
+    "skip",
+    "start",
+    "step_view",
+    "to_query",
+]

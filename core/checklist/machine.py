@@ -1,0 +1,93 @@
+"""The checklist as a state machine: start, answer a step, skip (take the stated default), back, restart."""
+
+from __future__ import annotations
+
+from core.checklist.model import (
+    DEFAULT_PARAMS_B,
+    DEFAULT_USERS,
+    ChecklistAnswers,
+    ChecklistState,
+    Job,
+    Step,
+    StepError,
+    default_currency,
+)
+from core.checklist.reading import READERS
+from core.query import DEFAULT_BATCH, DEFAULT_SEQ, Query
+
+
+def start(lang: str = "en") -> ChecklistState:
+    return ChecklistState(lang=lang)
+
+
+def answer_step(state: ChecklistState, text: str) -> tuple[ChecklistState, StepError | None]:
+    """Take a button choice id or free text for the current step; on an error the state is unchanged."""
+    step = state.current
+    if step is None:
+        return state, StepError(code="finished")
+    text = text.strip()
+    if not text:
+        return state, StepError(code="empty")
+    outcome = READERS[step](state.answers, text, state.lang)
+    if isinstance(outcome, StepError):
+        return state, outcome
+    skipped = [s for s in outcome.skipped if s is not step]
+    answers = outcome.model_copy(update={"skipped": skipped})
+    return state.model_copy(update={"answers": answers, "step": state.step + 1}), None
+
+
+def skip(state: ChecklistState) -> ChecklistState:
+    """Take the stated default for the current step and move on."""
+    step = state.current
+    if step is None:
+        return state
+    answers = _apply_default(state.answers, step, state.lang)
+    skipped = [*[s for s in answers.skipped if s is not step], step]
+    answers = answers.model_copy(update={"skipped": skipped})
+    return state.model_copy(update={"answers": answers, "step": state.step + 1})
+
+
+def back(state: ChecklistState) -> ChecklistState:
+    """One step back; the earlier answer stays until the user answers again."""
+    return state.model_copy(update={"step": max(0, state.step - 1)})
+
+
+def restart(state: ChecklistState) -> ChecklistState:
+    return start(state.lang)
+
+
+def _apply_default(answers: ChecklistAnswers, step: Step, lang: str) -> ChecklistAnswers:
+    updates: dict[str, object]
+    if step is Step.JOB:
+        updates = {"job": Job.INFERENCE}
+    elif step is Step.MODEL:
+        updates = {"model": None, "params_b": DEFAULT_PARAMS_B}
+    elif step is Step.PRECISION:
+        updates = {"precision": None}
+    elif step is Step.SHAPE:
+        updates = {"seq": None, "batch": None}
+    elif step is Step.WORKLOAD:
+        updates = {"tokens": None, "requests_per_day": None}
+    elif step is Step.BUDGET:
+        updates = {"budget": None, "budget_per_hour": None, "currency": default_currency(lang)}
+    else:
+        updates = {"card": None, "gpus": None}
+    return answers.model_copy(update=updates)
+
+
+def defaults(state: ChecklistState) -> dict[str, object]:
+    """What /skip would take at the current step, for the prompt to state."""
+    answers = state.answers
+    step = state.current
+    if step is Step.JOB:
+        return {"job": Job.INFERENCE.value}
+    if step is Step.MODEL:
+        return {"params_b": DEFAULT_PARAMS_B}
+    if step is Step.PRECISION:
+        filled = Query(task=answers.task, method=answers.method).with_defaults()
+        return {"precision": filled.precision.value if filled.precision else None}
+    if step is Step.SHAPE:
+        return {"seq": DEFAULT_SEQ, "batch": DEFAULT_USERS if answers.serving else DEFAULT_BATCH}
+    if step is Step.BUDGET:
+        return {"currency": default_currency(state.lang).value}
+    return {}

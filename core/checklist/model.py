@@ -1,0 +1,118 @@
+"""What the checklist remembers: its steps, the job choices, the answers so far, the state kept per user."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from core.query import Currency, Method, Precision, Task
+
+
+class Step(StrEnum):
+    JOB = "job"
+    MODEL = "model"
+    PRECISION = "precision"
+    SHAPE = "shape"
+    WORKLOAD = "workload"
+    BUDGET = "budget"
+    CARD = "card"
+
+
+STEPS: tuple[Step, ...] = tuple(Step)
+DONE = len(STEPS)
+
+# What /skip takes at each step (the prompts state these).
+DEFAULT_PARAMS_B = 7.0
+DEFAULT_USERS = 1
+
+PARAMS_B_RANGE = (0.01, 5000.0)
+SEQ_RANGE = (16, 10_000_000)
+BATCH_RANGE = (1, 100_000)
+
+
+class Job(StrEnum):
+    """The job choices of step 1 (button ids, also stored)."""
+
+    INFERENCE = "infer"
+    FULL = "ft_full"
+    LORA = "ft_lora"
+    QLORA = "ft_qlora"
+    UNSURE = "ft_unsure"
+    PRETRAIN = "pretrain"
+
+
+_JOB_TASK: dict[Job, tuple[Task, Method | None]] = {
+    Job.INFERENCE: (Task.INFERENCE, None),
+    Job.FULL: (Task.FINETUNE, Method.FULL),
+    Job.LORA: (Task.FINETUNE, Method.LORA),
+    Job.QLORA: (Task.FINETUNE, Method.QLORA),
+    Job.UNSURE: (Task.FINETUNE, None),
+    Job.PRETRAIN: (Task.PRETRAIN, Method.FULL),
+}
+
+
+class ChecklistAnswers(BaseModel):
+    """What the user answered so far; `None` means not asked yet, skipped, or "no preference"."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    job: Job | None = None
+    model: str | None = None
+    params_b: float | None = Field(default=None, gt=0)
+    precision: Precision | None = None
+    seq: int | None = Field(default=None, ge=1)
+    batch: int | None = Field(default=None, ge=1)
+    tokens: float | None = Field(default=None, gt=0)
+    requests_per_day: float | None = Field(default=None, gt=0)
+    budget: float | None = Field(default=None, gt=0)
+    budget_per_hour: bool | None = None
+    currency: Currency | None = None
+    card: str | None = None
+    gpus: int | None = Field(default=None, ge=1, le=4096)
+    skipped: list[Step] = Field(default_factory=list)
+
+    @property
+    def task(self) -> Task:
+        return _JOB_TASK[self.job or Job.INFERENCE][0]
+
+    @property
+    def method(self) -> Method | None:
+        return _JOB_TASK[self.job or Job.INFERENCE][1]
+
+    @property
+    def serving(self) -> bool:
+        return self.task is Task.INFERENCE
+
+
+class ChecklistState(BaseModel):
+    """One user's place in the checklist: the step index (``DONE`` once finished) and the answers."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = 1
+    step: int = Field(default=0, ge=0, le=DONE)
+    lang: str = "en"
+    answers: ChecklistAnswers = Field(default_factory=ChecklistAnswers)
+    prompt_message_id: int | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.step >= DONE
+
+    @property
+    def current(self) -> Step | None:
+        return None if self.done else STEPS[self.step]
+
+
+class StepError(BaseModel):
+    """Why an answer was not taken: a code the templates word, and names the user may have meant."""
+
+    model_config = ConfigDict(frozen=True)
+
+    code: str
+    suggestions: list[str] = Field(default_factory=list)
+
+
+def default_currency(lang: str) -> Currency:
+    return Currency.CNY if lang == "zh" else Currency.USD
