@@ -38,7 +38,6 @@ from core.estimator import (
 )
 from core.query import Currency, Method, Optimizer, Precision, Query, Runtime, Task
 from core.speed import inference_speed, training_speed
-from core.units import GIB
 
 SortKey = Literal["cost", "speed"]
 
@@ -871,19 +870,11 @@ def scenario(name: str, *, currency: Currency = Currency.USD) -> ScenarioAdvice:
 # -- the `gpufit plan` command ---------------------------------------------------------------------------
 
 
-def _wants_speed(text: str) -> bool:
-    # TODO(lead): move to the parser once Parsed carries a sort preference.
-    lowered = text.lower()
-    return any(word in lowered for word in ("fastest", "quickest", "最快", "速度最", "最高速"))
-
-
 def plan_command(question: str, *, as_json: bool, lang: str | None) -> int:
     """`gpufit plan "<question>"`: the ranked plans for a question in words."""
-    try:
-        from core.parser import parse
-    except ImportError:
-        print("gpufit: the question parser is not installed yet (core/parser.py).", file=sys.stderr)
-        return 2
+    from core.parser import parse
+    from core.render import html_to_terminal, render_plan
+
     parsed = parse(question)
     query = parsed.query
     language = lang or getattr(parsed, "lang", None) or "en"
@@ -891,7 +882,7 @@ def plan_command(question: str, *, as_json: bool, lang: str | None) -> int:
         print('gpufit: which model? e.g. gpufit plan "Qwen2.5 7B LoRA fine-tune"', file=sys.stderr)
         return 2
     money = currency_for(query.currency, language)
-    sort: SortKey = "speed" if _wants_speed(question) else "cost"
+    sort: SortKey = parsed.sort
     try:
         found = plans(query, sort=sort, currency=money)
     except UnknownModelError as err:
@@ -911,12 +902,7 @@ def plan_command(question: str, *, as_json: bool, lang: str | None) -> int:
         }
         print(json.dumps(payload, ensure_ascii=False, indent=2))
         return 0
-    try:
-        from core.render import html_to_terminal, render_plan
-
-        print(html_to_terminal(render_plan(found, language, money.value)))
-    except (ImportError, AttributeError):
-        print(_plain_table(found))  # LEAD: placeholder until core.render.render_plan exists
+    print(html_to_terminal(render_plan(found, language, money.value, sort)))
     return 0
 
 
@@ -928,25 +914,3 @@ def plan_json(plan: Plan) -> dict[str, Any]:
     data["price_date"] = plan.price.date.isoformat() if plan.price else None
     data["query"] = plan.query.model_dump(mode="json")
     return data
-
-
-def _plain_table(found: list[Plan]) -> str:
-    """Plain-text fallback for `gpufit plan` (LEAD: replace with core.render.render_plan)."""
-    if not found:
-        return "No plan fits (try a smaller model, 4-bit, or more cards)."
-    header = f"{'card':<24} {'n':>2} {'method':<6} {'prec':<5} {'GiB/card':>8} {'fit':<5} {'speed':>10}"
-    lines = [f"{header} {'per hour':>10} {'total':>10}"]
-    for p in found:
-        speed = f"{p.speed:,.0f} t/s"
-        hourly = f"{p.cost_per_hour:,.2f}" if p.cost_per_hour is not None else "-"
-        total = f"{p.total_cost:,.0f}" if p.total_cost is not None else "-"
-        lines.append(
-            f"{p.card:<24} {p.count:>2} {(p.method.value if p.method else '-'):<6} {p.precision.value:<5} "
-            f"{p.need_bytes / GIB:>8.1f} {p.verdict.value:<5} {speed:>10} {hourly:>10} {total:>10}"
-        )
-    currency = found[0].currency.value
-    dates = sorted({p.price.date.isoformat() for p in found if p.price})
-    owner = next((p.price.owner for p in found if p.price), "")
-    span = f"{dates[0]}..{dates[-1]}" if dates else "-"
-    lines.append(f"Prices in {currency}: {owner}, dated {span}; GiB = 2^30 bytes.")
-    return "\n".join(lines)

@@ -275,10 +275,13 @@ def render_estimate(estimate: Estimate, lang: str = "en") -> str:
     return render("estimate", lang, **estimate_view(estimate, lang))
 
 
-def render_plan(plans: Sequence[Any], lang: str = "en", currency: str | None = None) -> str:
-    """`gpufit plan`: the plans that fit, in the advisor's order."""
+def render_plan(
+    plans: Sequence[Any], lang: str = "en", currency: str | None = None, sort: str = "cost"
+) -> str:
+    """`gpufit plan`: the plans that fit, in the advisor's order (cheapest or fastest first)."""
     cur = currency or (str(plans[0].currency) if plans else ("CNY" if lang == "zh" else "USD"))
     data = {"plans": list(plans), "currency": cur, "estimate": None, "query": None, "model_name": None}
+    data["sort"] = sort
     return render("plan", lang, compact=False, short=False, full=True, **data)
 
 

@@ -149,7 +149,7 @@ def _dispatch(parsed: Any, text: str, previous: Query | None, lang: Lang) -> Ans
     if getattr(parsed, "compare_methods", False) and query.method is None and query.task is Task.INFERENCE:
         query = query.model_copy(update={"task": Task.FINETUNE})
     if intent == "plan":
-        return plan_answer(query, lang)
+        return plan_answer(query, lang, getattr(parsed, "sort", "cost"))
     return _fit_or_plan(query, lang)
 
 

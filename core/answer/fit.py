@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from core import advisor
-from core.advisor import Fix, Plan
+from core.advisor import Fix, Plan, SortKey
 from core.answer.buttons import fit_buttons
 from core.answer.clarify import unknown_model_answer
 from core.answer.common import answer_currency, card_or_none, model_label, pack
@@ -153,8 +153,8 @@ def _fix_rows(query: Query, currency: str) -> list[dict[str, Any]]:
     return rows
 
 
-def _plans(query: Query, currency: str, limit: int = 5) -> list[Plan]:
-    return advisor.plans(query, limit=limit, currency=Currency(currency))
+def _plans(query: Query, currency: str, sort: SortKey, limit: int = 5) -> list[Plan]:
+    return advisor.plans(query, limit=limit, currency=Currency(currency), sort=sort)
 
 
 def _cheaper(query: Query, card: Card, currency: str) -> Plan | None:
@@ -173,7 +173,9 @@ def _cheaper(query: Query, card: Card, currency: str) -> Plan | None:
     return None
 
 
-def fit_view(query: Query, lang: Lang, *, light: bool = False) -> tuple[Estimate, dict[str, Any]]:
+def fit_view(
+    query: Query, lang: Lang, *, light: bool = False, sort: SortKey = "cost"
+) -> tuple[Estimate, dict[str, Any]]:
     """Everything the fit templates show, as data; `light` skips the advice searches (speed, price, fixes)."""
     est = estimate(query)
     filled = est.query
@@ -190,7 +192,7 @@ def fit_view(query: Query, lang: Lang, *, light: bool = False) -> tuple[Estimate
         if verdict is not None and verdict.fits is not Fit.FITS and not light
         else []
     )
-    plans = _plans(query, currency) if card is None and capacity is None and not light else []
+    plans = _plans(query, currency, sort) if card is None and capacity is None and not light else []
     cheaper = None
     if card is not None and verdict is not None and verdict.fits is Fit.FITS and not light:
         cheaper = _cheaper(query, card, currency)
@@ -314,9 +316,10 @@ def methods_answer(query: Query, lang: Lang) -> Answer:
     )
 
 
-def plan_answer(query: Query, lang: Lang) -> Answer:
+def plan_answer(query: Query, lang: Lang, sort: SortKey = "cost") -> Answer:
     try:
-        est, view = fit_view(query.model_copy(update={"card": None, "card_memory_bytes": None}), lang)
+        without_card = query.model_copy(update={"card": None, "card_memory_bytes": None})
+        est, view = fit_view(without_card, lang, sort=sort)
     except UnknownModelError as err:
         return unknown_model_answer(lang, err.name, err.suggestions, query)
     return pack(
@@ -330,6 +333,7 @@ def plan_answer(query: Query, lang: Lang) -> Answer:
             "estimate": est,
             "query": est.query,
             "full": False,
+            "sort": sort,
         },
         query=query,
         filled=est.query,

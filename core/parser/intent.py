@@ -163,6 +163,14 @@ def wants_plan(text: str) -> bool:
     return bool(_PLAN.search(text))
 
 
+_FASTEST = _c(r"fastest|quickest|最快|速度最|最高速|跑得最快")
+
+
+def wants_fastest(text: str) -> bool:
+    """Plans ranked by speed ('fastest under ¥10/hour') rather than by cost."""
+    return bool(_FASTEST.search(text))
+
+
 def asks_card_info(text: str) -> bool:
     return bool(_INFO.search(text))
 

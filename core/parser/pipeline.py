@@ -103,6 +103,7 @@ def _fit(ex: Extraction, norm: str, previous: Query | None, seen: _Seen) -> Pars
         cards=cards,
         follow_up=follow_up,
         compare_methods=_compare_methods(query),
+        sort="speed" if words.wants_fastest(norm) else "cost",
     )
 
 

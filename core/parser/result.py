@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -41,3 +42,4 @@ class Parsed(BaseModel):
     compare_methods: bool = False
     clarify: str | None = None
     unknown_model: str | None = None
+    sort: Literal["cost", "speed"] = "cost"  # "fastest …" ranks plans by speed
