@@ -99,12 +99,14 @@ STAGES = {
 }
 COUNTED = {
     "estimate (answer)": _everywhere("estimate"),
-    "estimate (advisor)": (("core.advisor", "estimate"),),
+    "estimate (advisor)": tuple(
+        (f"core.advisor.{name}", "estimate") for name in ("plan_search", "fit_fixes", "scenarios", "shared")
+    ),
     "estimate computed": (("core.estimator.memory", "_estimate"),),
     "memory computed": (("core.estimator.memory", "_memory"),),
     "render": _everywhere("render"),
     "render_macro": _everywhere("call_macro"),
-    "plans": (("core.advisor", "plans"),),
+    "plans": (("core.advisor", "plans"),),  # core.answer calls advisor.plans / advisor.fixes by attribute
     "fixes": (("core.advisor", "fixes"),),
 }
 

@@ -1,0 +1,69 @@
+"""Advice built on the estimator: ranked plans that fit, the smallest fixes for a card that does not, and
+the article's scenario recommendations checked against real numbers.
+
+Memory comes from core.estimator.estimate, speed from core.speed, prices from core.cost; this module only
+searches over cards × counts × methods × precisions and ranks. It returns data; templates word it.
+"""
+
+from __future__ import annotations
+
+from core.advisor.command import plan_command, plan_json
+from core.advisor.fit_fixes import fixes
+from core.advisor.model import (
+    COUNTS,
+    INFERENCE_PRECISIONS,
+    METHOD_QUALITY,
+    PRETRAIN_COUNTS,
+    QUALITY,
+    QUALITY_RANK,
+    SCENARIOS,
+    CardOption,
+    ClaimCheck,
+    Fix,
+    Plan,
+    ScenarioAdvice,
+    SortKey,
+)
+from core.advisor.plan_search import plans
+from core.advisor.scenarios import scenario
+from core.advisor.shared import (
+    budget_caps,
+    card_price,
+    plan_on_card,
+    quality_of,
+    sort_key,
+    speed_value,
+    stated_only,
+    variants_for,
+    verdict_for_count,
+)
+
+__all__ = [
+    "COUNTS",
+    "INFERENCE_PRECISIONS",
+    "METHOD_QUALITY",
+    "PRETRAIN_COUNTS",
+    "QUALITY",
+    "QUALITY_RANK",
+    "SCENARIOS",
+    "CardOption",
+    "ClaimCheck",
+    "Fix",
+    "Plan",
+    "ScenarioAdvice",
+    "SortKey",
+    "budget_caps",
+    "card_price",
+    "fixes",
+    "plan_command",
+    "plan_json",
+    "plan_on_card",
+    "plans",
+    "quality_of",
+    "scenario",
+    "sort_key",
+    "speed_value",
+    "stated_only",
+    "variants_for",
+    "verdict_for_count",
+]

@@ -1,0 +1,255 @@
+"""The smallest changes that make a job fit the named card, each with its new memory figure."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+
+from core.advisor.model import QUALITY_RANK, Fix
+from core.advisor.shared import card_price, speed_value, stated_only, verdict_for_count
+from core.catalog import Card, load_catalog
+from core.cost import (
+    currency_for,
+    price_book_in_force,
+)
+from core.estimator import (
+    Estimate,
+    Fit,
+    Verdict,
+    estimate,
+    terms,
+)
+from core.query import Currency, Method, Optimizer, Precision, Query, Task
+
+_FIX_ORDER = (
+    "grad_checkpointing",
+    "adamw_8bit",
+    "smaller_batch",
+    "fp8",
+    "int8",
+    "lora",
+    "shorter_context",
+    "qlora",
+    "int4",
+    "more_cards",
+    "bigger_card",
+    "combined",
+)
+_FIX_QUALITY = {
+    "grad_checkpointing": "none",
+    "adamw_8bit": "none",
+    "smaller_batch": "none",
+    "fp8": "slight",
+    "int8": "slight",
+    "lora": "task_dependent",
+    "qlora": "task_dependent",
+    "int4": "noticeable",
+    "shorter_context": "shorter_inputs",
+    "more_cards": "none",
+    "bigger_card": "none",
+}
+_FIX_SPEED = {
+    "grad_checkpointing": "recompute",
+    "adamw_8bit": "none",
+    "smaller_batch": "fewer_tokens_per_step",
+    "fp8": "none",
+    "int8": "quantized_kernels",
+    "int4": "quantized_kernels",
+    "lora": "faster",
+    "qlora": "dequant",
+    "shorter_context": "none",
+    "more_cards": "communication",
+    "bigger_card": "card_dependent",
+}
+
+
+def _fix_candidates(query: Query, card: Card) -> list[tuple[str, Query]]:
+    """Single changes worth trying, each as (kind, changed query)."""
+    out: list[tuple[str, Query]] = []
+    precision = query.precision or Precision.BF16
+    current = terms.BYTES_PER_WEIGHT[precision]
+    if query.task is Task.INFERENCE:
+        if card.fp8_tflops and current > 1.0:
+            out.append(("fp8", query.model_copy(update={"precision": Precision.FP8})))
+        if current > 1.0:
+            out.append(("int8", query.model_copy(update={"precision": Precision.INT8})))
+        if current > terms.BYTES_PER_WEIGHT[Precision.INT4]:
+            out.append(("int4", query.model_copy(update={"precision": Precision.INT4})))
+    else:
+        method = query.method or Method.FULL
+        if method is Method.FULL:
+            out.append(
+                (
+                    "lora",
+                    query.model_copy(
+                        update={
+                            "method": Method.LORA,
+                            "master_weights": None,
+                            "optimizer": None,
+                            "zero_stage": None,
+                        }
+                    ),
+                )
+            )
+        if method in (Method.FULL, Method.LORA):
+            out.append(
+                (
+                    "qlora",
+                    query.model_copy(
+                        update={
+                            "method": Method.QLORA,
+                            "precision": None,
+                            "master_weights": None,
+                            "optimizer": None,
+                            "zero_stage": None,
+                        }
+                    ),
+                )
+            )
+        if not query.grad_checkpointing:
+            out.append(("grad_checkpointing", query.model_copy(update={"grad_checkpointing": True})))
+        if method is Method.FULL and query.optimizer in (None, Optimizer.ADAMW):
+            out.append(("adamw_8bit", query.model_copy(update={"optimizer": Optimizer.ADAMW_8BIT})))
+    return out
+
+
+def _longest_fitting(
+    query: Query, field: str, low: int, capacity_check: Callable[[Query], Verdict | None]
+) -> Query | None:
+    """The largest value of `field` (seq or batch) below the current one, halving down to `low`, that fits."""
+    value = getattr(query, field) or 1
+    step = value // 2
+    while step >= low:
+        trial = query.model_copy(update={field: step})
+        verdict = capacity_check(trial)
+        if verdict is not None and verdict.fits is not Fit.NO:
+            return trial
+        step //= 2
+    return None
+
+
+def fixes(query: Query, *, currency: Currency | None = None) -> list[Fix]:
+    """The smallest changes that make the job fit the named card, each with its new memory figure.
+
+    Empty when the job already fits comfortably or no card is named. Tried one at a time first; when none
+    alone is enough, the cumulative combination of the memory savers, then more cards or a bigger card.
+    """
+    return list(_fixes(query, currency, price_book_in_force()))
+
+
+@lru_cache(maxsize=4096)
+def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix, ...]:
+    catalog = load_catalog()
+    money = currency_for(query.currency, None) if currency is None else currency
+    baseline = estimate(query)
+    if not baseline.query.card or baseline.query.card not in catalog.by_id:
+        return ()
+    card = catalog.get(baseline.query.card)
+    count = baseline.query.gpus or 1
+    base_verdict = verdict_for_count(baseline, count)
+    if base_verdict is None or base_verdict.fits is Fit.FITS:
+        return ()
+    said = stated_only(query).model_copy(update={"card": card.id})
+    base_speed = speed_value(baseline, card, count)
+
+    def check(trial: Query, on: Card = card, n: int = count) -> tuple[Estimate, Verdict | None]:
+        result = estimate(trial.model_copy(update={"card": on.id, "gpus": n}))
+        return result, verdict_for_count(result, n)
+
+    def make(kind: str, trial: Query, changes: list[str], on: Card = card, n: int = count) -> Fix | None:
+        result, verdict = check(trial, on, n)
+        if verdict is None or verdict.fits is Fit.NO:
+            return None
+        speed = speed_value(result, on, n)
+        price = card_price(on.id, money)
+        quality = max((_FIX_QUALITY.get(c, "none") for c in changes), key=lambda q: QUALITY_RANK.get(q, 1))
+        speed_cost = _FIX_SPEED.get(kind, "mixed")
+        if kind == "more_cards" and not on.has_nvlink:
+            speed_cost = "pcie"
+        return Fix(
+            kind=kind,
+            changes=changes,
+            query=result.query,
+            card=on.id,
+            count=n,
+            need_bytes=verdict.need_bytes,
+            capacity_bytes=verdict.capacity_bytes,
+            saved_bytes=base_verdict.need_bytes - verdict.need_bytes,
+            verdict=verdict.fits,
+            speed_ratio=round(speed / base_speed, 3) if base_speed else None,
+            speed_cost=speed_cost,
+            quality_cost=quality,
+            nvlink=on.has_nvlink,
+            cost_per_hour=round(price.per_hour * n, 4) if price else None,
+            currency=money if price else None,
+        )
+
+    found: list[Fix] = []
+    for kind, trial in _fix_candidates(said, card):
+        fix = make(kind, trial, [kind])
+        if fix:
+            found.append(fix)
+    for field, kind, low in (("seq", "shorter_context", 256), ("batch", "smaller_batch", 1)):
+        if (getattr(baseline.query, field) or 1) > low:
+            shorter = _longest_fitting(
+                said.model_copy(update={field: getattr(baseline.query, field)}),
+                field,
+                low,
+                lambda q: check(q)[1],
+            )
+            if shorter is not None and (fix := make(kind, shorter, [kind])):
+                found.append(fix)
+
+    savers = said
+    combined: list[str] = []
+    if not found:
+        ordered = sorted(_fix_candidates(said, card), key=lambda pair: _FIX_ORDER.index(pair[0]))
+        for kind, _ in ordered:
+            savers = dict(_fix_candidates(savers, card)).get(kind, savers)
+            combined.append(kind)
+            fix = make("combined", savers, list(combined))
+            if fix:
+                found.append(fix)
+                break
+    # More cards shard the model states, not one card's activations: a training job's micro-batch of 1
+    # (gradient accumulation keeps the effective batch) often needs far fewer of them.
+    micro = None
+    if said.task is not Task.INFERENCE and (baseline.query.batch or 1) > 1:
+        micro = said.model_copy(update={"batch": 1})
+    for n in (2, 4, 8, 16, 32, 64):
+        if n > count:
+            fix = make("more_cards", said, ["more_cards"], card, n)
+            if fix is None and micro is not None:
+                fix = make("more_cards", micro, ["more_cards", "smaller_batch"], card, n)
+            if fix:
+                found.append(fix)
+                break
+    if not found and combined:
+        # Nothing alone fits: every memory saver together, spread over more cards of the named kind.
+        for n in (2, 4, 8, 16, 32, 64):
+            if n > count and (fix := make("combined", savers, [*combined, "more_cards"], card, n)):
+                found.append(fix)
+                break
+    bigger = _bigger_card(said, card, count, money)
+    if bigger is not None and (fix := make("bigger_card", said, ["bigger_card"], bigger, count)):
+        found.append(fix)
+    return tuple(sorted(found, key=lambda f: _FIX_ORDER.index(f.kind)))
+
+
+def _bigger_card(query: Query, card: Card, count: int, currency: Currency) -> Card | None:
+    """The smallest card with more memory on which the job fits, cheapest first among equals."""
+    catalog = load_catalog()
+    fitting: list[tuple[float, float, Card]] = []
+    for other in catalog.cards:
+        if other.memory_bytes <= card.memory_bytes or other.vendor != card.vendor:
+            continue
+        if query.precision in (None, Precision.BF16) and other.bf16_tflops == 0:
+            continue  # the job asks for bf16; an fp16-only card would change the recipe
+        result = estimate(query.model_copy(update={"card": other.id, "gpus": count}))
+        verdict = verdict_for_count(result, count)
+        if verdict is not None and verdict.fits is not Fit.NO:
+            price = card_price(other.id, currency)
+            fitting.append((other.memory_gib, price.per_hour if price else float("inf"), other))
+    if not fitting:
+        return None
+    return min(fitting, key=lambda t: (t[0], t[1]))[2]

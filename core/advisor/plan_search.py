@@ -1,0 +1,130 @@
+"""Ranked plans that fit: every card × count × method × precision, cheapest or fastest first."""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+from functools import lru_cache
+
+from core.advisor.model import COUNTS, PRETRAIN_COUNTS, QUALITY_RANK, Plan, SortKey
+from core.advisor.shared import (
+    budget_caps,
+    card_price,
+    plan_on_card,
+    quality_of,
+    sort_key,
+    stated_only,
+    variants_for,
+)
+from core.catalog import Card, load_catalog
+from core.cost import (
+    PriceBook,
+    currency_for,
+    price_book_in_force,
+)
+from core.estimator import (
+    UnknownCardError,
+    estimate,
+    need_bytes,
+)
+from core.query import Currency, Query, Runtime, Task
+
+
+def plans(
+    query: Query,
+    *,
+    limit: int = 8,
+    max_per_hour: float | None = None,
+    sort: SortKey = "cost",
+    currency: Currency | None = None,
+    cards: Sequence[str] | None = None,
+) -> list[Plan]:
+    """The plans that fit, one per card × method × precision (its best card count), ranked by cost or speed.
+
+    A named card restricts the search to it; a said card count or precision is kept; a stated budget
+    (per hour or total) filters. Cards without a price rank after priced ones when sorting by cost.
+    Pure for a given price file, and a search over every card, so results are cached.
+    """
+    chosen = tuple(cards) if cards is not None else None
+    return list(
+        _plans(
+            query,
+            limit=limit,
+            max_per_hour=max_per_hour,
+            sort=sort,
+            currency=currency,
+            cards=chosen,
+            _book=price_book_in_force(),
+        )
+    )
+
+
+@lru_cache(maxsize=4096)
+def _plans(
+    query: Query,
+    *,
+    limit: int,
+    max_per_hour: float | None,
+    sort: SortKey,
+    currency: Currency | None,
+    cards: tuple[str, ...] | None,
+    _book: object,
+) -> tuple[Plan, ...]:
+    catalog = load_catalog()
+    book = _book if isinstance(_book, PriceBook) else None
+    money = currency_for(query.currency, None) if currency is None else currency
+    per_hour_cap, total_cap = budget_caps(query, max_per_hour)
+    if cards is not None:
+        candidates = [catalog.get(c) for c in cards if c in catalog.by_id]
+    elif query.card:
+        match = catalog.by_id.get(query.card) or (m.card if (m := catalog.resolve(query.card)) else None)
+        if match is None:
+            raise UnknownCardError(query.card, catalog.closest(query.card))
+        candidates = [match]
+    else:
+        candidates = list(catalog.cards)
+    said = query.said()
+    if "gpus" in said and query.gpus:
+        counts: tuple[int, ...] = (query.gpus,)
+    else:
+        counts = PRETRAIN_COUNTS if query.task is Task.PRETRAIN else COUNTS
+    base = stated_only(query).model_copy(update={"card": None, "card_memory_bytes": None})
+    key = sort_key(sort)
+    # Ranked by price per hour (no token count to price a whole run): rank the cheap way first and build
+    # full plans (speed, cost) only for the shortlist.
+    by_hourly_price = sort == "cost" and query.tokens is None and total_cap is None
+    by_hourly_price = by_hourly_price and query.runtime is not Runtime.VLLM
+    shortlist: list[tuple[tuple[float, int], Card, Query, int]] = []
+    best: dict[tuple[str, str, str], Plan] = {}
+
+    def keep(plan: Plan | None) -> None:
+        if plan is None:
+            return
+        if per_hour_cap is not None and (plan.cost_per_hour is None or plan.cost_per_hour > per_hour_cap):
+            return
+        if total_cap is not None and (plan.total_cost is None or plan.total_cost > total_cap):
+            return
+        group = (plan.card, str(plan.method), plan.precision.value)
+        if group not in best or key(plan) < key(best[group]):
+            best[group] = plan
+
+    for card in candidates:
+        for variant in variants_for(base, card):
+            for count in counts:
+                trial = variant.model_copy(update={"gpus": count})
+                if need_bytes(trial) > card.memory_bytes:
+                    continue  # screened without building the estimate: it cannot fit this card
+                if by_hourly_price:
+                    price = card_price(card.id, money, book)
+                    hourly = price.per_hour * count if price else float("inf")
+                    shortlist.append(((hourly, QUALITY_RANK[quality_of(trial)]), card, trial, count))
+                    break  # more cards of the same kind cost more per hour
+                plan = plan_on_card(
+                    estimate(trial.model_copy(update={"card": card.id})), card, count, money, book
+                )
+                keep(plan)
+                if plan is not None and sort == "cost":
+                    break  # more cards of the same kind cost more per hour and do not run cheaper
+    for _, card, trial, count in heapq.nsmallest(3 * limit, shortlist, key=lambda entry: entry[0]):
+        keep(plan_on_card(estimate(trial.model_copy(update={"card": card.id})), card, count, money, book))
+    return tuple(sorted(best.values(), key=key)[:limit])
