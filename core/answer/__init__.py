@@ -150,16 +150,16 @@ def _dispatch(parsed: Any, text: str, previous: Query | None, lang: Lang) -> Ans
         query = query.model_copy(update={"task": Task.FINETUNE})
     if intent == "plan":
         return plan_answer(query, lang, getattr(parsed, "sort", "cost"))
-    return _fit_or_plan(query, lang)
+    return _fit_or_plan(query, lang, getattr(parsed, "ambiguous_card", None))
 
 
-def _fit_or_plan(query: Query, lang: Lang) -> Answer:
+def _fit_or_plan(query: Query, lang: Lang, card_typed: str | None = None) -> Answer:
     if not query.model and not query.params_b:
         return clarify_answer(lang, "model", query)
     try:
         if query.task is Task.FINETUNE and query.method is None:
-            return methods_answer(query, lang)
-        return fit_answer(query, lang)
+            return methods_answer(query, lang, card_typed)
+        return fit_answer(query, lang, card_typed)
     except UnknownModelError as err:
         return unknown_model_answer(lang, err.name, err.suggestions, query)
     except UnknownCardError as err:

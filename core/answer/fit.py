@@ -174,7 +174,7 @@ def _cheaper(query: Query, card: Card, currency: str) -> Plan | None:
 
 
 def fit_view(
-    query: Query, lang: Lang, *, light: bool = False, sort: SortKey = "cost"
+    query: Query, lang: Lang, *, light: bool = False, sort: SortKey = "cost", card_typed: str | None = None
 ) -> tuple[Estimate, dict[str, Any]]:
     """Everything the fit templates show, as data; `light` skips the advice searches (speed, price, fixes)."""
     est = estimate(query)
@@ -200,6 +200,8 @@ def fit_view(
         "est": est,
         "q": filled,
         "model_name": model_label(est, lang),
+        # a family name ("A100") read as its most-rented variant: the answer says which
+        "card_typed": card_typed,
         "card": card,
         "card_label": card.name if card else None,
         "capacity": capacity,
@@ -253,8 +255,8 @@ def _fit_facts(est: Estimate, view: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def fit_answer(query: Query, lang: Lang) -> Answer:
-    est, view = fit_view(query, lang)
+def fit_answer(query: Query, lang: Lang, card_typed: str | None = None) -> Answer:
+    est, view = fit_view(query, lang, card_typed=card_typed)
     return pack(
         "fit",
         lang,
@@ -283,7 +285,7 @@ def recommend_method(views: dict[Method, dict[str, Any]]) -> Method:
     return min(views, key=lambda m: views[m]["total"])
 
 
-def methods_answer(query: Query, lang: Lang) -> Answer:
+def methods_answer(query: Query, lang: Lang, card_typed: str | None = None) -> Answer:
     """'Fine-tune' with no method: full, LoRA and QLoRA side by side, the recommended one in detail."""
     views: dict[Method, dict[str, Any]] = {}
     estimates: dict[Method, Estimate] = {}
@@ -291,7 +293,8 @@ def methods_answer(query: Query, lang: Lang) -> Answer:
         variant = query.model_copy(update={"method": method, "task": Task.FINETUNE})
         estimates[method], views[method] = fit_view(variant, lang, light=True)
     best = recommend_method(views)
-    est, view = fit_view(query.model_copy(update={"method": best, "task": Task.FINETUNE}), lang)
+    best_query = query.model_copy(update={"method": best, "task": Task.FINETUNE})
+    est, view = fit_view(best_query, lang, card_typed=card_typed)
     views[best] = view
     data = {"v": view, "methods": [(m.value, views[m]) for m in TRAINING_METHODS], "best": best.value}
     facts = _fit_facts(est, view) | {
