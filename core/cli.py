@@ -32,13 +32,26 @@ def _tokens(text: str) -> int:
     return parse_tokens_length(text)
 
 
+def _model_id(name: str | None) -> str | None:
+    """Registry id for a typed name ('llama2 13b', 'ds r1 distill 32b'); an unknown name is kept so the
+    error can name the closest ones."""
+    if name is None:
+        return None
+    match = load_registry().resolve(name)
+    if match is not None:
+        return match.model.id
+    from core.parser import model_id_for
+
+    return model_id_for(name) or name
+
+
 def query_from_args(args: argparse.Namespace) -> Query:
     task, method = _TASKS[args.task]
     targets = args.lora_targets
     return Query(
         task=task,
         method=method,
-        model=args.model,
+        model=_model_id(args.model),
         params_b=args.params,
         card=args.card,
         gpus=args.gpus,

@@ -82,3 +82,18 @@ def test_cards_and_models_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert len(cards) >= 54 and all("memory_bytes" in c for c in cards)
     models = run_json(capsys, "models")
     assert len(models) >= 60 and all("total_params" in m for m in models)
+
+
+@pytest.mark.parametrize(
+    ("typed", "model_id"),
+    [
+        ("ds r1 distill 32b", "deepseek-r1-distill-qwen-32b"),
+        ("llama2 13b", "llama-2-13b"),
+        ("lama 3 8b", "llama-3-8b"),
+    ],
+)
+def test_model_names_as_typed_become_registry_ids(
+    capsys: pytest.CaptureFixture[str], typed: str, model_id: str
+) -> None:
+    out = run_json(capsys, "estimate", "--model", typed)
+    assert out["query"]["model"] == model_id

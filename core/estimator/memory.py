@@ -379,7 +379,11 @@ def _estimate(
         query.model_copy(update={"card": None, "card_memory_bytes": None})
     )
     filled = base.model_copy(
-        update={"card": card.id if card else query.card, "card_memory_bytes": query.card_memory_bytes}
+        update={
+            "card": card.id if card else query.card,
+            "card_memory_bytes": query.card_memory_bytes,
+            "model": None if model.representative else model.id,
+        }
     )
     gpus = filled.gpus or 1
     uncertainty = _uncertainty(filled, model)

@@ -200,6 +200,14 @@ def find_model(text: str) -> ModelMention | None:
     return None
 
 
+def model_id_for(name: str) -> str | None:
+    """A model name as people type it ('ds r1 distill 32b', 'lama 3 8b') -> registry id, if it names one."""
+    from core.parser.normalize import normalize
+
+    mention = find_model(normalize(name))
+    return mention.model_id if mention else None
+
+
 def find_family_only(text: str) -> str | None:
     """A model family named without a size ('llama3', 'qwen'): a model-looking name we cannot size."""
     match = _table().family_only.search(text)
