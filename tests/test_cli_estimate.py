@@ -97,3 +97,27 @@ def test_model_names_as_typed_become_registry_ids(
 ) -> None:
     out = run_json(capsys, "estimate", "--model", typed)
     assert out["query"]["model"] == model_id
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--model", "llama-3.1-8b", "--task", "lora", "--card", "4090"],
+        ["--params", "13B", "--task", "inference"],
+        ["--model", "qwen2.5-72b", "--runtime", "vllm", "--card", "h100", "--gpus", "2", "--seq", "32k"],
+        ["--model", "mixtral-8x7b", "--task", "qlora", "--card", "a100-40gb-sxm"],
+    ],
+)
+def test_readable_breakdown(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    assert main(["estimate", *argv]) == 0
+    out = capsys.readouterr().out
+    assert "GiB" in out and "Rule of thumb" in out
+
+
+def test_readable_breakdown_in_chinese() -> None:
+    from core.estimator import estimate
+    from core.query import Query, Task
+    from core.render import render_estimate
+
+    text = render_estimate(estimate(Query(task=Task.INFERENCE, model="qwen2.5-7b", card="rtx-4090")), "zh")
+    assert "经验公式" in text

@@ -196,25 +196,8 @@ def fit_view(
     cheaper = None
     if card is not None and verdict is not None and verdict.fits is Fit.FITS and not light:
         cheaper = _cheaper(query, card, currency)
-    view: dict[str, Any] = {
-        "est": est,
-        "q": filled,
-        "model_name": model_label(est, lang),
-        # a family name ("A100") read as its most-rented variant: the answer says which
-        "card_typed": card_typed,
-        "card": card,
-        "card_label": card.name if card else None,
-        "capacity": capacity,
-        "verdict": verdict,
+    view = memory_view(est, query, lang, card_typed=card_typed) | {
         "single": single if single is not None and single is not verdict else None,
-        "rows": breakdown_rows(est, capacity),
-        "total": est.total_bytes,
-        "folk": est.folk,
-        "folk_reason": folk_reason(est),
-        "bytes_per_weight": est.folk.weights_bytes / max(est.params, 1),
-        "assumptions": assumptions(est, query),
-        "warnings": est.warnings,
-        "notes": verdict.notes if verdict else [],
         "speed": speed,
         "cost": cost,
         "currency": currency,
@@ -223,6 +206,41 @@ def fit_view(
         "cheaper": cheaper,
     }
     return est, view
+
+
+def memory_view(est: Estimate, stated: Query, lang: str, *, card_typed: str | None = None) -> dict[str, Any]:
+    """The memory part every fit template shows (the bot's answers and `gpufit estimate` alike); the advice
+    fields (speed, cost, fixes, plans) are empty here and filled by `fit_view`."""
+    card = card_or_none(est.query.card)
+    verdict = main_verdict(est)
+    capacity = verdict.capacity_bytes if verdict else None
+    return {
+        "est": est,
+        "q": est.query,
+        "model_name": model_label(est, lang),
+        # a family name ("A100") read as its most-rented variant: the answer says which
+        "card_typed": card_typed,
+        "card": card,
+        "card_label": card.name if card else None,
+        "capacity": capacity,
+        "verdict": verdict,
+        "verdicts": est.verdicts,
+        "single": None,
+        "rows": breakdown_rows(est, capacity),
+        "total": est.total_bytes,
+        "folk": est.folk,
+        "folk_reason": folk_reason(est),
+        "bytes_per_weight": est.folk.weights_bytes / max(est.params, 1),
+        "assumptions": assumptions(est, stated),
+        "warnings": est.warnings,
+        "notes": verdict.notes if verdict else [],
+        "speed": None,
+        "cost": None,
+        "currency": "USD",
+        "fixes": [],
+        "plans": [],
+        "cheaper": None,
+    }
 
 
 def _fit_facts(est: Estimate, view: dict[str, Any]) -> dict[str, Any]:
