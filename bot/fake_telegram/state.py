@@ -1,384 +1,35 @@
-"""An in-process stand-in for the Telegram Bot API, strict the way Telegram is.
-
-One implementation of Bot API semantics serves two front ends: `FakeTelegramRequest` plugs it into PTB without
-sockets (the console chat, fast tests) and `tests/botapi_server.py` serves it over loopback HTTP (end-to-end
-tests). It validates what the bot sends (HTML tag set and balance, text length in UTF-16 units, callback data
-size) and answers with Telegram's envelope and wording, so a bot that works here is not rejected by Telegram.
-Faults (429 with retry_after, 500/502, slow answers, dropped connections before or after handling, calls
-held unanswered, refused connections) are scheduled per method, or drawn at random from a seed (RandomFaults).
-getUpdates keeps an update until a later call's offset confirms it, as Telegram does, so an unconfirmed update
-is delivered again (`confirmed_offset` and `deliveries` show what happened).
-"""
+"""The Bot API state machine: chats, messages, the update queue with offset confirmation, the outbox."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import html
 import itertools
 import json
-import random
 import re
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-import httpx
-from telegram.error import NetworkError, TimedOut
-from telegram.request import BaseRequest, RequestData
-
-JSON = dict[str, Any]
-
-MAX_TEXT_UTF16 = 4096
-MAX_CAPTION_UTF16 = 1024
-MAX_CALLBACK_DATA_BYTES = 64
-MAX_CALLBACK_ANSWER = 200
-MAX_INLINE_RESULTS = 50
-ANONYMOUS_ADMIN_ID = 1087968824
-
-# Fields PTB sends as JSON text inside form bodies.
-_JSON_FIELDS = frozenset(
-    {
-        "reply_markup",
-        "reply_parameters",
-        "results",
-        "commands",
-        "scope",
-        "allowed_updates",
-        "entities",
-        "caption_entities",
-        "link_preview_options",
-        "button",
-        "media",
-    }
+from bot.fake_telegram.faults import Fault, RandomFaults
+from bot.fake_telegram.html import ParsedText, parse_message_text, validate_reply_markup
+from bot.fake_telegram.wire import (
+    ANONYMOUS_ADMIN_ID,
+    INT_FIELDS,
+    JSON,
+    JSON_FIELDS,
+    MAX_CALLBACK_ANSWER,
+    MAX_CAPTION_UTF16,
+    MAX_INLINE_RESULTS,
+    NOT_MODIFIED,
+    OPT_IN_UPDATES,
+    QUERY_TOO_OLD,
+    ApiError,
+    ConnectionDroppedError,
+    bad_request,
+    utf16_len,
 )
-_INT_FIELDS = frozenset(
-    {"chat_id", "message_id", "user_id", "cache_time", "offset", "limit", "timeout", "message_thread_id"}
-)
-# Updates Telegram leaves out unless allowed_updates names them.
-_OPT_IN_UPDATES = frozenset({"chat_member", "message_reaction", "message_reaction_count"})
-
-_NOT_MODIFIED = (
-    "Bad Request: message is not modified: specified new message content and reply markup are exactly the "
-    "same as a current content and reply markup of the message"
-)
-_QUERY_TOO_OLD = "Bad Request: query is too old and response timeout expired or query ID is invalid"
-
-
-def utf16_len(text: str) -> int:
-    """Telegram counts text length and entity offsets in UTF-16 code units."""
-    return len(text.encode("utf-16-le")) // 2
-
-
-class ApiError(Exception):
-    """A Bot API refusal: HTTP status and Telegram's description."""
-
-    def __init__(self, status: int, description: str, parameters: JSON | None = None) -> None:
-        super().__init__(description)
-        self.status = status
-        self.description = description
-        self.parameters = parameters
-
-
-class ConnectionDroppedError(Exception):
-    """The transport must close the connection without an answer (fault injection)."""
-
-
-def _bad(description: str) -> ApiError:
-    return ApiError(400, f"Bad Request: {description}")
-
-
-# ----------------------------------------------------------------------------------------------------
-# Telegram HTML: the tag set, balance and the text it leaves
-
-
-_TAG_ATTRS: dict[str, frozenset[str]] = {
-    "b": frozenset(),
-    "strong": frozenset(),
-    "i": frozenset(),
-    "em": frozenset(),
-    "u": frozenset(),
-    "ins": frozenset(),
-    "s": frozenset(),
-    "strike": frozenset(),
-    "del": frozenset(),
-    "tg-spoiler": frozenset(),
-    "span": frozenset({"class"}),
-    "a": frozenset({"href"}),
-    "code": frozenset({"class"}),
-    "pre": frozenset(),
-    "blockquote": frozenset({"expandable"}),
-    "tg-emoji": frozenset({"emoji-id"}),
-    "tg-time": frozenset({"unix", "format"}),
-}
-_ENTITY_TYPE = {
-    "b": "bold",
-    "strong": "bold",
-    "i": "italic",
-    "em": "italic",
-    "u": "underline",
-    "ins": "underline",
-    "s": "strikethrough",
-    "strike": "strikethrough",
-    "del": "strikethrough",
-    "tg-spoiler": "spoiler",
-    "span": "spoiler",
-    "a": "text_link",
-    "code": "code",
-    "pre": "pre",
-    "blockquote": "blockquote",
-    "tg-emoji": "custom_emoji",
-    "tg-time": "date_time",
-}
-_START_TAG = re.compile(
-    r"<([a-zA-Z][a-zA-Z0-9-]*)((?:\s+[a-zA-Z][a-zA-Z0-9-]*(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s\"'>]+))?)*)\s*>"
-)
-_ATTR = re.compile(r"([a-zA-Z][a-zA-Z0-9-]*)(?:\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s\"'>]+)))?")
-_END_TAG = re.compile(r"</([a-zA-Z][a-zA-Z0-9-]*)\s*>")
-_CHAR_REF = re.compile(r"&(?:(lt|gt|amp|quot)|#([0-9]{1,7})|#[xX]([0-9a-fA-F]{1,6}));")
-_NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"'}
-
-
-@dataclass
-class ParsedText:
-    """What a client shows: the plain text and the entities (offsets in UTF-16 units)."""
-
-    text: str
-    entities: list[JSON]
-
-
-def parse_html(source: str) -> ParsedText:
-    """Parse Telegram HTML the way the Bot API does; raise ApiError(400) with Telegram's wording otherwise."""
-    out: list[str] = []
-    out_len = 0  # in UTF-16 units
-    stack: list[tuple[str, int, JSON]] = []
-    entities: list[JSON] = []
-    pos = 0
-
-    def byte_offset(index: int) -> int:
-        return len(source[:index].encode("utf-8"))
-
-    def emit(chunk: str) -> None:
-        nonlocal out_len
-        out.append(chunk)
-        out_len += utf16_len(chunk)
-
-    while pos < len(source):
-        char = source[pos]
-        if char == "<":
-            end = _END_TAG.match(source, pos)
-            if end:
-                name = end.group(1).lower()
-                if not stack or stack[-1][0] != name:
-                    expected = f'"</{stack[-1][0]}>"' if stack else "no end tag"
-                    raise _bad(
-                        f"can't parse entities: Unmatched end tag at byte offset {byte_offset(pos)}, "
-                        f'expected {expected}, found "</{name}>"'
-                    )
-                _, start, extra = stack.pop()
-                if out_len > start:
-                    entities.append(
-                        {"type": _ENTITY_TYPE[name], "offset": start, "length": out_len - start} | extra
-                    )
-                pos = end.end()
-                continue
-            start_tag = _START_TAG.match(source, pos)
-            if not start_tag:
-                raise _bad(
-                    f'can\'t parse entities: Unexpected character "<" at byte offset {byte_offset(pos)}'
-                )
-            name = start_tag.group(1).lower()
-            if name not in _TAG_ATTRS:
-                raise _bad(
-                    f'can\'t parse entities: Unsupported start tag "{name}" at byte offset {byte_offset(pos)}'
-                )
-            attrs = {
-                m.group(1).lower(): next((g for g in m.groups()[1:] if g is not None), "")
-                for m in _ATTR.finditer(start_tag.group(2))
-            }
-            for attr in attrs:
-                if attr not in _TAG_ATTRS[name]:
-                    raise _bad(
-                        f'can\'t parse entities: Unsupported attribute "{attr}" of tag "{name}" '
-                        f"at byte offset {byte_offset(pos)}"
-                    )
-            inside = [tag for tag, _, _ in stack]
-            if any(tag in ("code", "pre") for tag in inside) and not (
-                name == "code" and inside[-1:] == ["pre"]
-            ):
-                raise _bad(
-                    f"can't parse entities: Can't use tag \"{name}\" inside a code block "
-                    f"at byte offset {byte_offset(pos)}"
-                )
-            if name == "blockquote" and "blockquote" in inside:
-                raise _bad(f"can't parse entities: Nested blockquotes at byte offset {byte_offset(pos)}")
-            if name == "span" and attrs.get("class") != "tg-spoiler":
-                raise _bad(
-                    f'can\'t parse entities: Tag "span" must have class "tg-spoiler" at byte offset {pos}'
-                )
-            link: JSON = {}
-            if name == "a":
-                href = html.unescape(attrs.get("href", ""))
-                if not re.match(r"^(https?|tg)://", href):
-                    raise _bad(
-                        f'can\'t parse entities: Wrong URL in tag "a" at byte offset {byte_offset(pos)}'
-                    )
-                link = {"url": href}
-            stack.append((name, out_len, link))
-            pos = start_tag.end()
-        elif char == "&":
-            ref = _CHAR_REF.match(source, pos)
-            if not ref:
-                raise _bad(
-                    "can't parse entities: Can't find end of the entity starting at byte offset "
-                    f"{byte_offset(pos)}"
-                )
-            if ref.group(1):
-                emit(_NAMED[ref.group(1)])
-            else:
-                code = int(ref.group(2)) if ref.group(2) else int(ref.group(3), 16)
-                if code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
-                    raise _bad(
-                        f"can't parse entities: Wrong character reference at byte offset {byte_offset(pos)}"
-                    )
-                emit(chr(code))
-            pos = ref.end()
-        else:
-            nxt = min(
-                (i for i in (source.find("<", pos), source.find("&", pos)) if i != -1), default=len(source)
-            )
-            emit(source[pos:nxt])
-            pos = nxt
-    if stack:
-        raise _bad(f"can't parse entities: Can't find end tag corresponding to start tag \"{stack[-1][0]}\"")
-    entities.sort(key=lambda e: (e["offset"], -e["length"]))
-    return ParsedText("".join(out), entities)
-
-
-def parse_message_text(text: str, parse_mode: str | None, *, limit: int = MAX_TEXT_UTF16) -> ParsedText:
-    """Text as Telegram stores it: parsed, trimmed, non-empty and within `limit` UTF-16 units."""
-    if parse_mode is not None and parse_mode.upper() != "HTML":
-        if parse_mode not in ("Markdown", "MarkdownV2"):
-            raise _bad(f"unsupported parse_mode {parse_mode!r}")
-        parsed = ParsedText(text, [])  # Markdown is not used by this bot; accepted as plain text
-    elif parse_mode is None:
-        parsed = ParsedText(text, [])
-    else:
-        parsed = parse_html(text)
-    stripped = parsed.text.strip()
-    if not stripped:
-        raise _bad("message text is empty")
-    if utf16_len(stripped) > limit:
-        raise _bad("message is too long" if limit == MAX_TEXT_UTF16 else "message caption is too long")
-    lead = utf16_len(parsed.text) - utf16_len(parsed.text.lstrip())
-    entities = [e | {"offset": e["offset"] - lead} for e in parsed.entities if e["offset"] >= lead]
-    return ParsedText(stripped, entities)
-
-
-def validate_reply_markup(markup: Any) -> JSON | None:
-    """Inline keyboards as Telegram checks them; callback data is 1-64 bytes."""
-    if markup is None:
-        return None
-    if not isinstance(markup, dict):
-        raise _bad("can't parse reply keyboard markup JSON object")
-    if "inline_keyboard" not in markup:
-        return markup  # reply keyboards, ForceReply, ReplyKeyboardRemove: accepted as they are
-    rows = markup["inline_keyboard"]
-    if not isinstance(rows, list) or not all(isinstance(row, list) for row in rows):
-        raise _bad('field "inline_keyboard" of the InlineKeyboardMarkup must be an Array of Arrays')
-    for row in rows:
-        for button in row:
-            if not isinstance(button, dict) or not str(button.get("text", "")).strip():
-                raise _bad("BUTTON_TEXT_EMPTY")
-            kinds = [
-                k
-                for k in (
-                    "callback_data",
-                    "url",
-                    "switch_inline_query",
-                    "switch_inline_query_current_chat",
-                    "copy_text",
-                    "login_url",
-                    "web_app",
-                    "pay",
-                    "callback_game",
-                    "switch_inline_query_chosen_chat",
-                )
-                if k in button
-            ]
-            if len(kinds) != 1:
-                raise _bad("BUTTON_TYPE_INVALID")
-            if "callback_data" in button:
-                size = len(str(button["callback_data"]).encode("utf-8"))
-                if not 1 <= size <= MAX_CALLBACK_DATA_BYTES:
-                    raise _bad("BUTTON_DATA_INVALID")
-            if "url" in button and not re.match(r"^(https?|tg)://\S+$", str(button["url"])):
-                raise _bad("BUTTON_URL_INVALID")
-    return markup
-
-
-# ----------------------------------------------------------------------------------------------------
-# Faults
-
-
-FaultKind = Literal["429", "500", "502", "slow", "drop", "drop_after", "hang", "refuse"]
-
-
-@dataclass
-class Fault:
-    """The next `times` calls of `method` (any method if None) fail this way.
-
-    429: Telegram's flood answer with `retry_after`; 500/502: a server or gateway error page (not handled);
-    slow: handled at once, answered after `delay` seconds (a client that gives up earlier cannot know the call
-    went through); drop: the connection closes after the request arrived, before handling (the client cannot
-    tell this from drop_after); drop_after: handled (the message IS sent), then the connection closes without
-    an answer; hang: never handled, never answered (held until the client gives up or the fake is released);
-    refuse: handled normally, then the next connection attempt is refused (`refusals`), the one failure a
-    client can prove happened before its request left.
-    """
-
-    kind: FaultKind
-    method: str | None = None
-    times: int = 1
-    retry_after: int = 1
-    delay: float = 0.0
-
-    def matches(self, method: str) -> bool:
-        return self.times > 0 and (self.method is None or self.method.lower() == method.lower())
-
-
-@dataclass
-class RandomFaults:
-    """Faults at random but reproducibly: each call of `methods` (all if empty) fails with `chance`, the
-    kind drawn from `kinds` (a kind with a `method` applies to that method only), until `budget` faults
-    were injected. Methods are given in lower case."""
-
-    seed: int
-    chance: float
-    kinds: tuple[Fault, ...]
-    methods: frozenset[str] = frozenset()
-    budget: int = 1_000_000
-    injected: list[tuple[str, str]] = field(default_factory=list)  # (method, kind), for test messages
-
-    def __post_init__(self) -> None:
-        self._rng = random.Random(self.seed)
-
-    def draw(self, method: str) -> Fault | None:
-        if self.budget <= 0 or (self.methods and method.lower() not in self.methods):
-            return None
-        if self._rng.random() >= self.chance:
-            return None
-        template = self._rng.choice(self.kinds)
-        if template.method is not None and template.method.lower() != method.lower():
-            return None  # this kind is only for one method (a drop only where a repeat is harmless)
-        self.budget -= 1
-        self.injected.append((method, template.kind))
-        return Fault(template.kind, method, 1, template.retry_after, template.delay)
-
-
-# ----------------------------------------------------------------------------------------------------
-# State
 
 
 @dataclass
@@ -824,7 +475,7 @@ class FakeTelegram:
         out = []
         for update in self._updates:
             kind = next(k for k in update if k != "update_id")
-            if (allowed is None and kind not in _OPT_IN_UPDATES) or (allowed is not None and kind in allowed):
+            if (allowed is None and kind not in OPT_IN_UPDATES) or (allowed is not None and kind in allowed):
                 out.append(update)
         return out
 
@@ -854,10 +505,10 @@ class FakeTelegram:
     def _set_webhook(self, params: JSON, files: Any) -> bool:
         url = str(params.get("url", ""))
         if url and not url.startswith("https://"):
-            raise _bad("bad webhook: An HTTPS URL must be provided for webhook")
+            raise bad_request("bad webhook: An HTTPS URL must be provided for webhook")
         secret = params.get("secret_token")
         if secret is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,256}", str(secret)):
-            raise _bad("bad webhook: secret token contains unallowed characters")
+            raise bad_request("bad webhook: secret token contains unallowed characters")
         self.webhook = {"url": url, "secret_token": secret, "allowed_updates": params.get("allowed_updates")}
         return True
 
@@ -868,10 +519,10 @@ class FakeTelegram:
         try:
             chat_id = int(chat_id)  # type: ignore[arg-type]
         except (TypeError, ValueError):
-            raise _bad("chat not found") from None
+            raise bad_request("chat not found") from None
         chat = self.chats.get(chat_id)
         if chat is None:
-            raise _bad("chat not found")
+            raise bad_request("chat not found")
         return chat
 
     def _writable_chat(self, params: JSON) -> JSON:
@@ -909,7 +560,7 @@ class FakeTelegram:
             return None
         message_id = int(reply.get("message_id", 0))
         if (chat_id, message_id) not in self.messages and not reply.get("allow_sending_without_reply"):
-            raise _bad("message to be replied not found")
+            raise bad_request("message to be replied not found")
         return message_id
 
     def _editable(self, params: JSON) -> StoredMessage | None:
@@ -918,9 +569,9 @@ class FakeTelegram:
         chat = self._chat(params)
         stored = self.messages.get((chat["id"], int(params.get("message_id", 0))))
         if stored is None or stored.deleted:
-            raise _bad("message to edit not found")
+            raise bad_request("message to edit not found")
         if stored.from_id != self.bot["id"]:
-            raise _bad("message can't be edited")
+            raise bad_request("message can't be edited")
         return stored
 
     def _edit_message_text(self, params: JSON, files: Any) -> JSON | bool:
@@ -934,7 +585,7 @@ class FakeTelegram:
             and stored.entities == parsed.entities
             and stored.reply_markup == markup
         ):
-            raise _bad(_NOT_MODIFIED.removeprefix("Bad Request: "))
+            raise bad_request(NOT_MODIFIED.removeprefix("Bad Request: "))
         stored.text, stored.entities, stored.html = parsed.text, parsed.entities, str(params.get("text", ""))
         stored.reply_markup = markup
         stored.edits += 1
@@ -946,7 +597,7 @@ class FakeTelegram:
         if stored is None:
             return True
         if stored.reply_markup == markup:
-            raise _bad(_NOT_MODIFIED.removeprefix("Bad Request: "))
+            raise bad_request(NOT_MODIFIED.removeprefix("Bad Request: "))
         stored.reply_markup = markup
         stored.edits += 1
         return self._message_json(stored) | {"edit_date": int(time.time())}
@@ -955,14 +606,14 @@ class FakeTelegram:
         chat = self._chat(params)
         stored = self.messages.get((chat["id"], int(params.get("message_id", 0))))
         if stored is None or stored.deleted:
-            raise _bad("message to delete not found")
+            raise bad_request("message to delete not found")
         stored.deleted = True
         return True
 
     def _send_file(self, kind: str, params: JSON, files: Mapping[str, tuple[str, bytes]]) -> JSON:
         chat = self._writable_chat(params)
         if kind not in files and not params.get(kind):
-            raise _bad(f"there is no {kind} in the request")
+            raise bad_request(f"there is no {kind} in the request")
         caption = params.get("caption")
         parsed = (
             parse_message_text(str(caption), params.get("parse_mode"), limit=MAX_CAPTION_UTF16)
@@ -1019,10 +670,10 @@ class FakeTelegram:
     def _answer_callback_query(self, params: JSON, files: Any) -> bool:
         query_id = str(params.get("callback_query_id", ""))
         if query_id not in self._pending_callbacks:
-            raise ApiError(400, _QUERY_TOO_OLD)
+            raise ApiError(400, QUERY_TOO_OLD)
         text = params.get("text")
         if text is not None and len(str(text)) > MAX_CALLBACK_ANSWER:
-            raise _bad("MESSAGE_TOO_LONG")
+            raise bad_request("MESSAGE_TOO_LONG")
         self._pending_callbacks.discard(query_id)
         self.callback_answers[query_id] = params
         return True
@@ -1030,21 +681,21 @@ class FakeTelegram:
     def _answer_inline_query(self, params: JSON, files: Any) -> bool:
         query_id = str(params.get("inline_query_id", ""))
         if query_id not in self._pending_inline:
-            raise ApiError(400, _QUERY_TOO_OLD)
+            raise ApiError(400, QUERY_TOO_OLD)
         results = params.get("results") or []
         if not isinstance(results, list) or len(results) > MAX_INLINE_RESULTS:
-            raise _bad("RESULTS_TOO_MUCH")
+            raise bad_request("RESULTS_TOO_MUCH")
         seen: set[str] = set()
         for result in results:
             result_id = str(result.get("id", ""))
             if not 1 <= len(result_id.encode("utf-8")) <= 64:
-                raise _bad("RESULT_ID_INVALID")
+                raise bad_request("RESULT_ID_INVALID")
             if result_id in seen:
-                raise _bad("RESULT_ID_DUPLICATE")
+                raise bad_request("RESULT_ID_DUPLICATE")
             seen.add(result_id)
             if result.get("type") == "article":
                 if not str(result.get("title", "")).strip():
-                    raise _bad("RESULT_TITLE_EMPTY")
+                    raise bad_request("RESULT_TITLE_EMPTY")
                 content = result.get("input_message_content") or {}
                 parse_message_text(str(content.get("message_text", "")), content.get("parse_mode"))
             validate_reply_markup(result.get("reply_markup"))
@@ -1060,15 +711,15 @@ class FakeTelegram:
     def _set_my_commands(self, params: JSON, files: Any) -> bool:
         commands = params.get("commands") or []
         if len(commands) > 100:
-            raise _bad("BOT_COMMANDS_TOO_MUCH")
+            raise bad_request("BOT_COMMANDS_TOO_MUCH")
         for command in commands:
             if not re.fullmatch(r"[a-z0-9_]{1,32}", str(command.get("command", ""))):
-                raise _bad("BOT_COMMAND_INVALID")
+                raise bad_request("BOT_COMMAND_INVALID")
             if not 1 <= len(str(command.get("description", ""))) <= 256:
-                raise _bad("BOT_COMMAND_DESCRIPTION_INVALID")
+                raise bad_request("BOT_COMMAND_DESCRIPTION_INVALID")
         lang = str(params.get("language_code") or "")
         if lang and not re.fullmatch(r"[a-z]{2}", lang):
-            raise _bad("LANG_CODE_INVALID")
+            raise bad_request("LANG_CODE_INVALID")
         self.commands[self._scope_key(params)] = list(commands)
         return True
 
@@ -1084,7 +735,7 @@ class FakeTelegram:
         user_id = int(params.get("user_id", 0))
         user = self.bot if user_id == self.bot["id"] else self.users.get(user_id)
         if user is None:
-            raise _bad("user not found")
+            raise bad_request("user not found")
         status = self.members.get((chat["id"], user_id), "member" if chat["type"] == "private" else "left")
         return self._member_json(status, user)
 
@@ -1193,14 +844,14 @@ class FakeTelegram:
     def _decode(self, key: str, value: Any) -> Any:
         if isinstance(value, bytes):
             value = value.decode("utf-8", "replace")
-        if key in _JSON_FIELDS and isinstance(value, str):
+        if key in JSON_FIELDS and isinstance(value, str):
             try:
                 return json.loads(value)
             except ValueError:
-                raise _bad(f"can't parse {key} JSON object") from None
+                raise bad_request(f"can't parse {key} JSON object") from None
         if isinstance(value, str) and value in ("true", "false") and key not in ("text", "caption", "query"):
             return value == "true"
-        if key in _INT_FIELDS and isinstance(value, str) and re.fullmatch(r"-?\d+", value):
+        if key in INT_FIELDS and isinstance(value, str) and re.fullmatch(r"-?\d+", value):
             return int(value)
         return value
 
@@ -1214,61 +865,3 @@ class FakeTelegram:
         if error.parameters:
             body["parameters"] = error.parameters
         return json.dumps(body, ensure_ascii=False).encode("utf-8")
-
-
-# ----------------------------------------------------------------------------------------------------
-# The in-process transport
-
-
-class FakeTelegramRequest(BaseRequest):
-    """PTB's transport, answered from a FakeTelegram in this process: no sockets, same semantics."""
-
-    def __init__(self, fake: FakeTelegram, *, read_timeout: float = 5.0) -> None:
-        self.fake = fake
-        self._read_timeout = read_timeout
-
-    @property
-    def read_timeout(self) -> float:
-        return self._read_timeout
-
-    async def initialize(self) -> None:
-        """Nothing to open."""
-
-    async def shutdown(self) -> None:
-        """Nothing to close."""
-
-    async def do_request(  # noqa: PLR0917 (PTB's signature)
-        self,
-        url: str,
-        method: str,
-        request_data: RequestData | None = None,
-        read_timeout: Any = BaseRequest.DEFAULT_NONE,
-        write_timeout: Any = BaseRequest.DEFAULT_NONE,
-        connect_timeout: Any = BaseRequest.DEFAULT_NONE,
-        pool_timeout: Any = BaseRequest.DEFAULT_NONE,
-    ) -> tuple[int, bytes]:
-        base, endpoint = url.rsplit("/", 1)
-        token = base.rsplit("/bot", 1)[-1] if "/bot" in base else None
-        params: dict[str, Any] = dict(request_data.json_parameters) if request_data else {}
-        files: dict[str, tuple[str, bytes]] = {}
-        if request_data is not None and request_data.contains_files:
-            for name, part in request_data.multipart_data.items():
-                filename, content = part[0], part[1]
-                data = content if isinstance(content, bytes) else content.read()
-                files[name] = (filename or name, data)
-                params.pop(name, None)
-        if self.fake.take_refusal():
-            raise NetworkError("httpx.ConnectError: [Errno 111] Connection refused") from httpx.ConnectError(
-                "[Errno 111] Connection refused"
-            )
-        timeout = read_timeout if isinstance(read_timeout, int | float) else self._read_timeout
-        if endpoint.lower() == "getupdates":
-            timeout = float(params.get("timeout", 0) or 0) + self._read_timeout
-        try:
-            return await asyncio.wait_for(self.fake.call(endpoint, params, files, token=token), timeout)
-        except TimeoutError as err:
-            raise TimedOut("Timed out") from err
-        except ConnectionDroppedError as err:
-            raise NetworkError(
-                "httpx.RemoteProtocolError: Server disconnected without sending a response."
-            ) from err
