@@ -106,13 +106,16 @@ class Query(BaseModel):
         if not training:
             method = None
         precision_default = Precision.NF4 if method is Method.QLORA else Precision.BF16
+        # Several sequences at once in inference is serving: a continuous-batching engine (vLLM), not one
+        # transformers prefill of every prompt together. Stated as an assumption.
+        fills_runtime = Runtime.VLLM if not training and (self.batch or 1) > 1 else Runtime.TRANSFORMERS
         fills: dict[str, object] = {
             "method": method,
             "precision": precision_default,
             "gpus": 1,
             "batch": DEFAULT_BATCH,
             "seq": DEFAULT_SEQ,
-            "runtime": Runtime.TRANSFORMERS,
+            "runtime": fills_runtime,
             # On for fine-tuning, as LLaMA-Factory and peft's prepare_model_for_kbit_training set it:
             # without it a 13B LoRA holds ~20 GiB of activations at 2k tokens. Stated as an assumption.
             # Off for pretraining, which shards over many cards (published MFUs count no recompute).
@@ -123,9 +126,7 @@ class Query(BaseModel):
             "lora_rank": DEFAULT_LORA_RANK if method in (Method.LORA, Method.QLORA) else None,
             "lora_targets": "all-linear" if method in (Method.LORA, Method.QLORA) else None,
             "gpu_memory_utilization": (
-                DEFAULT_GPU_MEMORY_UTILIZATION
-                if (self.runtime or Runtime.TRANSFORMERS) is Runtime.VLLM
-                else None
+                DEFAULT_GPU_MEMORY_UTILIZATION if (self.runtime or fills_runtime) is Runtime.VLLM else None
             ),
         }
         updates: dict[str, object] = {}

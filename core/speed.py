@@ -200,8 +200,9 @@ def inference_speed(estimate: Estimate, card: Card, gpus: int) -> InferenceSpeed
     if query.precision in (Precision.INT8,) and query.runtime is not Runtime.VLLM:
         notes.append("bnb_int8_slow")
 
-    # The user's own batch of prompts prefilled together (a server's concurrency does not delay one prompt).
-    prompts = query.batch or 1
+    # transformers prefills the whole batch of prompts in one call; a serving engine (vLLM) prefills each
+    # request as it arrives, so its concurrency does not delay one prompt's first token.
+    prompts = 1 if query.runtime is Runtime.VLLM else (query.batch or 1)
     prefill_tokens = prompts * seq
     attention = 2.0 * layers * model.heads * model.dim_head * seq * prefill_tokens
     prefill_flops = 2.0 * model.active_params * prefill_tokens + attention

@@ -34,6 +34,8 @@ class VllmConstants(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     max_num_batched_tokens: int
+    max_num_batched_tokens_large_card: int
+    large_card_gib: float
     logits_bytes_per_vocab: float
     profile_base_gib: float
     non_torch_gib: float

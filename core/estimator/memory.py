@@ -91,7 +91,8 @@ def _inference(
     kv_cache = int(kv_token * tokens * kv_share)
     if vllm:
         # vLLM's profile run: one bounded prefill chunk through the model, fp32 logits for every token of it
-        # plus a near-constant rest (reproduces llm-d's H100 logs within 4%, estimators.md §3.3).
+        # plus a near-constant rest (reproduces llm-d's H100 logs within 4%, estimators.md §3.3). The chunk
+        # of smaller cards here; `_vllm_large_card_logits` adds what a big card's larger default costs.
         chunk = cal.vllm.max_num_batched_tokens
         activations = int(cal.vllm.profile_base_gib * GIB)
         logits = int(chunk * model.vocab * cal.vllm.logits_bytes_per_vocab)
@@ -281,6 +282,14 @@ def _card_notes(card: Card, query: Query, count: int) -> list[str]:
     return notes
 
 
+def _vllm_large_card_logits(card: Card | None, model: ModelArch, cal: Calibration) -> int:
+    """Extra profile-run logits on a card where vLLM's default prefill chunk is the larger one."""
+    if card is None or card.memory_gib < cal.vllm.large_card_gib or card.id.startswith("a100"):
+        return 0
+    extra_tokens = cal.vllm.max_num_batched_tokens_large_card - cal.vllm.max_num_batched_tokens
+    return int(extra_tokens * model.vocab * cal.vllm.logits_bytes_per_vocab)
+
+
 def _vllm_pool(
     query: Query, breakdown: Breakdown, capacity: int, cal: Calibration, kv_per_seq: int
 ) -> VllmPool:
@@ -388,6 +397,9 @@ def _estimate(
     gpus = filled.gpus or 1
     uncertainty = _uncertainty(filled, model)
     vllm = filled.runtime is Runtime.VLLM and filled.task is Task.INFERENCE
+    profile_extra = _vllm_large_card_logits(card, model, cal) if vllm else 0
+    if profile_extra:
+        breakdown = breakdown.model_copy(update={"logits": breakdown.logits + profile_extra})
 
     verdicts: list[Verdict] = []
     vllm_pool: VllmPool | None = None
@@ -407,7 +419,7 @@ def _estimate(
                 single = query.model_copy(
                     update={"card": None, "card_memory_bytes": None, "gpus": 1, "zero_stage": 0}
                 )
-                need = job(single).breakdown.total
+                need = job(single).breakdown.total + profile_extra
             notes = _card_notes(card, filled, count) if card else []
             verdicts.append(
                 verdict_for(need, usable, card_id=card_id, count=count, uncertainty=uncertainty, notes=notes)

@@ -1,0 +1,39 @@
+"""Defaults that decide verdicts: how serving is assumed to run, and what vLLM reserves on which card."""
+
+from __future__ import annotations
+
+from core.estimator import Fit, estimate
+from core.query import Query, Runtime, Task
+
+
+def test_several_sequences_at_once_are_served_by_vllm_and_say_so() -> None:
+    filled = Query(task=Task.INFERENCE, model="qwen2.5-7b", batch=20).with_defaults()
+    assert filled.runtime is Runtime.VLLM and "runtime" in filled.defaulted
+    single = Query(task=Task.INFERENCE, model="qwen2.5-7b").with_defaults()
+    assert single.runtime is Runtime.TRANSFORMERS
+
+
+def test_a_stated_runtime_is_kept() -> None:
+    filled = Query(
+        task=Task.INFERENCE, model="qwen2.5-7b", batch=20, runtime=Runtime.TRANSFORMERS
+    ).with_defaults()
+    assert filled.runtime is Runtime.TRANSFORMERS and "runtime" not in filled.defaulted
+
+
+def test_vllm_on_a_24gb_card_uses_its_smaller_prefill_chunk() -> None:
+    """A 7B model serves 20 users on a 4090 (vLLM's 2048-token default chunk there, not the H100's 8192)."""
+    result = estimate(Query(task=Task.INFERENCE, model="qwen2.5-7b", batch=20, card="rtx-4090"))
+    assert result.verdicts[0].fits is not Fit.NO
+    big = estimate(Query(task=Task.INFERENCE, model="qwen2.5-7b", batch=20, card="h100-sxm"))
+    assert big.breakdown.logits > result.breakdown.logits
+
+
+def test_fine_tuning_checkpoints_activations_by_default_and_pretraining_does_not() -> None:
+    assert Query(task=Task.FINETUNE, model="qwen2.5-7b").with_defaults().grad_checkpointing is True
+    assert Query(task=Task.PRETRAIN, model="qwen2.5-7b").with_defaults().grad_checkpointing is False
+
+
+def test_models_released_in_fp8_are_served_in_fp8() -> None:
+    result = estimate(Query(task=Task.INFERENCE, model="deepseek-r1"))
+    assert result.query.precision is not None and result.query.precision.value == "fp8"
+    assert "precision" in result.query.defaulted
