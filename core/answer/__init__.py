@@ -20,7 +20,16 @@ from core.answer.common import to_lang
 from core.answer.estimate_view import estimate_view
 from core.answer.fit import fit_answer, methods_answer, plan_answer
 from core.answer.info import faq_answer, help_answer, scenario_answer
-from core.answer.model import FAQ_IDS, SCENARIO_IDS, Answer, Button, Lang, query_json
+from core.answer.model import (
+    FAQ_IDS,
+    NOTHING_READ_IN,
+    SCENARIO_IDS,
+    Answer,
+    Button,
+    Lang,
+    TypedNames,
+    query_json,
+)
 from core.cost import price_book_in_force
 from core.estimator import UnknownCardError, UnknownModelError
 from core.query import Method, Precision, Query, Task
@@ -128,9 +137,9 @@ def _dispatch(parsed: Any, text: str, previous: Query | None, lang: Lang) -> Ans
     query: Query | None = getattr(parsed, "query", None)
     if intent == "help":
         return help_answer(lang)
-    if getattr(parsed, "unknown_model", None):
-        name = str(parsed.unknown_model)
-        return unknown_model_answer(lang, name, load_registry().closest(name), query)
+    unknown = getattr(parsed, "unknown_model", None)
+    if unknown and not (query is not None and query.params_b and intent in ("fit", "plan")):
+        return unknown_model_answer(lang, str(unknown), load_registry().closest(str(unknown)), query)
     if intent == "clarify" or getattr(parsed, "clarify", None):
         return clarify_answer(lang, str(getattr(parsed, "clarify", None) or "model"), query)
     if intent == "faq":
@@ -150,16 +159,18 @@ def _dispatch(parsed: Any, text: str, previous: Query | None, lang: Lang) -> Ans
         query = query.model_copy(update={"task": Task.FINETUNE})
     if intent == "plan":
         return plan_answer(query, lang, getattr(parsed, "sort", "cost"))
-    return _fit_or_plan(query, lang, getattr(parsed, "ambiguous_card", None))
+    # a model not in the registry but with its size ("vicuna 13b") is estimated as a typical dense model
+    typed = TypedNames(card=getattr(parsed, "ambiguous_card", None), model=unknown)
+    return _fit_or_plan(query, lang, typed)
 
 
-def _fit_or_plan(query: Query, lang: Lang, card_typed: str | None = None) -> Answer:
+def _fit_or_plan(query: Query, lang: Lang, typed: TypedNames = NOTHING_READ_IN) -> Answer:
     if not query.model and not query.params_b:
         return clarify_answer(lang, "model", query)
     try:
         if query.task is Task.FINETUNE and query.method is None:
-            return methods_answer(query, lang, card_typed)
-        return fit_answer(query, lang, card_typed)
+            return methods_answer(query, lang, typed)
+        return fit_answer(query, lang, typed)
     except UnknownModelError as err:
         return unknown_model_answer(lang, err.name, err.suggestions, query)
     except UnknownCardError as err:

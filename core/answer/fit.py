@@ -12,7 +12,15 @@ from core.advisor import Fix, Plan, SortKey
 from core.answer.buttons import fit_buttons
 from core.answer.clarify import unknown_model_answer
 from core.answer.common import answer_currency, card_or_none, model_label, pack
-from core.answer.model import ASSUMPTION_ORDER, MIN_SHOWN_BYTES, TRAINING_METHODS, Answer, Lang
+from core.answer.model import (
+    ASSUMPTION_ORDER,
+    MIN_SHOWN_BYTES,
+    NOTHING_READ_IN,
+    TRAINING_METHODS,
+    Answer,
+    Lang,
+    TypedNames,
+)
 from core.catalog import Card
 from core.cost import CardPrice, JobCost, PriceBookError, job_cost, load_price_book
 from core.estimator import COMPONENTS, Estimate, Fit, UnknownModelError, Verdict, estimate
@@ -174,7 +182,12 @@ def _cheaper(query: Query, card: Card, currency: str) -> Plan | None:
 
 
 def fit_view(
-    query: Query, lang: Lang, *, light: bool = False, sort: SortKey = "cost", card_typed: str | None = None
+    query: Query,
+    lang: Lang,
+    *,
+    light: bool = False,
+    sort: SortKey = "cost",
+    typed: TypedNames = NOTHING_READ_IN,
 ) -> tuple[Estimate, dict[str, Any]]:
     """Everything the fit templates show, as data; `light` skips the advice searches (speed, price, fixes)."""
     est = estimate(query)
@@ -196,7 +209,7 @@ def fit_view(
     cheaper = None
     if card is not None and verdict is not None and verdict.fits is Fit.FITS and not light:
         cheaper = _cheaper(query, card, currency)
-    view = memory_view(est, query, lang, card_typed=card_typed) | {
+    view = memory_view(est, query, lang, typed=typed) | {
         "single": single if single is not None and single is not verdict else None,
         "speed": speed,
         "cost": cost,
@@ -208,7 +221,9 @@ def fit_view(
     return est, view
 
 
-def memory_view(est: Estimate, stated: Query, lang: str, *, card_typed: str | None = None) -> dict[str, Any]:
+def memory_view(
+    est: Estimate, stated: Query, lang: str, *, typed: TypedNames = NOTHING_READ_IN
+) -> dict[str, Any]:
     """The memory part every fit template shows (the bot's answers and `gpufit estimate` alike); the advice
     fields (speed, cost, fixes, plans) are empty here and filled by `fit_view`."""
     card = card_or_none(est.query.card)
@@ -218,8 +233,8 @@ def memory_view(est: Estimate, stated: Query, lang: str, *, card_typed: str | No
         "est": est,
         "q": est.query,
         "model_name": model_label(est, lang),
-        # a family name ("A100") read as its most-rented variant: the answer says which
-        "card_typed": card_typed,
+        "card_typed": typed.card,
+        "model_typed": typed.model if est.representative_shape else None,
         "card": card,
         "card_label": card.name if card else None,
         "capacity": capacity,
@@ -273,8 +288,8 @@ def _fit_facts(est: Estimate, view: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def fit_answer(query: Query, lang: Lang, card_typed: str | None = None) -> Answer:
-    est, view = fit_view(query, lang, card_typed=card_typed)
+def fit_answer(query: Query, lang: Lang, typed: TypedNames = NOTHING_READ_IN) -> Answer:
+    est, view = fit_view(query, lang, typed=typed)
     return pack(
         "fit",
         lang,
@@ -303,7 +318,7 @@ def recommend_method(views: dict[Method, dict[str, Any]]) -> Method:
     return min(views, key=lambda m: views[m]["total"])
 
 
-def methods_answer(query: Query, lang: Lang, card_typed: str | None = None) -> Answer:
+def methods_answer(query: Query, lang: Lang, typed: TypedNames = NOTHING_READ_IN) -> Answer:
     """'Fine-tune' with no method: full, LoRA and QLoRA side by side, the recommended one in detail."""
     views: dict[Method, dict[str, Any]] = {}
     estimates: dict[Method, Estimate] = {}
@@ -312,7 +327,7 @@ def methods_answer(query: Query, lang: Lang, card_typed: str | None = None) -> A
         estimates[method], views[method] = fit_view(variant, lang, light=True)
     best = recommend_method(views)
     best_query = query.model_copy(update={"method": best, "task": Task.FINETUNE})
-    est, view = fit_view(best_query, lang, card_typed=card_typed)
+    est, view = fit_view(best_query, lang, typed=typed)
     views[best] = view
     data = {"v": view, "methods": [(m.value, views[m]) for m in TRAINING_METHODS], "best": best.value}
     facts = _fit_facts(est, view) | {

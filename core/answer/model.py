@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -36,6 +36,16 @@ ASSUMPTION_ORDER = (
     "zero_stage",
     "runtime",
 )
+
+
+class TypedNames(NamedTuple):
+    """Names the user typed that gpufit had to read something into; the answer says how it read them."""
+
+    card: str | None = None  # a family name ("A100") read as its most-rented variant
+    model: str | None = None  # a model not in the registry, estimated as a typical dense model of its size
+
+
+NOTHING_READ_IN = TypedNames()
 
 
 class Button(BaseModel):
