@@ -105,6 +105,8 @@ def _cases() -> list[Case]:
         ("qwen2.5-72b", 1, 32768), ("llama-3.1-70b", 8, 2048), ("mixtral-8x7b", 1, 4096),
         ("qwen3-30b-a3b", 4, 8192), ("qwen1.5-moe-a2.7b", 8, 2048), ("qwen3-8b", 2, 16384),
         ("phi-3-mini", 1, 4096),
+        # measured after the calibration was fitted (held out): MLA + DeepSeek MoE, explicit head_dim
+        ("deepseek-v2-lite", 2, 4096), ("mistral-nemo-12b", 1, 8192),
     ]  # fmt: skip
     full = [
         ("qwen2.5-0.5b", 1, 512, 0), ("qwen2.5-0.5b", 4, 2048, 0), ("qwen2.5-0.5b", 8, 4096, 1),
@@ -162,7 +164,22 @@ def config_kwargs(m: dict[str, Any]) -> dict[str, Any]:
     # it off (use_sliding_window=False) as their shipped configs do.
     if mt in ("mistral", "mixtral", "phi3"):
         kw["sliding_window"] = m.get("sliding_window") or None
-    if m.get("experts"):
+    if mt in ("deepseek_v2", "deepseek_v3"):
+        # MLA and DeepSeek's MoE (routed + shared experts, the first k layers dense).
+        kw.update(
+            kv_lora_rank=m["kv_lora_rank"],
+            q_lora_rank=m.get("q_lora_rank") or None,
+            qk_rope_head_dim=m["qk_rope_head_dim"],
+            qk_nope_head_dim=m["qk_nope_head_dim"],
+            v_head_dim=m["v_head_dim"],
+            n_routed_experts=m["experts"],
+            n_shared_experts=m["shared_experts"],
+            moe_intermediate_size=m["moe_intermediate"],
+            first_k_dense_replace=m.get("dense_layers", 0),
+            num_experts_per_tok=m["experts_active"],
+        )
+        kw.pop("head_dim", None)
+    elif m.get("experts"):
         kw["num_experts_per_tok"] = m["experts_active"]
         if mt == "mixtral":
             kw["num_local_experts"] = m["experts"]
