@@ -106,7 +106,7 @@ def _cases() -> list[Case]:
         ("qwen3-30b-a3b", 4, 8192), ("qwen1.5-moe-a2.7b", 8, 2048), ("qwen3-8b", 2, 16384),
         ("phi-3-mini", 1, 4096),
         # measured after the calibration was fitted (held out): MLA + DeepSeek MoE, explicit head_dim
-        ("deepseek-v2-lite", 2, 4096), ("mistral-nemo-12b", 1, 8192),
+        ("deepseek-v2-lite", 2, 4096), ("mistral-nemo-12b", 1, 8192), ("gemma-2-2b", 1, 4096),
     ]  # fmt: skip
     full = [
         ("qwen2.5-0.5b", 1, 512, 0), ("qwen2.5-0.5b", 4, 2048, 0), ("qwen2.5-0.5b", 8, 4096, 1),
@@ -267,7 +267,9 @@ def _measure(case: Case, model_cfg: dict[str, Any]) -> dict[str, Any]:
     mt_name = model_cfg["hf_model_type"]
     cfg = AutoConfig.for_model(mt_name, **config_kwargs(model_cfg))
     is_moe = bool(model_cfg.get("experts"))
-    build_kwargs: dict[str, Any] = {"attn_implementation": "sdpa"}
+    # models.toml marks the models whose transformers code has no SDPA path (Gemma 2, T5, BLOOM, MLA).
+    attention = "eager" if model_cfg.get("attention") == "eager" else "sdpa"
+    build_kwargs: dict[str, Any] = {"attn_implementation": attention}
     if is_moe:
         build_kwargs["experts_implementation"] = "grouped_mm"
 
