@@ -8,7 +8,6 @@ queries, and last the private catch-all text handler.
 
 from __future__ import annotations
 
-import importlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -24,10 +23,10 @@ from telegram import (
 )
 from telegram.constants import ParseMode
 from telegram.error import TelegramError
-from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, BaseHandler, Defaults
+from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, Defaults
 from telegram.request import BaseRequest, HTTPXRequest
 
-from bot import buttons, errors, groups, inline, private, throttle
+from bot import buttons, checklist, errors, groups, inline, private, throttle
 from bot.delivery import ConfirmAfterHandling, OnceOnlyUpdates
 from bot.replies import text
 from bot.session import STORE_KEY
@@ -40,25 +39,9 @@ logger = logging.getLogger(__name__)
 RATE_LIMIT_RETRIES = 3
 COMMAND_LANGS = (None, "zh")  # None: the default list (English); "zh": Chinese clients
 OWNS_STORE_KEY = "owns_store"
-# The checklist runs first, in its own handler group: a message that answers an active checklist stops there
-# (ApplicationHandlerStop); any other message goes on to group 0, where the question handlers are.
-CHECKLIST_GROUP = -1
 
 
-def checklist_handlers() -> tuple[list[BaseHandler[Any, Any, Any]], int]:
-    """The checklist's handlers (bot/checklist.py) and their handler group; none without that module."""
-    try:
-        module = importlib.import_module("bot.checklist")
-    except ModuleNotFoundError as error:
-        if error.name != "bot.checklist":
-            raise
-        logger.warning("bot.checklist is missing: /checklist is off")
-        return [], CHECKLIST_GROUP
-    found: list[BaseHandler[Any, Any, Any]] = module.handlers()
-    return found, int(getattr(module, "HANDLER_GROUP", CHECKLIST_GROUP))
-
-
-def default_request(settings: Settings) -> BaseRequest:
+def default_request() -> BaseRequest:
     return RetryingRequest(
         connection_pool_size=32,
         read_timeout=15.0,
@@ -94,7 +77,7 @@ def build_application(
             Defaults(parse_mode=ParseMode.HTML, link_preview_options=LinkPreviewOptions(is_disabled=True))
         )
         .rate_limiter(AIORateLimiter(max_retries=RATE_LIMIT_RETRIES))
-        .request(request or default_request(settings))
+        .request(request or default_request())
         .get_updates_request(updates_request)
         .concurrent_updates(processor)
         .post_init(on_start)
@@ -116,8 +99,7 @@ def build_application(
 
 def register(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     app.add_handlers(throttle.handlers(), group=throttle.THROTTLE_GROUP)
-    checklist, checklist_group = checklist_handlers()
-    app.add_handlers(checklist, group=checklist_group)
+    app.add_handlers(checklist.handlers(), group=checklist.HANDLER_GROUP)
     for handler in (
         *private.handlers(),
         *groups.handlers(),
