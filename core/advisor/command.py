@@ -24,7 +24,7 @@ def plan_command(question: str, *, as_json: bool, lang: str | None) -> int:
 
     parsed = parse(question)
     query = parsed.query
-    language = lang or getattr(parsed, "lang", None) or "en"
+    language = lang or parsed.lang
     if query is None or (query.model is None and query.params_b is None):
         print('gpufit: which model? e.g. gpufit plan "Qwen2.5 7B LoRA fine-tune"', file=sys.stderr)
         return 2

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 from functools import lru_cache
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -32,6 +31,7 @@ from core.answer.model import (
 )
 from core.cost import price_book_in_force
 from core.estimator import UnknownCardError, UnknownModelError
+from core.parser import Parsed, detect_lang, parse
 from core.query import Method, Precision, Query, Task
 from core.registry import load_registry
 
@@ -78,14 +78,12 @@ def answer_query(query: Query, *, lang: str) -> Answer:
 def _answer(text: str, previous: Query | None, lang: str | None, _book: object) -> Answer:
     chosen: Lang = to_lang(lang) if lang else "en"
     try:
-        from core.parser import detect_lang, parse
-
         if not lang:
             chosen = to_lang(detect_lang(text))
         parsed = parse(text, previous=previous)
         if not lang:
-            chosen = to_lang(getattr(parsed, "lang", chosen))
-        return _dispatch(parsed, text, previous, chosen)
+            chosen = to_lang(parsed.lang)
+        return _dispatch(parsed, chosen)
     except Exception:
         log.exception("answer failed for %r", text[:200])
         return error_answer(chosen, "internal")
@@ -132,21 +130,21 @@ def apply_action(query: Query, action: str) -> Query:
         raise ValueError(f"bad value in action {action!r}") from err
 
 
-def _dispatch(parsed: Any, text: str, previous: Query | None, lang: Lang) -> Answer:
-    intent = str(getattr(parsed, "intent", "fit"))
-    query: Query | None = getattr(parsed, "query", None)
+def _dispatch(parsed: Parsed, lang: Lang) -> Answer:
+    intent = parsed.intent.value
+    query = parsed.query
     if intent == "help":
         return help_answer(lang)
-    unknown = getattr(parsed, "unknown_model", None)
+    unknown = parsed.unknown_model
     if unknown and not (query is not None and query.params_b and intent in ("fit", "plan")):
-        return unknown_model_answer(lang, str(unknown), load_registry().closest(str(unknown)), query)
-    if intent == "clarify" or getattr(parsed, "clarify", None):
-        return clarify_answer(lang, str(getattr(parsed, "clarify", None) or "model"), query)
-    if intent == "faq":
-        return faq_answer(lang, str(parsed.faq), query)
-    if intent == "scenario":
-        return scenario_answer(lang, str(parsed.scenario), query)
-    cards = [c if isinstance(c, str) else c.id for c in (getattr(parsed, "cards", None) or [])]
+        return unknown_model_answer(lang, unknown, load_registry().closest(unknown), query)
+    if intent == "clarify" or parsed.clarify:
+        return clarify_answer(lang, parsed.clarify or "model", query)
+    if intent == "faq" and parsed.faq:
+        return faq_answer(lang, parsed.faq, query)
+    if intent == "scenario" and parsed.scenario:
+        return scenario_answer(lang, parsed.scenario, query)
+    cards = parsed.cards
     if intent == "card" and cards:
         return card_answer(lang, cards[0], query)
     if intent == "compare" and len(cards) >= 2:
@@ -155,12 +153,12 @@ def _dispatch(parsed: Any, text: str, previous: Query | None, lang: Lang) -> Ans
         return card_answer(lang, cards[0], query) if cards else clarify_answer(lang, "card", query)
     if query is None:
         return clarify_answer(lang, "model", None)
-    if getattr(parsed, "compare_methods", False) and query.method is None and query.task is Task.INFERENCE:
+    if parsed.compare_methods and query.method is None and query.task is Task.INFERENCE:
         query = query.model_copy(update={"task": Task.FINETUNE})
     if intent == "plan":
-        return plan_answer(query, lang, getattr(parsed, "sort", "cost"))
+        return plan_answer(query, lang, parsed.sort)
     # a model not in the registry but with its size ("vicuna 13b") is estimated as a typical dense model
-    typed = TypedNames(card=getattr(parsed, "ambiguous_card", None), model=unknown)
+    typed = TypedNames(card=parsed.ambiguous_card, model=unknown)
     return _fit_or_plan(query, lang, typed)
 
 
