@@ -15,12 +15,10 @@ from pydantic import BaseModel, ConfigDict
 
 from core.catalog import Card, Segment
 from core.estimator import Estimate, resolve_model, terms
+from core.estimator.calibration import load_calibration
 from core.paths import DATA_DIR
 from core.query import Method, Precision, Query, Runtime, Task
 from core.registry import ModelArch, load_registry
-
-# vLLM's default max_num_seqs: the concurrency its scheduler allows when the user did not say a batch.
-VLLM_DEFAULT_MAX_SEQS = 256
 
 
 class DecodeConstants(BaseModel):
@@ -164,7 +162,7 @@ def inference_speed(estimate: Estimate, card: Card, gpus: int) -> InferenceSpeed
     batch = query.batch or 1
     notes: list[str] = []
     if "batch" in query.defaulted and query.runtime is Runtime.VLLM and estimate.vllm is not None:
-        batch = max(1, min(estimate.vllm.max_sequences, VLLM_DEFAULT_MAX_SEQS))
+        batch = max(1, min(estimate.vllm.max_sequences, load_calibration().vllm.max_num_seqs))
         notes.append("batch_from_vllm_pool")
 
     tensor_parallel = gpus > 1 and query.runtime is Runtime.VLLM
