@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 import tomllib
 from enum import StrEnum
@@ -12,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from core.paths import DATA_DIR
+from core.suggest import closest_ids
 from core.units import GIB, MIB
 
 
@@ -102,6 +102,7 @@ class Catalog:
                     bucket.append(card)
         for bucket in self._by_alias.values():
             bucket.sort(key=lambda c: (-c.popularity, c.id))
+        self._id_by_alias = {key: bucket[0].id for key, bucket in self._by_alias.items()}
 
     @property
     def alias_keys(self) -> list[str]:
@@ -121,13 +122,7 @@ class Catalog:
 
     def closest(self, name: str, limit: int = 3) -> list[str]:
         """Card ids whose names look like `name`, for 'did you mean' messages."""
-        keys = difflib.get_close_matches(normalize_name(name), list(self._by_alias), n=limit * 3, cutoff=0.5)
-        ids: list[str] = []
-        for key in keys:
-            card_id = self._by_alias[key][0].id
-            if card_id not in ids:
-                ids.append(card_id)
-        return ids[:limit]
+        return closest_ids(normalize_name(name), self._id_by_alias, limit)
 
     def with_memory(self, memory_bytes: int) -> list[Card]:
         """Cards sold with that capacity (a '24G' mention), most rented first."""

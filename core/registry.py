@@ -7,7 +7,6 @@ shared research (estimators.md §0.5).
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 import tomllib
@@ -17,6 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from core.paths import DATA_DIR
+from core.suggest import closest_ids
 
 
 class ModelArch(BaseModel):
@@ -250,14 +250,7 @@ class Registry:
         return None
 
     def closest(self, name: str, limit: int = 3) -> list[str]:
-        keys = difflib.get_close_matches(
-            normalize_model_name(name), list(self._by_alias), n=limit * 3, cutoff=0.5
-        )
-        ids: list[str] = []
-        for key in keys:
-            if self._by_alias[key].id not in ids:
-                ids.append(self._by_alias[key].id)
-        return ids[:limit]
+        return closest_ids(normalize_model_name(name), {k: m.id for k, m in self._by_alias.items()}, limit)
 
     def representative(self, params_b: float) -> ModelArch:
         """A dense Llama-style shape of about `params_b` billion parameters, for a bare size ('13B')."""
