@@ -93,6 +93,16 @@ class FolkRule(BaseModel):
     def high_bytes(self) -> int:
         return int(self.weights_bytes * self.high_factor * self.margin)
 
+    def as_json(self) -> dict[str, object]:
+        """The rule as `gpufit estimate --json` and `gpufit ask --json` report it."""
+        return {
+            "weights_bytes": self.weights_bytes,
+            "factor": [self.low_factor, self.high_factor],
+            "margin": self.margin,
+            "low_bytes": self.low_bytes,
+            "high_bytes": self.high_bytes,
+        }
+
 
 class VllmPool(BaseModel):
     """vLLM's pre-allocated KV pool and how many sequences of the asked context it holds at once."""
