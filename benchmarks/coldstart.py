@@ -15,7 +15,7 @@ from benchmarks.common import ROOT, Row, env_for_children
 
 RUNS = 5
 TARGET_S = 1.0
-ASK_SCRIPT = "import sys; from core.cli import main; sys.exit(main())"
+ASK_SCRIPT = "import sys; from bot.cli import main; sys.exit(main())"
 QUESTIONS = ("两张4090跑qwen2.5 72b int4够不够", "can a 4090 run llama 2 13b?")
 
 

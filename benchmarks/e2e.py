@@ -118,7 +118,7 @@ async def one_run(bot: str, *, messages: int, rate: float, db_dir: Path) -> dict
 
 
 async def all_runs() -> dict[str, Any]:
-    import core.answer
+    import bot.answer as answer_module
 
     runs = []
     with tempfile.TemporaryDirectory(prefix="gpufit-bench-") as tmp:
@@ -134,7 +134,7 @@ async def all_runs() -> dict[str, Any]:
             db_dir = Path(tmp) / str(index)
             db_dir.mkdir()
             runs.append(await one_run(bot, messages=messages, rate=rate, db_dir=db_dir))
-    cache = getattr(core.answer, "_answer", None)
+    cache = getattr(answer_module, "_answer", None)
     info = cache.cache_info() if cache is not None and hasattr(cache, "cache_info") else None
     return {
         "runs": runs,
@@ -165,9 +165,7 @@ def rows_from(report: dict[str, Any], *, verbose: bool = True) -> list[Row]:
                 print(f"     !! unmatched replies {r['unmatched']}, refused by the stand-in {r['refused']}")
         cache = report.get("answer_cache")
         if cache:
-            print(
-                f"   core.answer cache over all gpufit runs: {cache['hits']} hits, {cache['misses']} misses"
-            )
+            print(f"   bot.answer cache over all gpufit runs: {cache['hits']} hits, {cache['misses']} misses")
     echo_burst, gpufit_burst = runs[("echo", 0.0)], runs[("gpufit", 0.0)]
     echo_paced, gpufit_paced = runs[("echo", PACED_RATE)], runs[("gpufit", PACED_RATE)]
     shipped = runs[("gpufit (shipped)", PACED_RATE)]

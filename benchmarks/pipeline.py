@@ -1,12 +1,12 @@
-"""Benchmark 1: the answer pipeline in-process, `core.answer.answer(text)` over the 200 questions.
+"""Benchmark 1: the answer pipeline in-process, `bot.answer.answer(text)` over the 200 questions.
 
 Three regimes, reported separately because they differ by orders of magnitude:
 - cold: the first pass in a fresh process (data files, templates and regexes load on first use);
 - warm, new questions: data loaded, but every per-question cache cleared before the pass (what a running bot
   pays for a question it has not seen);
 - warm, repeated: the same 200 again, per-question caches hot (what it pays for one it has seen).
-Stages (parse / compute / render) are measured by timing `core.parser.parse`, `core.answer.render` and
-`core.answer._call_macro` from the inside (compute = the rest), then the same pass runs under cProfile to name
+Stages (parse / compute / render) are measured by timing `core.parser.parse`, `bot.answer.render` and
+`bot.answer._call_macro` from the inside (compute = the rest), then the same pass runs under cProfile to name
 the hot spots and count how many estimates one answer makes.
 """
 
@@ -79,11 +79,11 @@ def patched(targets: dict[str, tuple[tuple[str, str], ...]], clock: StageClock) 
 
 
 _ANSWER = (
-    "core.answer.buttons",
-    "core.answer.cards",
-    "core.answer.common",
-    "core.answer.fit",
-    "core.answer.info",
+    "bot.answer.buttons",
+    "bot.answer.cards",
+    "bot.answer.common",
+    "bot.answer.fit",
+    "bot.answer.info",
 )
 
 
@@ -106,14 +106,14 @@ COUNTED = {
     "memory computed": (("core.estimator.memory", "_memory"),),
     "render": _everywhere("render"),
     "render_macro": _everywhere("call_macro"),
-    "plans": (("core.advisor", "plans"),),  # core.answer calls advisor.plans / advisor.fixes by attribute
+    "plans": (("core.advisor", "plans"),),  # bot.answer calls advisor.plans / advisor.fixes by attribute
     "fixes": (("core.advisor", "fixes"),),
 }
 
 
 def run_pass(questions: list[Question]) -> tuple[float, list[float], list[str]]:
     """One pass: total seconds, seconds per question, answer kinds."""
-    from core.answer import answer
+    from bot.answer import answer
 
     times: list[float] = []
     kinds: list[str] = []
@@ -146,12 +146,11 @@ def staged_pass(questions: list[Question]) -> dict[str, Any]:
 def cold_main() -> None:
     """In a fresh process: import, then one staged pass; prints JSON."""
     t0 = time.perf_counter()
-    import core.answer
-    import core.parser
+    import bot.answer
 
     imported = time.perf_counter() - t0
     first = time.perf_counter()
-    core.answer.answer(QUESTIONS[0].text, previous=QUESTIONS[0].previous)
+    bot.answer.answer(QUESTIONS[0].text, previous=QUESTIONS[0].previous)
     first_answer = time.perf_counter() - first
     clear_question_caches()
     result = staged_pass(QUESTIONS)
@@ -175,7 +174,7 @@ def cold_in_subprocess() -> dict[str, Any]:
 
 def counted_pass(questions: list[Question]) -> dict[str, dict[str, float]]:
     """Calls per answer, by category→answer kind, every per-question cache cleared before each question."""
-    from core.answer import answer
+    from bot.answer import answer
 
     per_kind: dict[str, Counter[str]] = defaultdict(Counter)
     answers: Counter[str] = Counter()
@@ -194,7 +193,7 @@ def counted_pass(questions: list[Question]) -> dict[str, dict[str, float]]:
 
 
 def profile_pass(questions: list[Question], top: int = 18) -> str:
-    from core.answer import answer
+    from bot.answer import answer
 
     clear_question_caches()
     profiler = cProfile.Profile()
@@ -222,7 +221,7 @@ def _trim_pstats(text: str) -> str:
 def run(*, verbose: bool = True) -> list[Row]:
     cold = cold_in_subprocess()
 
-    from core.answer import answer  # noqa: F401  (imported here so the cold figures above stay cold)
+    from bot.answer import answer  # noqa: F401  (imported here so the cold figures above stay cold)
 
     run_pass(QUESTIONS)  # load everything once
     uncached = []

@@ -1,7 +1,7 @@
 """The 200 benchmark questions: what people actually type, about half in Chinese, every answer kind.
 
 Each question has a category (what the benchmark reports it under) and, for follow-ups, the chat's previous
-question as a Query (what the session store would hand `core.answer.answer`). The categories are the writer's
+question as a Query (what the session store would hand `bot.answer.answer`). The categories are the writer's
 intent, not the parser's verdict: the benchmark reports the answer kind core actually chose beside them.
 """
 

@@ -15,11 +15,11 @@ from telegram.error import BadRequest
 from telegram.ext import BaseHandler, CallbackQueryHandler, ContextTypes
 
 from bot import session
+from bot.answer import answer as core_answer
+from bot.answer import answer_query, apply_action
 from bot.keyboards import DETAILS, FitPress, LangPress, button_at, parse_callback
 from bot.private import with_chat_currency
 from bot.replies import answer_callback, edit_answer, edit_html, text, toast
-from core.answer import answer as core_answer
-from core.answer import answer_query, apply_action
 
 logger = logging.getLogger(__name__)
 

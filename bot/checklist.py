@@ -42,11 +42,11 @@ from telegram.ext import (
 )
 
 from bot import session
+from bot.render import plain_text, render
 from bot.replies import send_html
 from bot.store import SessionStore, StoreUnavailable
 from core import checklist as ck
 from core.parser.lang import detect_lang
-from core.render import plain_text, render
 
 logger = logging.getLogger(__name__)
 

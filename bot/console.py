@@ -21,9 +21,9 @@ from telegram import Update
 from bot.app import build_application, running
 from bot.fake_telegram import ApiCall, FakeTelegram, FakeTelegramRequest
 from bot.private import examples
+from bot.render import html_to_terminal
 from bot.replies import text
 from bot.settings import Settings
-from core.render import html_to_terminal
 
 CONSOLE_USER_ID = 100_001
 QUIT = ("/quit", "/exit", "/q")

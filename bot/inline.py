@@ -15,12 +15,12 @@ from telegram.constants import InlineQueryLimit, ParseMode
 from telegram.ext import BaseHandler, ContextTypes, InlineQueryHandler
 
 from bot import session
+from bot.answer import Answer
+from bot.answer import answer as core_answer
 from bot.keyboards import deep_link
 from bot.private import examples
+from bot.render import escape
 from bot.replies import label, messages, url_keyboard
-from core.answer import Answer
-from core.answer import answer as core_answer
-from core.render import escape
 
 logger = logging.getLogger(__name__)
 

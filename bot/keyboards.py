@@ -21,7 +21,7 @@ from typing import Literal
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
-from core.answer import Button
+from bot.answer import Button
 
 VERSION = "v1"
 MAX_CALLBACK_BYTES = 64

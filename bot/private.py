@@ -1,6 +1,6 @@
 """Questions and commands: private chats answer any text; commands work in groups too (compact there).
 
-Handlers translate Telegram into calls to core.answer and send what it renders; no arithmetic here.
+Handlers translate Telegram into calls to bot.answer and send what it renders; no arithmetic here.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from telegram import Chat, Message, Update
 from telegram.ext import BaseHandler, CommandHandler, ContextTypes, MessageHandler, filters
 
 from bot import session
+from bot.answer import Answer, Lang, answer_query, card_answer, compare_answer, help_answer
+from bot.answer import answer as core_answer
 from bot.keyboards import lang_keyboard, payload_question
 from bot.replies import label, reply_html, send_answer, text
-from core.answer import Answer, Lang, answer_query, card_answer, compare_answer, help_answer
-from core.answer import answer as core_answer
 from core.catalog import load_catalog
 from core.query import Currency
 

@@ -1,6 +1,6 @@
 """Putting answers into Telegram: the bot's own texts, messages within 4096 characters, keyboards, edits.
 
-Every text goes through templates (core.render.render, autoescaped) and core.render.split_message, so a long
+Every text goes through templates (bot.render.render, autoescaped) and bot.render.split_message, so a long
 answer becomes several well-formed messages with the keyboard under the last one; nothing is sent that
 Telegram would reject. Edits that change nothing ("message is not modified") are not errors.
 """
@@ -24,10 +24,10 @@ from telegram.error import BadRequest
 from telegram.ext import ContextTypes
 
 from bot import session
+from bot.answer import Answer, Button
 from bot.keyboards import DETAILS, answer_keyboard
-from core.answer import Answer, Button
+from bot.render import plain_text, render, split_message
 from core.query import Query
-from core.render import plain_text, render, split_message
 
 logger = logging.getLogger(__name__)
 

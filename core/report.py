@@ -97,9 +97,3 @@ def _speed_and_cost(result: Estimate) -> dict[str, Any]:
             "price_date": price.date.isoformat(),
         }
     return {"speed": speed, "cost": cost}
-
-
-def estimate_text(result: Estimate) -> str:
-    from core.render import html_to_terminal, render_estimate
-
-    return html_to_terminal(render_estimate(result, lang="en"))

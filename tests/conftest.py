@@ -49,8 +49,8 @@ def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(autouse=True)
 def _fresh_answer_caches() -> None:
-    """core caches its pure answers; a test that monkeypatches their inputs must not see an old one."""
-    from core import answer
+    """bot.answer caches its pure answers; a test that monkeypatches their inputs must not see an old one."""
+    from bot import answer
     from core.advisor import fit_fixes, plan_search
 
     for cached in (answer._answer, answer._answer_query, plan_search._plans, fit_fixes._fixes):

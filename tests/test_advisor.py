@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from core.advisor import SCENARIOS, fixes, plan_command, plan_json, plans, scenario
+from bot.cli import plan_command
+from core.advisor import SCENARIOS, fixes, plan_json, plans, scenario
 from core.estimator import Fit, estimate
 from core.query import Currency, Method, Precision, Query, Runtime, Task
 from core.report import estimate_json

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from core.answer import answer, answer_query, apply_action, query_json
-from core.cli import main
+from bot.answer import answer, answer_query, apply_action, query_json
+from bot.cli import main
 from core.estimator import estimate
 from core.query import Method, Precision, Query, Task
 from core.report import estimate_json

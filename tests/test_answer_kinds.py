@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from core import answer as answer_module
-from core.answer import (
+from bot import answer as answer_module
+from bot.answer import (
     FAQ_IDS,
     SCENARIO_IDS,
     Answer,
@@ -21,12 +21,12 @@ from core.answer import (
     unknown_card_answer,
     unknown_model_answer,
 )
-from core.answer import cards as answer_cards
-from core.answer import common as answer_common
-from core.answer import fit as answer_fit
-from core.answer import info as answer_info
+from bot.answer import cards as answer_cards
+from bot.answer import common as answer_common
+from bot.answer import fit as answer_fit
+from bot.answer import info as answer_info
+from bot.render import TELEGRAM_LIMIT, render, telegram_html_problems, utf16_len
 from core.query import Method, Precision, Query, Task
-from core.render import TELEGRAM_LIMIT, render, telegram_html_problems, utf16_len
 
 LANGS: tuple[Lang, ...] = ("en", "zh")
 

@@ -3,7 +3,7 @@ know ("vicuna 13b") as a typical dense model of its size; the answer says so eit
 
 from __future__ import annotations
 
-from core.answer import answer
+from bot.answer import answer
 
 
 def test_bare_family_name_says_which_variant_was_assumed() -> None:

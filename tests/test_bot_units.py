@@ -81,7 +81,7 @@ async def test_unknown_method_and_token() -> None:
 @given(st.text(max_size=300))
 def test_split_answers_always_pass_telegrams_checks(text: str) -> None:
     """What the bot sends is escaped by the templates; any escaped text splits into acceptable messages."""
-    from core.render import escape
+    from bot.render import escape
 
     html = "<b>" + escape(text * 20) + "</b>"
     for chunk in messages(html):

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bot.render import render
 from core import checklist as ck
 from core.estimator import Fit
 from core.query import Currency, Method, Precision, Task
-from core.render import render
 
 
 def _at(step: ck.Step, lang: str = "en", **answers: object) -> ck.ChecklistState:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from core.cli import main
+from bot.cli import main
 from core.estimator import COMPONENTS
 
 
@@ -115,9 +115,9 @@ def test_readable_breakdown(capsys: pytest.CaptureFixture[str], argv: list[str])
 
 
 def test_readable_breakdown_in_chinese() -> None:
+    from bot.render import render_estimate
     from core.estimator import estimate
     from core.query import Query, Task
-    from core.render import render_estimate
 
     text = render_estimate(estimate(Query(task=Task.INFERENCE, model="qwen2.5-7b", card="rtx-4090")), "zh")
     assert "经验公式" in text

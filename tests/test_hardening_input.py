@@ -23,10 +23,10 @@ from hypothesis import strategies as st
 
 from bot.app import build_application, running
 from bot.fake_telegram import FakeTelegram, FakeTelegramRequest, StoredMessage, utf16_len
+from bot.render import telegram_html_problems
 from bot.session import STORE_KEY
 from bot.settings import Settings
 from bot.store import SessionStore
-from core.render import telegram_html_problems
 
 T = TypeVar("T")
 _GROUP_IDS = itertools.count(1)

@@ -106,7 +106,7 @@ def _python_files(*folders: str) -> list[Path]:
 
 
 def test_no_user_text_is_ever_a_template() -> None:
-    """Templates come only from templates/ through core.render (autoescaped); nothing builds one from text."""
+    """Templates come only from templates/ through bot.render (autoescaped); nothing builds one from text."""
     pattern = re.compile(r"\b(Template\(|from_string\(|\.compile_expression\(|Environment\()")
     found = [
         f"{path.relative_to(REPO)}:{n}: {line.strip()}"
@@ -114,9 +114,9 @@ def test_no_user_text_is_ever_a_template() -> None:
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
         if pattern.search(line)
     ]
-    # The one jinja2 Environment, with autoescape on and a file loader, lives in core/render.py.
-    assert all(f.startswith("core/render.py") and "Environment(" in f for f in found), found
-    from core.render import environment
+    # The one jinja2 Environment, with autoescape on and a file loader, lives in bot/render.py.
+    assert all(f.startswith("bot/render.py") and "Environment(" in f for f in found), found
+    from bot.render import environment
 
     assert environment().autoescape is True or environment().autoescape("en/bot_start.j2")  # type: ignore[operator]
 

@@ -1,4 +1,4 @@
-"""core.render: number filters, the console view, and splitting Telegram HTML at safe places."""
+"""bot.render: number filters, the console view, and splitting Telegram HTML at safe places."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.render import (
+from bot.render import (
     BAR_WIDTH,
     fmt_bar,
     fmt_card_name,
@@ -57,7 +57,7 @@ def test_small_formatters() -> None:
 
 def test_counts_read_naturally_in_each_language() -> None:
     env_count = "{{ n | count }}"
-    from core.render import environment
+    from bot.render import environment
 
     template = environment().from_string(env_count)
     assert template.render(n=41_943_040, lang="en") == "41.9M"

@@ -7,7 +7,6 @@ searches over cards × counts × methods × precisions and ranks. It returns dat
 
 from __future__ import annotations
 
-from core.advisor.command import plan_command, plan_json
 from core.advisor.fit_fixes import fixes
 from core.advisor.model import (
     COUNTS,
@@ -24,6 +23,7 @@ from core.advisor.model import (
     ScenarioAdvice,
     SortKey,
 )
+from core.advisor.plan_json import plan_json
 from core.advisor.plan_search import plans
 from core.advisor.scenarios import scenario
 from core.advisor.shared import (
@@ -55,7 +55,6 @@ __all__ = [
     "budget_caps",
     "card_price",
     "fixes",
-    "plan_command",
     "plan_json",
     "plan_on_card",
     "plans",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import logging
 
-from core.answer.buttons import button
-from core.answer.common import pack, registry_label
-from core.answer.model import SUGGESTED_MODELS, SUGGESTED_SIZE_B, Answer, Lang
+from bot.answer.buttons import button
+from bot.answer.common import pack, registry_label
+from bot.answer.model import SUGGESTED_MODELS, SUGGESTED_SIZE_B, Answer, Lang
 from core.catalog import load_catalog
 from core.query import Query
 from core.registry import load_registry

@@ -13,13 +13,13 @@ from functools import lru_cache
 
 from pydantic import ValidationError
 
-from core.answer.cards import card_answer, compare_answer
-from core.answer.clarify import clarify_answer, error_answer, unknown_card_answer, unknown_model_answer
-from core.answer.common import to_lang
-from core.answer.estimate_view import estimate_view
-from core.answer.fit import fit_answer, methods_answer, plan_answer
-from core.answer.info import faq_answer, help_answer, scenario_answer
-from core.answer.model import (
+from bot.answer.cards import card_answer, compare_answer
+from bot.answer.clarify import clarify_answer, error_answer, unknown_card_answer, unknown_model_answer
+from bot.answer.common import to_lang
+from bot.answer.estimate_view import estimate_view
+from bot.answer.fit import fit_answer, methods_answer, plan_answer
+from bot.answer.info import faq_answer, help_answer, scenario_answer
+from bot.answer.model import (
     FAQ_IDS,
     NOTHING_READ_IN,
     SCENARIO_IDS,

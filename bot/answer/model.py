@@ -6,10 +6,10 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.query import Method, Precision, Query, Task
-from core.render import (
+from bot.render import (
     plain_text,
 )
+from core.query import Method, Precision, Query, Task
 
 Kind = Literal["fit", "plan", "card", "compare", "faq", "scenario", "help", "clarify", "error"]
 Lang = Literal["en", "zh"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.answer.fit import memory_view
+from bot.answer.fit import memory_view
 from core.estimator import Estimate
 from core.query import Query
 

@@ -87,7 +87,8 @@ def _add_estimate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def _cmd_estimate(args: argparse.Namespace) -> int:
-    from core.report import estimate_json, estimate_text
+    from bot.render import html_to_terminal, render_estimate
+    from core.report import estimate_json
 
     try:
         result = estimate(query_from_args(args))
@@ -100,7 +101,7 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(estimate_json(result), ensure_ascii=False, indent=2))
     else:
-        print(estimate_text(result))
+        print(html_to_terminal(render_estimate(result, lang="en")))
     return 0
 
 
@@ -144,8 +145,8 @@ def _cmd_models(args: argparse.Namespace) -> int:
 
 
 def _cmd_ask(args: argparse.Namespace) -> int:
-    from core.answer import answer
-    from core.render import html_to_terminal
+    from bot.answer import answer
+    from bot.render import html_to_terminal
 
     reply = answer(" ".join(args.question), lang=args.lang)
     if args.json:
@@ -156,9 +157,43 @@ def _cmd_ask(args: argparse.Namespace) -> int:
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
-    from core.advisor import plan_command
-
     return plan_command(" ".join(args.question), as_json=args.json, lang=args.lang)
+
+
+def plan_command(question: str, *, as_json: bool, lang: str | None) -> int:
+    """`gpufit plan "<question>"`: the ranked plans for a question in words."""
+    from bot.render import html_to_terminal, render_plan
+    from core.advisor import SortKey, plan_json, plans
+    from core.cost import currency_for
+    from core.parser import parse
+
+    parsed = parse(question)
+    query = parsed.query
+    language = lang or parsed.lang
+    if query is None or (query.model is None and query.params_b is None):
+        print('gpufit: which model? e.g. gpufit plan "Qwen2.5 7B LoRA fine-tune"', file=sys.stderr)
+        return 2
+    money = currency_for(query.currency, language)
+    sort: SortKey = parsed.sort
+    try:
+        found = plans(query, sort=sort, currency=money)
+    except UnknownModelError as err:
+        _unknown("model", err.name, err.suggestions)
+        return 2
+    except UnknownCardError as err:
+        _unknown("card", err.name, err.suggestions)
+        return 2
+    if as_json:
+        payload = {
+            "query": query.model_dump(mode="json"),
+            "sort": sort,
+            "currency": money.value,
+            "plans": [plan_json(p) for p in found],
+        }
+        print(json.dumps(payload, ensure_ascii=False, indent=2))
+        return 0
+    print(html_to_terminal(render_plan(found, language, money.value, sort)))
+    return 0
 
 
 def _cmd_bot(args: argparse.Namespace) -> int:

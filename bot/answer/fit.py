@@ -7,12 +7,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from core import advisor
-from core.advisor import Fix, Plan, SortKey
-from core.answer.buttons import fit_buttons
-from core.answer.clarify import unknown_model_answer
-from core.answer.common import answer_currency, card_or_none, model_label, pack
-from core.answer.model import (
+from bot.answer.buttons import fit_buttons
+from bot.answer.clarify import unknown_model_answer
+from bot.answer.common import answer_currency, card_or_none, model_label, pack
+from bot.answer.model import (
     ASSUMPTION_ORDER,
     MIN_SHOWN_BYTES,
     NOTHING_READ_IN,
@@ -21,6 +19,8 @@ from core.answer.model import (
     Lang,
     TypedNames,
 )
+from core import advisor
+from core.advisor import Fix, Plan, SortKey
 from core.catalog import Card
 from core.cost import CardPrice, JobCost, PriceBookError, job_cost, load_price_book
 from core.estimator import COMPONENTS, Estimate, Fit, UnknownModelError, Verdict, estimate

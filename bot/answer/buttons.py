@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.answer.common import call_macro
-from core.answer.model import CONTEXT_CHOICES, PRECISION_CHOICES, TRAINING_METHODS, Button, Lang
+from bot.answer.common import call_macro
+from bot.answer.model import CONTEXT_CHOICES, PRECISION_CHOICES, TRAINING_METHODS, Button, Lang
+from bot.render import (
+    fmt_card_name,
+)
 from core.catalog import Card, load_catalog
 from core.estimator import Estimate, Fit
 from core.query import DEFAULT_SEQ, Query, Task
-from core.render import (
-    fmt_card_name,
-)
 
 
 def button_label(lang: Lang, action: str, **extra: Any) -> str:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from bot.answer.buttons import button
+from bot.answer.common import answer_currency, call_macro, pack
+from bot.answer.fit import card_price, fit_view
+from bot.answer.model import FAQ_IDS, SCENARIO_IDS, Answer, Lang
 from core import advisor
-from core.answer.buttons import button
-from core.answer.common import answer_currency, call_macro, pack
-from core.answer.fit import card_price, fit_view
-from core.answer.model import FAQ_IDS, SCENARIO_IDS, Answer, Lang
 from core.catalog import Card, load_catalog
 from core.estimator import UnknownCardError, UnknownModelError, estimate
 from core.query import Currency, Method, Query, Task

@@ -270,7 +270,7 @@ def render(name: str, lang: str, /, **data: Any) -> str:
 
 def render_estimate(estimate: Estimate, lang: str = "en") -> str:
     """`gpufit estimate` without --json: the breakdown, folk rule, verdicts and assumptions."""
-    from core.answer import estimate_view
+    from bot.answer import estimate_view
 
     return render("estimate", lang, **estimate_view(estimate, lang))
 

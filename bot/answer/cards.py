@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.answer.buttons import button
-from core.answer.clarify import unknown_card_answer
-from core.answer.common import answer_currency, call_macro, card_or_none, model_label, pack
-from core.answer.fit import card_price, main_verdict
-from core.answer.model import Answer, Lang
+from bot.answer.buttons import button
+from bot.answer.clarify import unknown_card_answer
+from bot.answer.common import answer_currency, call_macro, card_or_none, model_label, pack
+from bot.answer.fit import card_price, main_verdict
+from bot.answer.model import Answer, Lang
+from bot.render import (
+    fmt_card_name,
+)
 from core.catalog import Card, load_catalog
 from core.estimator import Fit, estimate
 from core.query import Method, Precision, Query, Task
-from core.render import (
-    fmt_card_name,
-)
 
 
 def card_view(card: Card, currency: str) -> dict[str, Any]:

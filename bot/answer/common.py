@@ -8,12 +8,8 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any, cast
 
-from core.answer.model import Answer, Button, Kind, Lang
-from core.catalog import Card, load_catalog
-from core.estimator import Estimate
-from core.query import Currency, Query
-from core.registry import load_registry
-from core.render import (
+from bot.answer.model import Answer, Button, Kind, Lang
+from bot.render import (
     TELEGRAM_LIMIT,
     environment,
     plain_text,
@@ -21,6 +17,10 @@ from core.render import (
     split_message,
     utf16_len,
 )
+from core.catalog import Card, load_catalog
+from core.estimator import Estimate
+from core.query import Currency, Query
+from core.registry import load_registry
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,0 @@
-import sys
-
-from core.cli import main
-
-sys.exit(main())
