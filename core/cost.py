@@ -205,9 +205,10 @@ def load_price_book() -> PriceBook:
     return _load(path, mtime)
 
 
-def price_book_in_force() -> object:
-    """The price book object now in force (a new one whenever the price file changes; None when the file
-    is unusable): part of the cache keys of the pure functions that show prices."""
+def price_book_in_force() -> PriceBook | None:
+    """The price book now in force, or None when the price file is unusable (answers then show no prices
+    rather than fail). A new object whenever the file changes, so it is part of the cache keys of the pure
+    functions that show prices."""
     try:
         return load_price_book()
     except PriceBookError:

@@ -4,7 +4,25 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.assessment import assess
+from core.catalog import load_catalog
+from core.cost import currency_for, price_book_in_force
 from core.estimator import Estimate
+
+SPEED_KEYS = (
+    "decode_tokens_per_s",
+    "aggregate_tokens_per_s",
+    "batch",
+    "ttft_s",
+    "efficiency",
+    "parallelism",
+    "training_tokens_per_s",
+    "training_hours",
+    "gpu_hours",
+    "flops_per_token",
+    "mfu",
+    "notes",
+)
 
 
 def estimate_json(result: Estimate) -> dict[str, Any]:
@@ -29,34 +47,22 @@ def estimate_json(result: Estimate) -> dict[str, Any]:
 
 def _speed_and_cost(result: Estimate) -> dict[str, Any]:
     """`speed` and `cost` for a named catalog card (absent otherwise): how fast, and at whose dated price."""
-    from core.catalog import load_catalog
-    from core.cost import PriceBookError, currency_for, job_cost, load_price_book
-    from core.speed import inference_speed, training_speed
-
     query = result.query
     card = load_catalog().by_id.get(query.card or "")
     if card is None:
         return {}
-    gpus = query.gpus or 1
-    speed: dict[str, Any] = dict.fromkeys(
-        (
-            "decode_tokens_per_s",
-            "aggregate_tokens_per_s",
-            "batch",
-            "ttft_s",
-            "efficiency",
-            "parallelism",
-            "training_tokens_per_s",
-            "training_hours",
-            "gpu_hours",
-            "flops_per_token",
-            "mfu",
-            "notes",
-        ),
+    job = assess(
+        query,
+        card,
+        query.gpus or 1,
+        book=price_book_in_force(),
+        currency=currency_for(query.currency, None),
+        result=result,
+        fits_only=False,
     )
-    tokens_per_s: float | None = None
-    if query.task.value == "inference":
-        inf = inference_speed(result, card, gpus)
+    speed: dict[str, Any] = dict.fromkeys(SPEED_KEYS)
+    if job.inference is not None:
+        inf = job.inference
         speed |= {
             "decode_tokens_per_s": round(inf.decode_tokens_per_s, 2),
             "aggregate_tokens_per_s": round(inf.aggregate_tokens_per_s, 2),
@@ -67,29 +73,23 @@ def _speed_and_cost(result: Estimate) -> dict[str, Any]:
             "mfu": inf.mfu,
             "notes": inf.notes,
         }
-        tokens_per_s, hours = inf.aggregate_tokens_per_s, None
-    else:
-        tr = training_speed(result, card, gpus, query.tokens)
-        hours = tr.training_hours
+    if job.training is not None:
+        tr = job.training
         speed |= {
             "training_tokens_per_s": round(tr.tokens_per_s, 2),
-            "training_hours": round(hours, 3) if hours is not None else None,
+            "training_hours": round(tr.training_hours, 3) if tr.training_hours is not None else None,
             "gpu_hours": round(tr.gpu_hours, 3) if tr.gpu_hours is not None else None,
             "flops_per_token": tr.flops_per_token,
             "mfu": tr.mfu,
             "notes": tr.notes,
         }
     cost: dict[str, Any] | None = None
-    try:
-        price = load_price_book().price_for(card.id, currency_for(query.currency, None))
-    except PriceBookError:
-        price = None
-    if price is not None:
-        job = job_cost(price, gpus, tokens_per_s=tokens_per_s, hours=hours)
+    if job.cost is not None and job.price is not None:
+        price = job.price
         cost = {
-            "per_hour": job.per_hour,
-            "per_million_tokens": job.per_million_tokens,
-            "total": job.total,
+            "per_hour": job.cost.per_hour,
+            "per_million_tokens": job.cost.per_million_tokens,
+            "total": job.cost.total,
             "currency": price.currency.value,
             "price_source": price.owner,
             "price_provider": price.provider,

@@ -7,18 +7,19 @@ from typing import Any
 from bot.answer.buttons import button
 from bot.answer.clarify import unknown_card_answer
 from bot.answer.common import answer_currency, call_macro, card_or_none, model_label, pack
-from bot.answer.fit import card_price, main_verdict
+from bot.answer.fit import main_verdict
 from bot.answer.model import Answer, Lang
 from bot.render import (
     fmt_card_name,
 )
+from core.advisor import card_price
 from core.catalog import Card, load_catalog
 from core.estimator import Fit, estimate
-from core.query import Method, Precision, Query, Task
+from core.query import Currency, Method, Precision, Query, Task
 
 
 def card_view(card: Card, currency: str) -> dict[str, Any]:
-    price = card_price(card.id, currency)
+    price = card_price(card.id, Currency(currency))
     return {"card": card, "price": price, "memory_bytes": card.memory_bytes}
 
 

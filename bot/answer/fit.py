@@ -5,8 +5,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from pydantic import BaseModel
-
 from bot.answer.buttons import fit_buttons
 from bot.answer.clarify import unknown_model_answer
 from bot.answer.common import answer_currency, card_or_none, model_label, pack
@@ -21,8 +19,9 @@ from bot.answer.model import (
 )
 from core import advisor
 from core.advisor import Fix, Plan, SortKey
+from core.assessment import Assessment, assess
 from core.catalog import Card
-from core.cost import CardPrice, JobCost, PriceBookError, job_cost, load_price_book
+from core.cost import price_book_in_force
 from core.estimator import COMPONENTS, Estimate, Fit, UnknownModelError, Verdict, estimate
 from core.query import Currency, Method, Query, Task
 
@@ -99,41 +98,6 @@ def assumptions(est: Estimate, stated: Query) -> list[tuple[str, Any]]:
     return items
 
 
-def _speed(est: Estimate, card: Card | None) -> dict[str, Any] | None:
-    if card is None:
-        return None
-    from core import speed
-
-    gpus = est.query.gpus or 1
-    if est.query.task is Task.INFERENCE:
-        result: BaseModel = speed.inference_speed(est, card, gpus)
-        kind = "inference"
-    else:
-        result = speed.training_speed(est, card, gpus, est.query.tokens)
-        kind = "training"
-    return {"kind": kind, **result.model_dump(mode="json")}
-
-
-def card_price(card_id: str, currency: str) -> CardPrice | None:
-    """The card's typical hourly price in `currency`, or None when the price list has none."""
-    try:
-        return load_price_book().price_for(card_id, currency)
-    except PriceBookError:
-        log.warning("price list unreadable", exc_info=True)
-        return None
-
-
-def _cost(est: Estimate, card: Card | None, speed: dict[str, Any] | None, currency: str) -> JobCost | None:
-    if card is None:
-        return None
-    price = card_price(card.id, currency)
-    if price is None:
-        return None
-    tokens_per_s = speed.get("aggregate_tokens_per_s") if speed and speed["kind"] == "inference" else None
-    hours = speed.get("training_hours") if speed and speed["kind"] == "training" else None
-    return job_cost(price, est.query.gpus or 1, tokens_per_s=tokens_per_s, hours=hours)
-
-
 def _fix_action(fix: Fix) -> str | None:
     """The button that applies a fix, when one field says it."""
     q = fix.query
@@ -167,7 +131,7 @@ def _plans(query: Query, currency: str, sort: SortKey, limit: int = 5) -> list[P
 
 def _cheaper(query: Query, card: Card, currency: str) -> Plan | None:
     """A plan on another card that also fits and costs clearly less per hour than this card."""
-    own = card_price(card.id, currency)
+    own = advisor.card_price(card.id, Currency(currency))
     if own is None:
         return None
     filled = query.with_defaults()
@@ -197,9 +161,17 @@ def fit_view(
     single = next((v for v in est.verdicts if v.count == 1), None)
     capacity = verdict.capacity_bytes if verdict else None
     currency = answer_currency(query, lang)
-    fits = verdict is not None and verdict.fits is not Fit.NO
-    speed = _speed(est, card) if fits and not light else None
-    cost = _cost(est, card, speed, currency) if not light else None
+    speed = cost = None
+    if card is not None and not light:
+        job = assess(
+            filled,
+            card,
+            filled.gpus or 1,
+            book=price_book_in_force(),
+            currency=Currency(currency),
+            result=est,
+        )
+        speed, cost = job.speed_json(), job.cost
     fixes = (
         _fix_rows(query, currency)
         if verdict is not None and verdict.fits is not Fit.FITS and not light
@@ -296,29 +268,15 @@ def fit_answer(query: Query, lang: Lang, typed: TypedNames = NOTHING_READ_IN) ->
     )
 
 
-def recommend_method(views: dict[Method, dict[str, Any]]) -> Method:
-    """Full fine-tuning when it fits with room to spare (small models: the best quality for no extra card),
-    else LoRA when it fits (the usual choice), else QLoRA, else full if it alone fits, else the smallest."""
-    full = views[Method.FULL]["verdict"]
-    if full is not None and full.fits is Fit.FITS:
-        return Method.FULL
-    for method in (Method.LORA, Method.QLORA, Method.FULL):
-        verdict = views[method]["verdict"]
-        if verdict is not None and verdict.fits is not Fit.NO:
-            return method
-    if all(views[m]["verdict"] is None for m in views):
-        return Method.LORA
-    return min(views, key=lambda m: views[m]["total"])
-
-
 def methods_answer(query: Query, lang: Lang, typed: TypedNames = NOTHING_READ_IN) -> Answer:
     """'Fine-tune' with no method: full, LoRA and QLoRA side by side, the recommended one in detail."""
     views: dict[Method, dict[str, Any]] = {}
-    estimates: dict[Method, Estimate] = {}
+    jobs: dict[Method, Assessment] = {}
     for method in TRAINING_METHODS:
         variant = query.model_copy(update={"method": method, "task": Task.FINETUNE})
-        estimates[method], views[method] = fit_view(variant, lang, light=True)
-    best = recommend_method(views)
+        result, views[method] = fit_view(variant, lang, light=True)
+        jobs[method] = assess(result.query, book=None, currency=Currency.USD, speed=False, result=result)
+    best = advisor.recommend_method(jobs)
     best_query = query.model_copy(update={"method": best, "task": Task.FINETUNE})
     est, view = fit_view(best_query, lang, typed=typed)
     views[best] = view

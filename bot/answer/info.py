@@ -7,9 +7,10 @@ from typing import Any
 
 from bot.answer.buttons import button
 from bot.answer.common import answer_currency, call_macro, pack
-from bot.answer.fit import card_price, fit_view
+from bot.answer.fit import fit_view
 from bot.answer.model import FAQ_IDS, SCENARIO_IDS, Answer, Lang
 from core import advisor
+from core.advisor import card_price
 from core.catalog import Card, load_catalog
 from core.estimator import UnknownCardError, UnknownModelError, estimate
 from core.query import Currency, Method, Query, Task
@@ -30,8 +31,8 @@ def faq_answer(lang: Lang, faq_id: str, query: Query | None) -> Answer:
         data["decode"] = _decode_examples(cards)
     elif faq_id == "vram_price":
         data["prices"] = {
-            "small": card_price("a100-40gb-sxm", currency),
-            "big": card_price("a100-80gb-sxm", currency),
+            "small": card_price("a100-40gb-sxm", Currency(currency)),
+            "big": card_price("a100-80gb-sxm", Currency(currency)),
         }
     return pack("faq", lang, f"faq_{faq_id}", data, query=query, facts={"faq": faq_id})
 

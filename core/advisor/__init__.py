@@ -8,6 +8,7 @@ searches over cards × counts × methods × precisions and ranks. It returns dat
 from __future__ import annotations
 
 from core.advisor.fit_fixes import fixes
+from core.advisor.methods import recommend_method
 from core.advisor.model import (
     COUNTS,
     INFERENCE_PRECISIONS,
@@ -35,7 +36,6 @@ from core.advisor.shared import (
     speed_value,
     stated_only,
     variants_for,
-    verdict_for_count,
 )
 
 __all__ = [
@@ -59,10 +59,10 @@ __all__ = [
     "plan_on_card",
     "plans",
     "quality_of",
+    "recommend_method",
     "scenario",
     "sort_key",
     "speed_value",
     "stated_only",
     "variants_for",
-    "verdict_for_count",
 ]

@@ -6,7 +6,8 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from core.advisor.model import QUALITY_RANK, Fix
-from core.advisor.shared import card_price, speed_value, stated_only, verdict_for_count
+from core.advisor.shared import card_price, speed_value, stated_only
+from core.assessment import verdict_for_count
 from core.catalog import Card, load_catalog
 from core.cost import (
     currency_for,

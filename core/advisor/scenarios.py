@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from core.advisor.model import SCENARIOS, CardOption, ClaimCheck, ScenarioAdvice
 from core.advisor.plan_search import plans
-from core.advisor.shared import card_price, verdict_for_count
+from core.advisor.shared import card_price
+from core.assessment import verdict_for_count
 from core.catalog import load_catalog
 from core.estimator import (
     Fit,

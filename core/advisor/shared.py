@@ -6,38 +6,18 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from core.advisor.model import INFERENCE_PRECISIONS, METHOD_QUALITY, QUALITY, QUALITY_RANK, Plan, SortKey
+from core.assessment import Assessment, assess
 from core.catalog import Card
-from core.cost import (
-    CardPrice,
-    PriceBook,
-    PriceBookError,
-    job_cost,
-    load_price_book,
-)
-from core.estimator import (
-    Estimate,
-    Fit,
-    Verdict,
-)
+from core.cost import CardPrice, PriceBook, price_book_in_force
+from core.estimator import Estimate
 from core.query import Currency, Method, Precision, Query, Runtime, Task
 from core.speed import inference_speed, training_speed
 
 
-def verdict_for_count(result: Estimate, count: int) -> Verdict | None:
-    for verdict in result.verdicts:
-        if verdict.count == count:
-            return verdict
-    return None
-
-
 def card_price(card_id: str, currency: Currency, book: PriceBook | None = None) -> CardPrice | None:
     """The card's price from `book` (a plan search passes the one it started with), else the one in force."""
-    if book is not None:
-        return book.price_for(card_id, currency)
-    try:
-        return load_price_book().price_for(card_id, currency)
-    except PriceBookError:
-        return None
+    book = book if book is not None else price_book_in_force()
+    return book.price_for(card_id, currency) if book is not None else None
 
 
 def quality_of(query: Query) -> str:
@@ -50,6 +30,8 @@ def quality_of(query: Query) -> str:
 
 
 def speed_value(result: Estimate, card: Card, count: int) -> float:
+    """Single-stream decode tokens/s for serving, training tokens/s for training: what 'fastest' ranks by
+    (also for a job that does not fit yet, to compare fixes with it)."""
     if result.query.task is Task.INFERENCE:
         return inference_speed(result, card, count).decode_tokens_per_s
     return training_speed(result, card, count, None).tokens_per_s
@@ -58,35 +40,32 @@ def speed_value(result: Estimate, card: Card, count: int) -> float:
 def plan_on_card(
     result: Estimate, card: Card, count: int, currency: Currency, book: PriceBook | None = None
 ) -> Plan | None:
-    verdict = verdict_for_count(result, count)
-    if verdict is None or verdict.fits is Fit.NO:
+    job = assess(
+        result.query,
+        card,
+        count,
+        book=book if book is not None else price_book_in_force(),
+        currency=currency,
+        result=result,
+    )
+    return plan_from(job, currency)
+
+
+def plan_from(job: Assessment, currency: Currency) -> Plan | None:
+    """The plan an assessment describes, when the job runs on it."""
+    verdict, card = job.verdict, job.card
+    if verdict is None or card is None or not job.fits:
         return None
-    query = result.query
-    price = card_price(card.id, currency, book)
+    query = job.query
     notes = list(verdict.notes)
-    decode = aggregate = ttft = train = hours = mfu = None
-    tokens_per_s: float | None
-    if query.task is Task.INFERENCE:
-        inf = inference_speed(result, card, count)
-        decode, aggregate, ttft, mfu = (
-            inf.decode_tokens_per_s,
-            inf.aggregate_tokens_per_s,
-            inf.ttft_s,
-            inf.mfu,
-        )
-        tokens_per_s = aggregate
-        notes += [n for n in inf.notes if n not in notes]
-    else:
-        tr = training_speed(result, card, count, query.tokens)
-        train, hours, mfu = tr.tokens_per_s, tr.training_hours, tr.mfu
-        tokens_per_s = None
-        notes += [n for n in tr.notes if n not in notes]
-    cost = job_cost(price, count, tokens_per_s=tokens_per_s, hours=hours) if price else None
+    speed_notes = job.inference.notes if job.inference else job.training.notes if job.training else []
+    notes += [n for n in speed_notes if n not in notes]
+    inf, tr, cost = job.inference, job.training, job.cost
     return Plan(
         card=card.id,
         card_name=card.name,
         memory_gib=card.memory_gib,
-        count=count,
+        count=job.count,
         task=query.task,
         method=query.method,
         precision=query.precision or Precision.BF16,
@@ -97,17 +76,17 @@ def plan_on_card(
         margin=verdict.margin,
         nvlink=card.has_nvlink,
         quality=quality_of(query),
-        decode_tokens_per_s=decode,
-        aggregate_tokens_per_s=aggregate,
-        ttft_s=ttft,
-        training_tokens_per_s=train,
-        training_hours=hours,
-        mfu=mfu,
+        decode_tokens_per_s=inf.decode_tokens_per_s if inf else None,
+        aggregate_tokens_per_s=inf.aggregate_tokens_per_s if inf else None,
+        ttft_s=inf.ttft_s if inf else None,
+        training_tokens_per_s=tr.tokens_per_s if tr else None,
+        training_hours=tr.training_hours if tr else None,
+        mfu=inf.mfu if inf else tr.mfu if tr else None,
         cost_per_hour=cost.per_hour if cost else None,
         cost_per_million_tokens=cost.per_million_tokens if cost else None,
         total_cost=cost.total if cost else None,
         currency=currency,
-        price=price,
+        price=job.price,
         notes=notes,
         query=query,
     )

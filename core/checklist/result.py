@@ -5,9 +5,10 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.advisor import Fix, Plan, fixes, plans
+from core.assessment import Assessment, assess
 from core.catalog import Card, Segment, load_catalog
 from core.checklist.model import DEFAULT_PARAMS_B, ChecklistAnswers, ChecklistState, default_currency
-from core.estimator import Estimate, Fit, estimate
+from core.estimator import Estimate, Fit
 from core.query import Currency, Query
 
 
@@ -121,9 +122,17 @@ def result(state: ChecklistState) -> ChecklistResult:
         )
         if count is None:
             count = card_plans[0].count if card_plans else 1
-    est = estimate(asked.model_copy(update={"gpus": count}) if card is not None else asked)
+    job = assess(
+        asked.model_copy(update={"gpus": count}) if card is not None else asked,
+        card,
+        count,
+        book=None,
+        currency=currency,
+        speed=False,
+    )
+    est = job.estimate
     need = est.total_bytes
-    check = _card_check(est, card, count or 1, answers.gpus is not None) if card is not None else None
+    check = _card_check(job, answers.gpus is not None) if job.card is not None else None
     fix_list: list[Fix] = []
     if check is not None and check.verdict is not Fit.FITS:
         fix_list = fixes(asked.model_copy(update={"gpus": count}), currency=currency)
@@ -146,9 +155,10 @@ def result(state: ChecklistState) -> ChecklistResult:
     )
 
 
-def _card_check(est: Estimate, card: Card, count: int, count_said: bool) -> CardCheck:
-    verdict = next((v for v in est.verdicts if v.count == count), None)
-    need = verdict.need_bytes if verdict else est.total_bytes
+def _card_check(job: Assessment, count_said: bool) -> CardCheck:
+    card, count, verdict = job.card, job.count, job.verdict
+    assert card is not None
+    need = verdict.need_bytes if verdict else job.estimate.total_bytes
     return CardCheck(
         card=card.id,
         card_name=card.name,

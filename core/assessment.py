@@ -1,0 +1,126 @@
+"""One job on one card × count: memory, verdict, speed, price and cost, composed in one place.
+
+Answers, plans, comparisons, `gpufit estimate` and the checklist's result all read a job through
+`assess`, so a figure means the same wherever it is shown, and a price book that cannot be read is
+handled once, by whoever loads it (the caller passes the book, or None for no prices).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from core.catalog import Card, load_catalog
+from core.cost import CardPrice, JobCost, PriceBook, job_cost
+from core.estimator import Estimate, Fit, Verdict, estimate
+from core.query import Currency, Query, Task
+from core.speed import InferenceSpeed, TrainingSpeed, inference_speed, training_speed
+
+
+class Assessment(BaseModel):
+    """What one job needs and gets on `count` × `card`; speed and cost only where the job fits."""
+
+    model_config = ConfigDict(frozen=True)
+
+    estimate: Estimate
+    card: Card | None
+    count: int
+    verdict: Verdict | None
+    inference: InferenceSpeed | None = None
+    training: TrainingSpeed | None = None
+    price: CardPrice | None = None
+    cost: JobCost | None = None
+
+    @property
+    def query(self) -> Query:
+        return self.estimate.query
+
+    @property
+    def fits(self) -> bool:
+        """Runs at all: fits or tight."""
+        return self.verdict is not None and self.verdict.fits is not Fit.NO
+
+    @property
+    def tokens_per_s(self) -> float | None:
+        """Tokens per second the job moves: generated tokens over all sequences, or training tokens."""
+        if self.inference is not None:
+            return self.inference.aggregate_tokens_per_s
+        if self.training is not None:
+            return self.training.tokens_per_s
+        return None
+
+    @property
+    def hours(self) -> float | None:
+        """Wall-clock hours of a training run of the query's tokens (None without tokens or for serving)."""
+        return self.training.training_hours if self.training is not None else None
+
+    def speed_json(self) -> dict[str, Any] | None:
+        """The answers' `speed`: which kind of speed, and every figure of it."""
+        if self.inference is not None:
+            return {"kind": "inference", **self.inference.model_dump(mode="json")}
+        if self.training is not None:
+            return {"kind": "training", **self.training.model_dump(mode="json")}
+        return None
+
+
+def verdict_for_count(result: Estimate, count: int) -> Verdict | None:
+    """The verdict of `result` for `count` cards, when the estimate has one."""
+    for verdict in result.verdicts:
+        if verdict.count == count:
+            return verdict
+    return None
+
+
+def assess(
+    query: Query,
+    card: Card | None = None,
+    count: int | None = None,
+    *,
+    book: PriceBook | None,
+    currency: Currency,
+    speed: bool = True,
+    fits_only: bool = True,
+    result: Estimate | None = None,
+) -> Assessment:
+    """The job `query` on `count` × `card` (defaults: the query's own card and count).
+
+    `result` is the estimate when the caller already holds it (a plan search estimates a job once and
+    assesses it on several counts). `speed=False` stops at memory and price: a screen of many cards
+    only needs to know what fits. `fits_only=False` gives speed even for a job that does not fit
+    (`gpufit estimate` shows what the card would do once the memory problem is solved).
+    """
+    if card is None and query.card:
+        card = load_catalog().by_id.get(query.card)
+    if result is None:
+        update: dict[str, Any] = {}
+        if card is not None and query.card != card.id:
+            update = {"card": card.id, "card_memory_bytes": None}
+        if count is not None and (query.gpus or 1) != count:
+            update["gpus"] = count
+        result = estimate(query.model_copy(update=update) if update else query)
+    count = count or result.query.gpus or 1
+    verdict = verdict_for_count(result, count)
+    price = book.price_for(card.id, currency) if book is not None and card is not None else None
+    inference = training = None
+    fits = verdict is not None and verdict.fits is not Fit.NO
+    if speed and card is not None and (fits or not fits_only):
+        if result.query.task is Task.INFERENCE:
+            inference = inference_speed(result, card, count)
+        else:
+            training = training_speed(result, card, count, result.query.tokens)
+    cost = None
+    if price is not None:
+        tokens_per_s = inference.aggregate_tokens_per_s if inference is not None else None
+        hours = training.training_hours if training is not None else None
+        cost = job_cost(price, count, tokens_per_s=tokens_per_s, hours=hours)
+    return Assessment(
+        estimate=result,
+        card=card,
+        count=count,
+        verdict=verdict,
+        inference=inference,
+        training=training,
+        price=price,
+        cost=cost,
+    )
