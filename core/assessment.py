@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from core.catalog import Card, load_catalog
 from core.cost import CardPrice, JobCost, PriceBook, job_cost
+from core.data_amount import DataTokens, data_tokens
 from core.estimator import Estimate, Fit, Verdict, estimate
 from core.query import Currency, Query, Task
 from core.speed import InferenceSpeed, TrainingSpeed, inference_speed, training_speed
@@ -31,6 +32,7 @@ class Assessment(BaseModel):
     training: TrainingSpeed | None = None
     price: CardPrice | None = None
     cost: JobCost | None = None
+    data: DataTokens | None = None
 
     @property
     def query(self) -> Query:
@@ -54,6 +56,15 @@ class Assessment(BaseModel):
     def hours(self) -> float | None:
         """Wall-clock hours of a training run of the query's tokens (None without tokens or for serving)."""
         return self.training.training_hours if self.training is not None else None
+
+    def time_json(self) -> dict[str, Any] | None:
+        """The answers' `time`: wall-clock hours of the run and the tokens they are for, with how the
+        tokens were counted from what the user said."""
+        if self.data is None:
+            return None
+        return {"hours": self.hours, "tokens": self.data.tokens} | self.data.model_dump(
+            mode="json", exclude={"tokens"}
+        )
 
     def speed_json(self) -> dict[str, Any] | None:
         """The answers' `speed`: which kind of speed, and every figure of it."""
@@ -103,12 +114,13 @@ def assess(
     verdict = verdict_for_count(result, count)
     price = book.price_for(card.id, currency) if book is not None and card is not None else None
     inference = training = None
+    data = data_tokens(result.query) if result.query.task is not Task.INFERENCE else None
     fits = verdict is not None and verdict.fits is not Fit.NO
     if speed and card is not None and (fits or not fits_only):
         if result.query.task is Task.INFERENCE:
             inference = inference_speed(result, card, count)
         else:
-            training = training_speed(result, card, count, result.query.tokens)
+            training = training_speed(result, card, count, data.tokens if data else None)
     cost = None
     if price is not None:
         tokens_per_s = inference.aggregate_tokens_per_s if inference is not None else None
@@ -123,4 +135,5 @@ def assess(
         training=training,
         price=price,
         cost=cost,
+        data=data,
     )

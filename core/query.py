@@ -92,6 +92,10 @@ class Query(BaseModel):
     zero_stage: int | None = Field(default=None, ge=0, le=3)
     gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)
     tokens: float | None = Field(default=None, gt=0)
+    samples: int | None = Field(default=None, ge=1, le=10**12, description="training examples in the data")
+    epochs: float | None = Field(default=None, gt=0, le=10_000)
+    text_bytes: int | None = Field(default=None, gt=0, description="a dataset given as its size in bytes")
+    text_lang: Literal["en", "zh"] | None = Field(default=None, description="the language of that text")
     budget: float | None = Field(default=None, gt=0)
     budget_per_hour: bool | None = None
     currency: Currency | None = None
@@ -141,6 +145,11 @@ class Query(BaseModel):
                     defaulted.append(name)
         updates["defaulted"] = tuple(defaulted)
         return self.model_copy(update=updates)
+
+    @property
+    def has_data_amount(self) -> bool:
+        """The question gave an amount of training data (tokens, samples or a text size)."""
+        return self.tokens is not None or self.samples is not None or self.text_bytes is not None
 
     def said(self) -> dict[str, object]:
         """The fields the user actually stated (for follow-ups that change only what was said)."""

@@ -65,6 +65,18 @@ class LinkConstants(BaseModel):
     source: str
 
 
+class DataConstants(BaseModel):
+    """How an amount of data the user gave (samples, a file size) becomes training tokens."""
+
+    model_config = ConfigDict(frozen=True)
+
+    bytes_per_token_en: float
+    bytes_per_token_zh: float
+    sample_tokens: int
+    sample_epochs: float
+    source: str
+
+
 class SpeedConstants(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
@@ -72,6 +84,7 @@ class SpeedConstants(BaseModel):
     mfu: MfuConstants
     training: TrainingConstants
     link: LinkConstants
+    data: DataConstants
 
 
 @cache

@@ -92,7 +92,7 @@ def _plans(
     key = sort_key(sort)
     # Ranked by price per hour (no token count to price a whole run): rank the cheap way first and build
     # full plans (speed, cost) only for the shortlist.
-    by_hourly_price = sort == "cost" and query.tokens is None and total_cap is None
+    by_hourly_price = sort == "cost" and not query.has_data_amount and total_cap is None
     by_hourly_price = by_hourly_price and query.runtime is not Runtime.VLLM
     shortlist: list[tuple[tuple[float, int], Card, Query, int]] = []
     best: dict[tuple[str, str, str], Plan] = {}

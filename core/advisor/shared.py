@@ -142,7 +142,7 @@ def budget_caps(query: Query, max_per_hour: float | None) -> tuple[float | None,
     if query.budget is not None:
         hourly = query.budget_per_hour
         if hourly is None:
-            hourly = query.task is Task.INFERENCE or query.tokens is None
+            hourly = query.task is Task.INFERENCE or not query.has_data_amount
         if hourly and per_hour is None:
             per_hour = query.budget
         elif not hourly:

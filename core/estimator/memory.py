@@ -8,7 +8,6 @@ at that moment.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from functools import lru_cache
 from typing import NamedTuple
@@ -87,8 +86,7 @@ def _inference(
     kv_dtype = terms.activation_dtype_bytes(query.precision)
     vllm = query.runtime is Runtime.VLLM
     kv_token = terms.kv_bytes_per_token(model, kv_dtype, compressed_mla=vllm)
-    kv_share = max(1, math.ceil(model.n_kv_heads / gpus)) / model.n_kv_heads
-    kv_cache = int(kv_token * tokens * kv_share)
+    kv_cache = int(kv_token * tokens * terms.kv_share_per_card(model, gpus, compressed_mla=vllm))
     if vllm:
         # vLLM's profile run: one bounded prefill chunk through the model, fp32 logits for every token of it
         # plus a near-constant rest (reproduces llm-d's H100 logs within 4%, estimators.md §3.3). The chunk
@@ -298,13 +296,22 @@ def _vllm_pool(
     fixed = breakdown.weights + breakdown.activations + breakdown.logits + breakdown.overhead
     fixed -= int(cal.runtime.cuda_context_gib * GIB)  # vLLM's budget is of torch-visible memory
     pool = max(0, budget - fixed)
+    max_sequences = pool // kv_per_seq if kv_per_seq else 0
+    # vLLM's scheduler runs at most max_num_seqs at once; asked for a number of users, it runs what the pool
+    # holds and queues the rest. Asked for none, one sequence is what the card must hold to serve at all.
+    max_concurrent = min(max_sequences, cal.vllm.max_num_seqs)
+    requested = None if "batch" in query.defaulted else (query.batch or 1)
+    running = max(1, min(requested, max_concurrent)) if requested else 1
     return VllmPool(
         budget_bytes=budget,
         kv_pool_bytes=pool,
         kv_bytes_per_sequence=kv_per_seq,
-        max_sequences=pool // kv_per_seq if kv_per_seq else 0,
+        max_sequences=max_sequences,
         profile_activation_bytes=breakdown.activations + breakdown.logits,
         non_torch_bytes=breakdown.overhead - int(cal.runtime.cuda_context_gib * GIB),
+        requested_sequences=requested or 1,
+        concurrent_sequences=running if requested else max_concurrent,
+        queued_sequences=max(0, requested - max_concurrent) if requested else 0,
     )
 
 
@@ -412,25 +419,35 @@ def _estimate(
             usable = min(
                 capacity, int(capacity * filled.gpu_memory_utilization + cal.runtime.cuda_context_gib * GIB)
             )
+        if vllm:
+            kv_token = terms.kv_bytes_per_token(
+                model, terms.activation_dtype_bytes(filled.precision or Precision.BF16), compressed_mla=True
+            )
         for count in sorted({1, gpus}):
             if count == gpus:
-                need = breakdown.total
+                counted = breakdown
             else:
                 single = query.model_copy(
                     update={"card": None, "card_memory_bytes": None, "gpus": 1, "zero_stage": 0}
                 )
-                need = job(single).breakdown.total + profile_extra
+                counted = job(single).breakdown
+                counted = counted.model_copy(update={"logits": counted.logits + profile_extra})
+            if vllm:
+                # A serving engine runs as many of the asked sequences as its KV pool holds and queues the
+                # rest: the card needs the fixed part plus the sequences in flight (at least one).
+                kv_seq = int(
+                    kv_token * (filled.seq or 1) * terms.kv_share_per_card(model, count, compressed_mla=True)
+                )
+                pool = _vllm_pool(filled, counted, capacity, cal, kv_seq)
+                in_flight = pool.concurrent_sequences if "batch" not in filled.defaulted else 1
+                counted = counted.model_copy(update={"kv_cache": in_flight * kv_seq})
+                if count == gpus:
+                    breakdown, vllm_pool = counted, pool
             notes = _card_notes(card, filled, count) if card else []
             verdicts.append(
-                verdict_for(need, usable, card_id=card_id, count=count, uncertainty=uncertainty, notes=notes)
-            )
-        if vllm:
-            kv_share = max(1, math.ceil(model.n_kv_heads / gpus)) / model.n_kv_heads
-            kv_token = terms.kv_bytes_per_token(
-                model, terms.activation_dtype_bytes(filled.precision or Precision.BF16), compressed_mla=True
-            )
-            vllm_pool = _vllm_pool(
-                filled, breakdown, capacity, cal, int(kv_token * (filled.seq or 1) * kv_share)
+                verdict_for(
+                    counted.total, usable, card_id=card_id, count=count, uncertainty=uncertainty, notes=notes
+                )
             )
 
     return Estimate(

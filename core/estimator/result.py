@@ -115,6 +115,11 @@ class VllmPool(BaseModel):
     max_sequences: int
     profile_activation_bytes: int
     non_torch_bytes: int
+    requested_sequences: int = Field(1, description="sequences the question wants in flight (users)")
+    concurrent_sequences: int = Field(
+        0, description="sequences that run at once: the pool's capacity, capped by max_num_seqs and the ask"
+    )
+    queued_sequences: int = Field(0, description="requests that wait in the engine's queue for a slot")
 
 
 class Estimate(BaseModel):

@@ -11,6 +11,8 @@ Sources (full citations in ../shared/reference/estimators.md):
 
 from __future__ import annotations
 
+import math
+
 from core.estimator.calibration import ActivationCoefficients
 from core.query import Precision
 from core.registry import ModelArch
@@ -72,6 +74,18 @@ def kv_bytes_per_token(model: ModelArch, kv_dtype_bytes: int, *, compressed_mla:
         key = model.heads * (model.qk_nope_head_dim + model.qk_rope_head_dim)
         return layers * (key + model.heads * model.v_head_dim) * kv_dtype_bytes
     return 2 * layers * model.n_kv_heads * model.dim_head * kv_dtype_bytes
+
+
+def kv_share_per_card(model: ModelArch, gpus: int, *, compressed_mla: bool) -> float:
+    """The share of the KV cache one of `gpus` tensor-parallel cards holds: its KV heads (at least one).
+
+    MLA's compressed latent is a single head that every card needs whole, so under vLLM's tensor
+    parallelism each card holds the full latent cache (vLLM MLA backend; SGLang's data-parallel attention
+    is what splits it).
+    """
+    if model.is_mla and compressed_mla:
+        return 1.0
+    return max(1, math.ceil(model.n_kv_heads / gpus)) / model.n_kv_heads
 
 
 def mlp_width_per_token(model: ModelArch) -> int:

@@ -132,6 +132,54 @@ def _read_tokens(text: str, ex: Extraction) -> str:
     return mask(text, spans, SIZE_MARK) if spans else text
 
 
+# -- amounts of training data ---------------------------------------------------------------------------
+_NUM_MAG = rf"(?<![a-z0-9.])(?P<num>{NUMBER_RE})\s*(?P<mag>{MAGNITUDE_RE})?"
+_SAMPLES = _c(
+    rf"{_NUM_MAG}\s*(?:个|份)?\s*(?:条(?:数据|样本|对话|指令|问答|训练数据|语料)?|样本|组数据|组对话|"
+    r"(?:training\s+)?(?:samples?|examples?|rows?|records?|instructions?|conversations?|dialogues?|"
+    r"qa\s*pairs?|pairs?|lines?)(?![a-z]))"
+)
+_EPOCHS = (
+    _c(rf"(?<![a-z0-9.])(?P<num>{NUMBER_RE})\s*(?:个)?\s*(?:epochs?|轮|遍|个?epoch)(?![a-z])"),
+    _c(rf"epochs?\s*(?:=|:|为|是|of)?\s*(?P<num>{NUMBER_RE})(?![0-9])"),
+)
+_TEXT_SIZE = _c(
+    rf"(?<![a-z0-9.])(?P<num>{NUMBER_RE})\s*(?P<unit>tb|t|gb|g|mb|m)(?![a-z0-9])\s*(?:of\s+)?(?:的)?\s*"
+    r"(?P<lang>中文|英文|chinese|english)?\s*(?P<what>text|corpus|data(?:set)?|语料|文本|数据集?|训练数据|txt|jsonl?)"
+)
+_TEXT_UNITS = {"tb": 1e12, "t": 1e12, "gb": 1e9, "g": 1e9, "mb": 1e6, "m": 1e6}
+_TEXT_LANG = (
+    (_c(r"中文|chinese|汉语"), "zh"),
+    (_c(r"英文|english|英语"), "en"),
+)
+
+
+def _read_data_amount(text: str, ex: Extraction) -> str:
+    """Samples, epochs and a dataset's size ('1万条数据', '50k rows', '3 epochs', '20GB 中文语料')."""
+    spans: list[tuple[int, int]] = []
+    size = _TEXT_SIZE.search(text)
+    if size:
+        ex.fields["text_bytes"] = int(float(size.group("num")) * _TEXT_UNITS[size.group("unit")])
+        spans.append((size.start(), size.end()))
+        for pattern, lang in _TEXT_LANG:
+            if pattern.search(text):
+                ex.fields["text_lang"] = lang
+                break
+    samples = _SAMPLES.search(text)
+    if samples:
+        value = magnitude(samples.group("num"), samples.group("mag"))
+        if 1 <= value <= 1e12:
+            ex.fields["samples"] = int(value)
+            spans.append((samples.start(), samples.end()))
+    for pattern in _EPOCHS:
+        epochs = pattern.search(text)
+        if epochs and 0 < float(epochs.group("num")) <= 10_000:
+            ex.fields["epochs"] = float(epochs.group("num"))
+            spans.append((epochs.start(), epochs.end()))
+            break
+    return mask(text, spans, SIZE_MARK) if spans else text
+
+
 def _read_capacity(text: str, ex: Extraction) -> str:
     spans: list[tuple[int, int]] = []
     for match in _CAPACITY.finditer(text):
@@ -389,6 +437,14 @@ _GC_OFF = _c(
     r"(?:gradient|grad|梯度|gc|activation|重计算|checkpoint)|(?:gc|checkpointing)\s*(?:off|=\s*false|关)"
 )
 _VLLM = _c(r"vllm|(?<![a-z])sglang(?![a-z])")
+# Serving people (an API, users, concurrency) means a serving engine with tensor parallelism; a
+# layer-by-layer Hugging Face pipeline only when asked for by name.
+_SERVE = _c(
+    r"(?<![a-z])serv(?:e|es|ing)(?![a-z])|deploy|部署|上线|线上服务|并发|concurren|"
+    r"\d\s*(?:个|位|名)?\s*(?:users|用户|人(?:用|使用|同时|在线|访问))|(?:for|给|供)\s*(?:our\s+|the\s+)?(?:users|用户)|"
+    r"(?<![a-z])qps(?![a-z])|api\s*服务|对外服务|推理服务|在线服务|production|生产环境"
+)
+_PIPELINE = _c(r"device[\s_-]*map|pipeline|accelerate|逐层|流水线")
 _TRANSFORMERS = _c(r"transformers|(?<![a-z])hf(?![a-z])|hugging\s*face|huggingface|pytorch原生|原生pytorch")
 _ZERO = _c(r"zero[\s_-]*(?:stage)?[\s_-]*([0-3])(?!\d)")
 _GPU_UTIL = _c(r"gpu[\s_-]*memory[\s_-]*utilization\s*(?:=|:)?\s*(0?\.\d+|1(?:\.0+)?)")
@@ -442,8 +498,10 @@ def _read_switches(text: str, ex: Extraction) -> None:
         ex.fields["grad_checkpointing"] = True
     if _VLLM.search(text):
         ex.fields["runtime"] = Runtime.VLLM
-    elif _TRANSFORMERS.search(text):
+    elif _TRANSFORMERS.search(text) or _PIPELINE.search(text):
         ex.fields["runtime"] = Runtime.TRANSFORMERS
+    elif _SERVE.search(text) and not _FINETUNE.search(text) and not _PRETRAIN.search(text):
+        ex.fields["runtime"] = Runtime.VLLM
     for pattern, optimizer in _OPTIMIZERS:
         if pattern.search(text):
             ex.fields["optimizer"] = optimizer
@@ -472,6 +530,7 @@ def extract(text: str) -> Extraction:
     text = mask(text, [(c.start, c.end) for c in ex.cards], CARD_MARK)
     text = _read_money(text, ex)
     text = _read_tokens(text, ex)
+    text = _read_data_amount(text, ex)
     text = _read_capacity(text, ex)
     if ex.cards:
         ex.fields.pop("card_memory_bytes", None)

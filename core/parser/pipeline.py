@@ -18,6 +18,7 @@ _FIT_FIELDS = frozenset(
     {
         "task", "method", "card", "card_memory_bytes", "gpus", "precision", "batch", "seq", "runtime",
         "grad_checkpointing", "lora_rank", "tokens", "budget", "optimizer", "zero_stage", "model", "params_b",
+        "samples", "epochs", "text_bytes",
     }
 )  # fmt: skip
 
@@ -54,6 +55,8 @@ def parse(text: str, previous: Query | None = None) -> Parsed:
     if words.is_empty(norm):
         return Parsed(intent=Intent.CLARIFY, lang=lang, clarify="nonsense")
     ex = extract(norm)
+    if "text_bytes" in ex.fields and "text_lang" not in ex.fields:
+        ex.fields["text_lang"] = lang.value  # a dataset's language, when unsaid, is the asker's
     card_ids = list(dict.fromkeys(c.card_id for c in ex.cards))
     ambiguous = next((c.typed for c in ex.cards if c.ambiguous), None)
     seen = _Seen(lang, card_ids, ambiguous, ex.unknown_model)

@@ -1,0 +1,73 @@
+"""Training tokens from the amount of data a user gives: tokens, samples × tokens each, or a text size.
+
+People rarely say "300M tokens"; they say "1万条数据", "50k rows of about 800 tokens, 3 epochs" or "20 GB
+of Chinese text". Time and cost need tokens, so this turns each form into tokens and keeps what it
+assumed (tokens per sample, epochs, bytes per token) for the answer to state.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from core.query import Query
+from core.speed import load_speed_constants
+
+Basis = Literal["tokens", "samples", "text"]
+
+
+class DataTokens(BaseModel):
+    """Tokens one training run processes (all epochs), and how they were counted."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tokens: float
+    basis: Basis
+    epochs: float
+    epochs_assumed: bool
+    samples: int | None = None
+    sample_tokens: int | None = None
+    sample_tokens_assumed: bool = False
+    text_bytes: int | None = None
+    text_lang: Literal["en", "zh"] | None = None
+    bytes_per_token: float | None = None
+
+
+def data_tokens(query: Query) -> DataTokens | None:
+    """The run's tokens, or None when the question gave no amount of data."""
+    constants = load_speed_constants().data
+    epochs_said = query.epochs is not None
+    if query.tokens is not None:
+        epochs = query.epochs or 1.0
+        return DataTokens(
+            tokens=query.tokens * epochs, basis="tokens", epochs=epochs, epochs_assumed=not epochs_said
+        )
+    if query.samples is not None:
+        # A sample's length is the sequence length the user gave, else a typical instruction pair.
+        said_seq = query.seq is not None and "seq" not in query.defaulted
+        per_sample = query.seq if said_seq and query.seq else constants.sample_tokens
+        epochs = query.epochs or constants.sample_epochs
+        return DataTokens(
+            tokens=float(query.samples * per_sample * epochs),
+            basis="samples",
+            epochs=epochs,
+            epochs_assumed=not epochs_said,
+            samples=query.samples,
+            sample_tokens=per_sample,
+            sample_tokens_assumed=not said_seq,
+        )
+    if query.text_bytes is not None:
+        lang = query.text_lang or "en"
+        per_token = constants.bytes_per_token_zh if lang == "zh" else constants.bytes_per_token_en
+        epochs = query.epochs or 1.0
+        return DataTokens(
+            tokens=query.text_bytes / per_token * epochs,
+            basis="text",
+            epochs=epochs,
+            epochs_assumed=not epochs_said,
+            text_bytes=query.text_bytes,
+            text_lang=lang,
+            bytes_per_token=per_token,
+        )
+    return None
