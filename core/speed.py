@@ -15,7 +15,6 @@ from pydantic import BaseModel, ConfigDict
 
 from core.catalog import Card, Segment
 from core.estimator import Estimate, resolve_model, terms
-from core.estimator.calibration import load_calibration
 from core.paths import DATA_DIR
 from core.query import Method, Precision, Query, Runtime, Task
 from core.registry import ModelArch, load_registry
@@ -174,9 +173,12 @@ def inference_speed(estimate: Estimate, card: Card, gpus: int) -> InferenceSpeed
     gpus = max(gpus, 1)
     batch = query.batch or 1
     notes: list[str] = []
-    if "batch" in query.defaulted and query.runtime is Runtime.VLLM and estimate.vllm is not None:
-        batch = max(1, min(estimate.vllm.max_sequences, load_calibration().vllm.max_num_seqs))
-        notes.append("batch_from_vllm_pool")
+    if query.runtime is Runtime.VLLM and estimate.vllm is not None:
+        # A serving engine decodes the sequences its KV pool holds at once (the rest queue).
+        pool_batch = max(1, estimate.vllm.concurrent_sequences)
+        if pool_batch != batch:
+            notes.append("batch_from_vllm_pool")
+        batch = pool_batch
 
     tensor_parallel = gpus > 1 and query.runtime is Runtime.VLLM
     parallelism = "single" if gpus == 1 else ("tensor" if tensor_parallel else "pipeline")

@@ -24,6 +24,7 @@ from core.catalog import Card
 from core.cost import price_book_in_force
 from core.estimator import COMPONENTS, Estimate, Fit, UnknownModelError, Verdict, estimate
 from core.query import Currency, Method, Query, Task
+from core.registry import load_registry
 
 log = logging.getLogger(__name__)
 
@@ -161,7 +162,8 @@ def fit_view(
     single = next((v for v in est.verdicts if v.count == 1), None)
     capacity = verdict.capacity_bytes if verdict else None
     currency = answer_currency(query, lang)
-    speed = cost = None
+    speed = cost = time = None
+    job: Assessment | None = None
     if card is not None and not light:
         job = assess(
             filled,
@@ -171,7 +173,7 @@ def fit_view(
             currency=Currency(currency),
             result=est,
         )
-        speed, cost = job.speed_json(), job.cost
+        speed, cost, time = job.speed_json(), job.cost, job.time_json()
     fixes = (
         _fix_rows(query, currency)
         if verdict is not None and verdict.fits is not Fit.FITS and not light
@@ -181,16 +183,67 @@ def fit_view(
     cheaper = None
     if card is not None and verdict is not None and verdict.fits is Fit.FITS and not light:
         cheaper = _cheaper(query, card, currency)
+    instead = _instead(fixes, currency) if job is not None and not job.fits else None
     view = memory_view(est, query, lang, typed=typed) | {
         "single": single if single is not None and single is not verdict else None,
         "speed": speed,
         "cost": cost,
+        "time": time,
+        "serving": serving_facts(est, job),
+        "instead": instead,
         "currency": currency,
         "fixes": fixes,
         "plans": plans,
         "cheaper": cheaper,
     }
     return est, view
+
+
+def serving_facts(est: Estimate, job: Assessment | None) -> dict[str, Any] | None:
+    """The serving engine's figures (vLLM): its KV pool, what one sequence takes, how many run at once and
+    how many of the asked users wait."""
+    pool = est.vllm
+    if pool is None:
+        return None
+    count = job.count if job is not None else est.query.gpus or 1
+    return {
+        "runtime": "vllm",
+        "tensor_parallel": count,
+        "kv_pool_bytes": pool.kv_pool_bytes,
+        "kv_bytes_per_sequence": pool.kv_bytes_per_sequence,
+        "max_concurrent_sequences": pool.concurrent_sequences,
+        "requested_sequences": pool.requested_sequences if "batch" not in est.query.defaulted else None,
+        "queued": pool.queued_sequences,
+        "latent_cache_whole_per_card": count > 1 and _is_mla(est),
+    }
+
+
+def _is_mla(est: Estimate) -> bool:
+    model = load_registry().by_id.get(est.query.model or "")
+    return model is not None and model.is_mla
+
+
+def _instead(fixes: list[dict[str, Any]], currency: str) -> dict[str, Any] | None:
+    """Speed, time and cost of the smallest change that makes the job run, for a setup that does not."""
+    for row in fixes:
+        fix: Fix = row["fix"]
+        if fix.verdict is Fit.NO:
+            continue
+        card = card_or_none(fix.card)
+        if card is None:
+            continue
+        job = assess(fix.query, card, fix.count, book=price_book_in_force(), currency=Currency(currency))
+        if not job.fits:
+            continue
+        return {
+            "fix": fix,
+            "card_name": card.name,
+            "count": job.count,
+            "speed": job.speed_json(),
+            "time": job.time_json(),
+            "cost": job.cost,
+        }
+    return None
 
 
 def memory_view(
@@ -223,6 +276,9 @@ def memory_view(
         "notes": verdict.notes if verdict else [],
         "speed": None,
         "cost": None,
+        "time": None,
+        "serving": None,
+        "instead": None,
         "currency": "USD",
         "fixes": [],
         "plans": [],
@@ -244,12 +300,42 @@ def _fit_facts(est: Estimate, view: dict[str, Any]) -> dict[str, Any]:
         "warnings": est.warnings,
         "speed": view["speed"],
         "cost": view["cost"].model_dump(mode="json") if view["cost"] else None,
+        "time": view["time"],
+        "serving": view["serving"],
+        "instead": _instead_facts(view["instead"]),
         "fixes": [
             row["fix"].model_dump(mode="json", exclude={"query"}) | {"action": row["action"]}
             for row in view["fixes"]
         ],
         "plans": [advisor.plan_json(p) for p in view["plans"]],
         "cheaper": advisor.plan_json(view["cheaper"]) if view["cheaper"] else None,
+    } | _setup_that_runs(view)
+
+
+def _setup_that_runs(view: dict[str, Any]) -> dict[str, Any]:
+    """When the asked setup does not run, `time` and `cost` are those of the smallest change that does (the
+    answer says so); `setup` names it."""
+    instead = _instead_facts(view["instead"])
+    if instead is None:
+        return {}
+    setup = {"card": instead["card"], "count": instead["count"], "fix": instead["fix"], "asked": False}
+    return {
+        "time": instead["time"] | {"setup": setup} if instead["time"] else None,
+        "cost": instead["cost"] | {"setup": setup} if instead["cost"] else None,
+    }
+
+
+def _instead_facts(instead: dict[str, Any] | None) -> dict[str, Any] | None:
+    if instead is None:
+        return None
+    fix: Fix = instead["fix"]
+    return {
+        "fix": fix.kind,
+        "card": fix.card,
+        "count": instead["count"],
+        "speed": instead["speed"],
+        "time": instead["time"],
+        "cost": instead["cost"].model_dump(mode="json") if instead["cost"] else None,
     }
 
 

@@ -10,6 +10,7 @@ from bot.render import (
     plain_text,
 )
 from core.query import Method, Precision, Query, Task
+from core.registry import load_registry
 
 Kind = Literal["fit", "plan", "card", "compare", "faq", "scenario", "help", "clarify", "error"]
 Lang = Literal["en", "zh"]
@@ -93,9 +94,9 @@ def query_json(query: Query | None, filled: Query | None) -> dict[str, Any] | No
     """The filled query; `defaulted` is exactly the fields the user did not state (recomputed, so a stated
     field is never reported as assumed whatever the fill-in step recorded)."""
     if filled is None:
-        return query.model_dump(mode="json") if query is not None else None
+        return _with_params(query.model_dump(mode="json")) if query is not None else None
     stated = query or Query()
-    dumped = filled.model_dump(mode="json")
+    dumped = _with_params(filled.model_dump(mode="json"))
     stated_fields = set(stated.said())
     if stated.task is not Task.INFERENCE or "task" in stated.model_fields_set:
         stated_fields.add("task")
@@ -104,4 +105,13 @@ def query_json(query: Query | None, filled: Query | None) -> dict[str, Any] | No
         for name in dumped
         if name not in ("defaulted", "task") and dumped[name] is not None and name not in stated_fields
     ]
+    return dumped
+
+
+def _with_params(dumped: dict[str, Any]) -> dict[str, Any]:
+    """`params_b` is the model's total parameters (billions) whenever the model is known, stated or not."""
+    if dumped.get("params_b") is None and dumped.get("model"):
+        model = load_registry().by_id.get(dumped["model"])
+        if model is not None:
+            dumped["params_b"] = round(model.total_params / 1e9, 3)
     return dumped

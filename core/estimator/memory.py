@@ -301,7 +301,6 @@ def _vllm_pool(
     # holds and queues the rest. Asked for none, one sequence is what the card must hold to serve at all.
     max_concurrent = min(max_sequences, cal.vllm.max_num_seqs)
     requested = None if "batch" in query.defaulted else (query.batch or 1)
-    running = max(1, min(requested, max_concurrent)) if requested else 1
     return VllmPool(
         budget_bytes=budget,
         kv_pool_bytes=pool,
@@ -310,7 +309,7 @@ def _vllm_pool(
         profile_activation_bytes=breakdown.activations + breakdown.logits,
         non_torch_bytes=breakdown.overhead - int(cal.runtime.cuda_context_gib * GIB),
         requested_sequences=requested or 1,
-        concurrent_sequences=running if requested else max_concurrent,
+        concurrent_sequences=min(requested, max_concurrent) if requested else max_concurrent,
         queued_sequences=max(0, requested - max_concurrent) if requested else 0,
     )
 
@@ -433,14 +432,15 @@ def _estimate(
                 counted = job(single).breakdown
                 counted = counted.model_copy(update={"logits": counted.logits + profile_extra})
             if vllm:
-                # A serving engine runs as many of the asked sequences as its KV pool holds and queues the
-                # rest: the card needs the fixed part plus the sequences in flight (at least one).
+                # A serving engine fills the rest of its memory share with a KV pool, runs as many of the
+                # asked sequences as the pool holds and queues the rest (VllmPool says how many). To serve at
+                # all the card must hold the fixed part plus one sequence of the asked context (vLLM refuses
+                # to start otherwise), so that is what the verdict weighs.
                 kv_seq = int(
                     kv_token * (filled.seq or 1) * terms.kv_share_per_card(model, count, compressed_mla=True)
                 )
                 pool = _vllm_pool(filled, counted, capacity, cal, kv_seq)
-                in_flight = pool.concurrent_sequences if "batch" not in filled.defaulted else 1
-                counted = counted.model_copy(update={"kv_cache": in_flight * kv_seq})
+                counted = counted.model_copy(update={"kv_cache": kv_seq})
                 if count == gpus:
                     breakdown, vllm_pool = counted, pool
             notes = _card_notes(card, filled, count) if card else []
