@@ -36,6 +36,7 @@ class VllmConstants(BaseModel):
     max_num_batched_tokens: int
     max_num_batched_tokens_large_card: int
     large_card_gib: float
+    small_chunk_device_names: tuple[str, ...]
     max_num_seqs: int
     logits_bytes_per_vocab: float
     profile_base_gib: float
