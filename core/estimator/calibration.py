@@ -58,6 +58,18 @@ class Zero3Buffers(BaseModel):
     reduce_bucket: float
 
 
+class FolkRuleConstants(BaseModel):
+    """The article's rule of thumb: weights × 4–6 for training, × 1.2 margin (calibration.toml)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    training_bytes_per_param: float
+    training_low_factor: float
+    training_high_factor: float
+    inference_factor: float
+    margin: float
+
+
 class Calibration(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
@@ -68,6 +80,7 @@ class Calibration(BaseModel):
     lora: ActivationCoefficients
     eager_attention: EagerAttention
     zero3: Zero3Buffers
+    folk_rule: FolkRuleConstants
     runtime: RuntimeConstants
     vllm: VllmConstants
 

@@ -179,16 +179,6 @@ def _with_overhead(breakdown: Breakdown, cal: Calibration, gpus: int, vllm: bool
     return breakdown.model_copy(update={"overhead": int(overhead)})
 
 
-def _folk_rule(query: Query, model: ModelArch) -> FolkRule:
-    """Article's rule: params × bytes (FP16: 2), × 4–6 for training, × 1.2 margin."""
-    assert query.precision
-    per = terms.BYTES_PER_WEIGHT[query.precision]
-    if query.task is Task.INFERENCE:
-        return FolkRule(weights_bytes=int(model.total_params * per), low_factor=1.0, high_factor=1.0)
-    per = 2.0 if query.method in (Method.FULL, None) else per
-    return FolkRule(weights_bytes=int(model.total_params * per), low_factor=4.0, high_factor=6.0)
-
-
 def _uncertainty(query: Query, model: ModelArch) -> float:
     """Relative band of the tracked bytes: ±10% where measured recipes back the formula, wider elsewhere."""
     band = 0.10
@@ -422,12 +412,17 @@ def _estimate(
         trainable_params=trainable,
         breakdown=breakdown,
         peak_phase=phase,
-        folk=_folk_rule(filled, model),
+        folk=_folk_rule(filled, model, cal),
         uncertainty=uncertainty,
         verdicts=verdicts,
         vllm=vllm_pool,
         warnings=_warnings(filled, model, card),
     )
+
+
+def _folk_rule(query: Query, model: ModelArch, cal: Calibration) -> FolkRule:
+    assert query.precision
+    return terms.folk_rule(model, query.precision, query.task, query.method, cal.folk_rule)
 
 
 def _warnings(query: Query, model: ModelArch, card: Card | None) -> list[str]:

@@ -22,10 +22,12 @@ from core.catalog import Card
 from core.estimator.calibration import (
     ActivationCoefficients,
     Calibration,
+    FolkRuleConstants,
     VllmConstants,
     Zero3Buffers,
 )
-from core.query import Optimizer, Precision
+from core.estimator.result import FolkRule
+from core.query import Method, Optimizer, Precision, Task
 from core.registry import ModelArch
 from core.units import GIB
 
@@ -370,3 +372,29 @@ def runtime_overhead_bytes(tracked: int, cal: Calibration, *, gpus: int, vllm: b
     if gpus > 1:
         overhead += runtime.nccl_gib * GIB
     return overhead
+
+
+# -- the article's rule of thumb ----------------------------------------------------------------------------
+
+
+def folk_rule(
+    model: ModelArch, precision: Precision, task: Task, method: Method | None, rule: FolkRuleConstants
+) -> FolkRule:
+    """The rule users know, shown beside the estimate: weights × 4–6 for training, × 1.2 margin.
+
+    The article (000_aa0119c4cafec483.txt line 11) counts FP16 weights (2 B per parameter) for training and
+    multiplies by 4–6; line 14 adds a 1.2 redundancy factor. Inference takes the weights in the asked format
+    alone. Factors in calibration.toml [folk_rule].
+    """
+    per = BYTES_PER_WEIGHT[precision]
+    if task is Task.INFERENCE:
+        weights = int(model.total_params * per)
+        factor = rule.inference_factor
+        return FolkRule(weights_bytes=weights, low_factor=factor, high_factor=factor, margin=rule.margin)
+    per = rule.training_bytes_per_param if method in (Method.FULL, None) else per
+    return FolkRule(
+        weights_bytes=int(model.total_params * per),
+        low_factor=rule.training_low_factor,
+        high_factor=rule.training_high_factor,
+        margin=rule.margin,
+    )
