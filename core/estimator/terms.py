@@ -11,6 +11,7 @@ in ../shared/reference/estimators.md, section numbers below are that file's):
 - Activations: Korthikanti et al. 2022 structure (§2.3), coefficients fitted to the peaks measured in
   data/measured/memory.csv (data/calibration.toml).
 - Runtime: HF model_memory_anatomy, llm-d empirical results, vLLM's profile run (§2.5, §3.3).
+- The article's rule of thumb shown beside the estimate: its lines 11 and 14 (calibration.toml [folk_rule]).
 """
 
 from __future__ import annotations
