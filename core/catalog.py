@@ -31,6 +31,7 @@ class Card(BaseModel):
     year: int = 0
     memory_gib: float
     memory_mib_visible: int | None = None
+    cuda_device_name: str | None = None
     memory_type: str
     bandwidth_gb_s: float
     fp32_tflops: float = 0.0

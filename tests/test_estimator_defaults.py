@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from core.catalog import Catalog, load_catalog
 from core.estimator import Fit, estimate
+from core.estimator.calibration import load_calibration
+from core.estimator.terms import vllm_prefill_chunk_tokens
 from core.query import Query, Runtime, Task
 
 
@@ -26,6 +29,29 @@ def test_vllm_on_a_24gb_card_uses_its_smaller_prefill_chunk() -> None:
     assert result.verdicts[0].fits is not Fit.NO
     big = estimate(Query(task=Task.INFERENCE, model="qwen2.5-7b", batch=20, card="h100-sxm"))
     assert big.breakdown.logits > result.breakdown.logits
+
+
+def test_vllm_prefill_chunk_follows_the_cards_memory_and_device_name_not_its_id() -> None:
+    """vLLM's rule: 8192 tokens on >= 70 GiB unless the device name contains "a100" (A800s get 8192)."""
+    vllm = load_calibration().vllm
+    catalog = load_catalog()
+    a100 = catalog.get("a100-80gb-sxm")
+    assert vllm_prefill_chunk_tokens(a100, vllm) == vllm.max_num_batched_tokens
+    assert (
+        vllm_prefill_chunk_tokens(catalog.get("a800-80gb-sxm"), vllm)
+        == vllm.max_num_batched_tokens_large_card
+    )
+    assert vllm_prefill_chunk_tokens(catalog.get("a100-40gb-sxm"), vllm) == vllm.max_num_batched_tokens
+    # The same card under another id keeps its chunk; under another device name it gets the large one.
+    renamed = a100.model_copy(update={"id": "rented-box", "aliases": []})
+    other = a100.model_copy(
+        update={"id": "other-box", "aliases": [], "cuda_device_name": "NVIDIA H100 80GB HBM3"}
+    )
+    shelf = Catalog([renamed, other])
+    query = Query(task=Task.INFERENCE, model="qwen2.5-7b", batch=20)
+    bare = estimate(query, catalog=shelf).breakdown.logits
+    assert estimate(query.model_copy(update={"card": "rented-box"}), catalog=shelf).breakdown.logits == bare
+    assert estimate(query.model_copy(update={"card": "other-box"}), catalog=shelf).breakdown.logits > bare
 
 
 def test_fine_tuning_checkpoints_activations_by_default_and_pretraining_does_not() -> None:

@@ -1,23 +1,99 @@
-"""The article's scenario recommendations, checked against real numbers."""
+"""The article's scenario recommendations (data/scenarios.toml), each claim checked by the estimator.
+
+The data holds what the article says, line by line; this module only reads it, runs every claim through
+the estimator and the speed model, and adds the notes the data attaches to claims that do not hold.
+"""
 
 from __future__ import annotations
 
-from core.advisor.model import SCENARIOS, CardOption, ClaimCheck, ScenarioAdvice
+import tomllib
+from functools import cache
+
+from pydantic import BaseModel, ConfigDict
+
+from core.advisor.model import SCENARIOS, CardOption, ClaimCheck, Plan, ScenarioAdvice
 from core.advisor.plan_search import plans
 from core.advisor.shared import card_price
 from core.assessment import verdict_for_count
 from core.catalog import load_catalog
-from core.estimator import (
-    Fit,
-    estimate,
-)
-from core.query import Currency, Method, Precision, Query, Runtime, Task
+from core.estimator import Fit, estimate
+from core.paths import DATA_DIR
+from core.query import Currency, Query, Task
 from core.speed import inference_speed, training_speed
 
 
-def _claim(label: str, query: Query, says_fits: bool) -> ClaimCheck:
+class ArticleLine(BaseModel):
+    """Where a figure or claim comes from: a line of the article and the words quoted from it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    line: int
+    quote: str
+
+
+class ClaimSpec(ArticleLine):
+    """A concrete job the article's recommendation implies, and whether the article says it fits."""
+
+    label: str
+    article_says_fits: bool
+    query: Query
+    note_if_wrong: str | None = None
+
+
+class PlanSpec(ArticleLine):
+    """The job the scenario's ranked plans are for, over cards with memory in [min, max] GiB."""
+
+    query: Query
+    min_memory_gib: float
+    max_memory_gib: float | None = None
+    limit: int
+
+
+class CardShelf(ArticleLine):
+    """The `per_memory` cheapest cards of each memory size (scenarios gpufit cannot estimate)."""
+
+    memory_gib: list[float]
+    per_memory: int
+
+
+class ScenarioSpec(ArticleLine):
+    """One row of the article's scenario table, as data/scenarios.toml states it."""
+
+    name: str
+    min_memory_gib: float
+    safer_memory_gib: float | None = None
+    example_card: str
+    example_card_as_written: str
+    needs_nvlink: bool = False
+    notes: list[str] = []
+    note_if_any_wrong: str | None = None
+    claims: list[ClaimSpec] = []
+    plans: PlanSpec | None = None
+    cards: CardShelf | None = None
+
+
+class ScenarioTable(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    source: str
+    scenario: list[ScenarioSpec]
+
+    def get(self, name: str) -> ScenarioSpec:
+        for spec in self.scenario:
+            if spec.name == name:
+                return spec
+        raise ValueError(f"unknown scenario {name!r}; one of {', '.join(SCENARIOS)}")
+
+
+@cache
+def load_scenarios() -> ScenarioTable:
+    with open(DATA_DIR / "scenarios.toml", "rb") as handle:
+        return ScenarioTable.model_validate(tomllib.load(handle))
+
+
+def _claim(spec: ClaimSpec) -> ClaimCheck:
     catalog = load_catalog()
-    result = estimate(query)
+    result = estimate(spec.query)
     count = result.query.gpus or 1
     verdict = verdict_for_count(result, count)
     assert verdict is not None and result.query.card
@@ -29,7 +105,7 @@ def _claim(label: str, query: Query, says_fits: bool) -> ClaimCheck:
         training = training_speed(result, card, count, None).tokens_per_s
     fits = verdict.fits is not Fit.NO
     return ClaimCheck(
-        label=label,
+        label=spec.label,
         query=result.query,
         model_name=result.model_name,
         card=card.id,
@@ -37,8 +113,8 @@ def _claim(label: str, query: Query, says_fits: bool) -> ClaimCheck:
         need_bytes=verdict.need_bytes,
         capacity_bytes=verdict.capacity_bytes,
         verdict=verdict.fits,
-        article_says_fits=says_fits,
-        holds=fits == says_fits,
+        article_says_fits=spec.article_says_fits,
+        holds=fits == spec.article_says_fits,
         weights_bytes=result.breakdown.weights,
         decode_tokens_per_s=decode,
         max_sequences=result.vllm.max_sequences if result.vllm else None,
@@ -54,7 +130,7 @@ def _cards_between(low_gib: float, high_gib: float | None = None) -> list[str]:
     ]
 
 
-def _cheapest_cards(memory_gib: float, currency: Currency, limit: int = 3) -> list[CardOption]:
+def _cheapest_cards(memory_gib: float, currency: Currency, limit: int) -> list[CardOption]:
     options = [
         CardOption(card=c.id, card_name=c.name, memory_gib=c.memory_gib, price=card_price(c.id, currency))
         for c in load_catalog().cards
@@ -65,147 +141,34 @@ def _cheapest_cards(memory_gib: float, currency: Currency, limit: int = 3) -> li
 
 
 def scenario(name: str, *, currency: Currency = Currency.USD) -> ScenarioAdvice:
-    """The article's scenario table, each row tried on concrete jobs (where the rule is loose, the checks
-    show it with numbers) and backed by ranked plans."""
-    if name == "learning":
-        card = "rtx-4090"
-        checks = [
-            _claim("7b_inference_fp16", Query(model="llama-2-7b", card=card, precision=Precision.FP16), True),
-            _claim(
-                "13b_inference_fp16", Query(model="llama-2-13b", card=card, precision=Precision.FP16), True
-            ),
-            _claim(
-                "13b_inference_int8", Query(model="llama-2-13b", card=card, precision=Precision.INT8), True
-            ),
-            _claim(
-                "7b_lora",
-                Query(
-                    task=Task.FINETUNE,
-                    method=Method.LORA,
-                    model="llama-2-7b",
-                    card=card,
-                    grad_checkpointing=True,
-                ),
-                True,
-            ),
-            _claim(
-                "13b_qlora",
-                Query(
-                    task=Task.FINETUNE,
-                    method=Method.QLORA,
-                    model="llama-2-13b",
-                    card=card,
-                    grad_checkpointing=True,
-                ),
-                True,
-            ),
-            _claim(
-                "7b_full", Query(task=Task.FINETUNE, method=Method.FULL, model="llama-2-7b", card=card), True
-            ),
-        ]
-        found = plans(
-            Query(task=Task.FINETUNE, model="qwen2.5-7b", gpus=1),
-            limit=5,
-            currency=currency,
-            cards=_cards_between(24, 24),
-        )
-        return ScenarioAdvice(
-            name=name,
-            min_memory_gib=24,
-            example_card=card,
-            checks=checks,
-            plans=found,
-            notes=["loose_13b_fp16"] if not checks[1].holds else [],
-        )
-    if name == "production_inference":
-        card = "a100-80gb-sxm"
-        checks = [
-            _claim(
-                "70b_bf16_one_card",
-                Query(model="llama-3.1-70b", card=card, runtime=Runtime.VLLM, seq=4096),
-                True,
-            ),
-            _claim(
-                "70b_bf16_two_cards",
-                Query(model="llama-3.1-70b", card=card, gpus=2, runtime=Runtime.VLLM, seq=4096),
-                True,
-            ),
-            _claim(
-                "70b_int4_48gb",
-                Query(
-                    model="llama-3.1-70b",
-                    card="l40s",
-                    precision=Precision.INT4,
-                    runtime=Runtime.VLLM,
-                    seq=4096,
-                ),
-                True,
-            ),
-            _claim(
-                "32b_bf16_48gb", Query(model="qwen2.5-32b", card="l40s", runtime=Runtime.VLLM, seq=4096), True
-            ),
-            _claim(
-                "8b_bf16_48gb", Query(model="llama-3.1-8b", card="l40s", runtime=Runtime.VLLM, seq=4096), True
-            ),
-        ]
-        found = plans(
-            Query(model="qwen2.5-32b", runtime=Runtime.VLLM, seq=4096),
-            limit=5,
-            currency=currency,
-            cards=_cards_between(48),
-        )
-        notes = ["example_card_exceeds_minimum"]
-        if not all(c.holds for c in checks):
-            notes.append("large_models_need_more")
-        return ScenarioAdvice(
-            name=name, min_memory_gib=48, example_card=card, checks=checks, plans=found, notes=notes
-        )
-    if name == "pretraining":
-        card = "h100-sxm"
-        checks = [
-            _claim(
-                "8b_pretrain_8x_h100",
-                Query(task=Task.PRETRAIN, model="llama-3.1-8b", card=card, gpus=8),
-                True,
-            ),
-            _claim(
-                "8b_pretrain_8x_4090",
-                Query(task=Task.PRETRAIN, model="llama-3.1-8b", card="rtx-4090", gpus=8),
-                False,
-            ),
-            _claim(
-                "70b_pretrain_8x_h100",
-                Query(task=Task.PRETRAIN, model="llama-3.1-70b", card=card, gpus=8, grad_checkpointing=True),
-                True,
-            ),
-            _claim(
-                "70b_pretrain_32x_h100",
-                Query(task=Task.PRETRAIN, model="llama-3.1-70b", card=card, gpus=32, grad_checkpointing=True),
-                True,
-            ),
-        ]
-        found = plans(
-            Query(task=Task.PRETRAIN, model="llama-3.1-8b", gpus=8, tokens=1e11),
-            limit=5,
-            currency=currency,
-            cards=_cards_between(80),
-        )
-        return ScenarioAdvice(
-            name=name,
-            min_memory_gib=80,
-            example_card=card,
-            needs_nvlink=True,
-            checks=checks,
-            plans=found,
-            notes=["zero3_pools_memory"],
-        )
-    if name == "vision":
-        return ScenarioAdvice(
-            name=name,
-            min_memory_gib=24,
-            safer_memory_gib=48,
-            example_card="rtx-4090",
-            cards=_cheapest_cards(24, currency) + _cheapest_cards(48, currency),
-            notes=["vision_not_estimated"],
-        )
-    raise ValueError(f"unknown scenario {name!r}; one of {', '.join(SCENARIOS)}")
+    """The article's scenario, each claim tried on its concrete job (where the rule is loose, the checks
+    show it with numbers) and backed by ranked plans or, where gpufit cannot estimate, priced cards."""
+    spec = load_scenarios().get(name)
+    checks = [_claim(claim) for claim in spec.claims]
+    notes = list(spec.notes)
+    notes += [
+        c.note_if_wrong
+        for c, check in zip(spec.claims, checks, strict=True)
+        if c.note_if_wrong and not check.holds
+    ]
+    if spec.note_if_any_wrong and not all(check.holds for check in checks):
+        notes.append(spec.note_if_any_wrong)
+    found: list[Plan] = []
+    if spec.plans:
+        cards = _cards_between(spec.plans.min_memory_gib, spec.plans.max_memory_gib)
+        found = plans(spec.plans.query, limit=spec.plans.limit, currency=currency, cards=cards)
+    options: list[CardOption] = []
+    if spec.cards:
+        for memory in spec.cards.memory_gib:
+            options += _cheapest_cards(memory, currency, spec.cards.per_memory)
+    return ScenarioAdvice(
+        name=spec.name,
+        min_memory_gib=spec.min_memory_gib,
+        safer_memory_gib=spec.safer_memory_gib,
+        example_card=spec.example_card,
+        needs_nvlink=spec.needs_nvlink,
+        checks=checks,
+        plans=found,
+        cards=options,
+        notes=notes,
+    )

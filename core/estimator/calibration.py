@@ -36,6 +36,7 @@ class VllmConstants(BaseModel):
     max_num_batched_tokens: int
     max_num_batched_tokens_large_card: int
     large_card_gib: float
+    small_chunk_device_names: tuple[str, ...]
     max_num_seqs: int
     logits_bytes_per_vocab: float
     profile_base_gib: float
@@ -57,6 +58,18 @@ class Zero3Buffers(BaseModel):
     reduce_bucket: float
 
 
+class FolkRuleConstants(BaseModel):
+    """The article's rule of thumb: weights × 4–6 for training, × 1.2 margin (calibration.toml)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    training_bytes_per_param: float
+    training_low_factor: float
+    training_high_factor: float
+    inference_factor: float
+    margin: float
+
+
 class Calibration(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
@@ -67,6 +80,7 @@ class Calibration(BaseModel):
     lora: ActivationCoefficients
     eager_attention: EagerAttention
     zero3: Zero3Buffers
+    folk_rule: FolkRuleConstants
     runtime: RuntimeConstants
     vllm: VllmConstants
 

@@ -1,5 +1,8 @@
 """Per-card peak memory of a job: which bytes are alive at the worst moment, component by component.
 
+This module composes the named formulas of core/estimator/terms.py (each with its source): it decides which
+terms are alive at the peak and how the cards share them, and holds no memory formula of its own.
+
 Training peaks either early in the backward pass (all activations and the logits' gradients alive, the
 optimizer state from the previous step still held) or as the backward pass ends and the optimizer steps
 (weights, every gradient, optimizer state); the estimate takes the larger and reports the components alive
@@ -59,16 +62,6 @@ def resolve_card(query: Query, catalog: Catalog) -> Card | None:
     return match.card
 
 
-def _optimizer_bytes_per_param(optimizer: Optimizer, full_precision_states: bool) -> float:
-    """AdamW keeps m and v (fp32: 8 B, bf16: 4 B); 8-bit Adam 2 B (bitsandbytes); SGD momentum one state."""
-    state = 4.0 if full_precision_states else 2.0
-    if optimizer is Optimizer.ADAMW:
-        return 2 * state
-    if optimizer is Optimizer.ADAMW_8BIT:
-        return 2.0
-    return state
-
-
 def _coefficients(query: Query, calibration: Calibration) -> ActivationCoefficients:
     if query.task is Task.INFERENCE:
         return calibration.inference
@@ -85,15 +78,14 @@ def _inference(
     weights = terms.weight_bytes(model, query.precision) // gpus
     kv_dtype = terms.activation_dtype_bytes(query.precision)
     vllm = query.runtime is Runtime.VLLM
-    kv_token = terms.kv_bytes_per_token(model, kv_dtype, compressed_mla=vllm)
-    kv_cache = int(kv_token * tokens * terms.kv_share_per_card(model, gpus, compressed_mla=vllm))
+    kv_cache = terms.kv_cache_bytes(model, tokens, kv_dtype, gpus=gpus, compressed_mla=vllm)
     if vllm:
         # vLLM's profile run: one bounded prefill chunk through the model, fp32 logits for every token of it
-        # plus a near-constant rest (reproduces llm-d's H100 logs within 4%, estimators.md §3.3). The chunk
-        # of smaller cards here; `_vllm_large_card_logits` adds what a big card's larger default costs.
-        chunk = cal.vllm.max_num_batched_tokens
-        activations = int(cal.vllm.profile_base_gib * GIB)
-        logits = int(chunk * model.vocab * cal.vllm.logits_bytes_per_vocab)
+        # plus a near-constant rest. The chunk without a card here; `_vllm_card_chunk_logits` adds what a
+        # card's larger default chunk costs.
+        chunk = terms.vllm_prefill_chunk_tokens(None, cal.vllm)
+        activations = terms.vllm_profile_activation_bytes(cal.vllm)
+        logits = int(terms.logit_bytes(chunk, model, cal.vllm.logits_bytes_per_vocab))
         breakdown = Breakdown(weights=weights, kv_cache=kv_cache, activations=activations, logits=logits)
         return breakdown, "vllm_profile", None
     # transformers: the whole prompt prefilled at once; layers split over cards, so a card holds one
@@ -101,7 +93,7 @@ def _inference(
     fp32 = query.precision is Precision.FP32
     activations = terms.block_activation_bytes(model, tokens, cal.inference, fp32=fp32)
     activations += terms.eager_scores_bytes(model, query.batch, query.seq, cal.eager_attention.inference)
-    logits = int(query.batch * model.vocab * cal.inference.logits_per_vocab)
+    logits = int(terms.logit_bytes(query.batch, model, cal.inference.logits_per_vocab))
     return (
         Breakdown(weights=weights, kv_cache=kv_cache, activations=activations, logits=logits),
         "prefill",
@@ -114,76 +106,58 @@ def _training(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> tu
     method = query.method or Method.FULL
     coeff = _coefficients(query, cal)
     tokens = query.batch * query.seq
-    layers = model.decoder_layers or model.layers
     params = model.total_params
     zero = query.zero_stage or 0
-    shard = gpus if gpus > 1 else 1
 
     # -- model states ------------------------------------------------------------------------------------
     if method is Method.FULL:
         trainable = params
-        if query.master_weights:
-            # fp32 master weights, fp32 gradients, fp32 AdamW states (ZeRO §3.1, HF accounting).
-            weights_at_rest, grad_bytes, full_states = 4.0 * params, 4.0 * params, True
-        else:
-            per = terms.BYTES_PER_WEIGHT.get(query.precision, 2.0)
-            weights_at_rest, grad_bytes, full_states = per * params, per * params, False
-        optimizer = _optimizer_bytes_per_param(query.optimizer, full_states) * params
+        master = bool(query.master_weights)
+        per_param = terms.trained_weight_bytes_per_param(query.precision, master_weights=master)
+        weights = terms.zero_shard(per_param * params, "weights", zero, gpus)
+        gradients = terms.zero_shard(per_param * params, "gradients", zero, gpus)
+        states = terms.optimizer_bytes_per_param(query.optimizer, full_precision_states=master)
+        optimizer = terms.zero_shard(states * params, "optimizer", zero, gpus)
         adapters = 0.0
-        weights = weights_at_rest / shard if zero >= 3 else weights_at_rest
-        gradients = grad_bytes / shard if zero >= 2 else grad_bytes
-        optimizer = optimizer / shard if zero >= 1 else optimizer
     else:
         base_precision = Precision.NF4 if method is Method.QLORA else query.precision
         if method is Method.FREEZE:
-            # LLaMA-Factory's freeze tuning: the last two blocks train, upcast to fp32.
-            trainable_layers = min(2, layers)
-            trainable = trainable_layers * (model.layer_params // max(layers, 1))
+            trainable = terms.freeze_trainable_params(model)
         else:
             trainable = terms.lora_trainable_params(
                 model, query.lora_rank or 16, query.lora_targets or "all-linear"
             )
-        weights = terms.weight_bytes(model, base_precision) / (shard if zero >= 3 else 1)
-        adapters = 4.0 * trainable
-        gradients = 4.0 * trainable
+        weights = terms.zero_shard(terms.weight_bytes(model, base_precision), "weights", zero, gpus)
+        adapters = terms.adapter_bytes(trainable)
+        gradients = terms.adapter_bytes(trainable)
         # QLoRA's recipe pages 8-bit Adam states (QLoRA §3); LoRA uses the asked optimizer.
         opt = Optimizer.ADAMW_8BIT if method is Method.QLORA else query.optimizer
-        optimizer = _optimizer_bytes_per_param(opt, True) * trainable
-        if zero >= 1:
-            optimizer /= shard
+        states = terms.optimizer_bytes_per_param(opt, full_precision_states=True)
+        optimizer = terms.zero_shard(states * trainable, "optimizer", zero, gpus)
 
     # -- activations and logits (per card: each card runs its own micro-batch) ----------------------------
     fp32 = query.precision is Precision.FP32
     block = float(terms.block_activation_bytes(model, tokens, coeff, fp32=fp32))
     block += terms.eager_scores_bytes(model, query.batch, query.seq, cal.eager_attention.training)
-    activations: float
-    if method is Method.FREEZE:
-        activations = min(2, layers) * block
-    elif query.grad_checkpointing:
-        activations = layers * tokens * coeff.checkpoint_hidden * model.hidden + block
-    else:
-        activations = layers * block
-    logits = tokens * model.vocab * coeff.logits_per_vocab
+    activations = terms.stored_activation_bytes(
+        model,
+        tokens,
+        block,
+        coeff,
+        grad_checkpointing=bool(query.grad_checkpointing),
+        backpropagated_layers=terms.freeze_trained_layers(model) if method is Method.FREEZE else None,
+    )
+    logits = terms.logit_bytes(tokens, model, coeff.logits_per_vocab)
     if method is Method.FULL and query.master_weights:
-        # bf16 autocast copies of the weights saved for the backward pass: the lm_head's always (it is
-        # outside the checkpointed blocks), every block's linear weights unless the blocks are recomputed.
-        copies = model.vocab * model.hidden + (0 if query.grad_checkpointing else model.linear_params)
-        activations += 2 * copies / (shard if zero >= 3 else 1)
+        copies = terms.autocast_weight_copy_bytes(model, grad_checkpointing=bool(query.grad_checkpointing))
+        activations += terms.zero_shard(copies, "weights", zero, gpus)
     if method is Method.QLORA:
-        # one linear layer dequantized to bf16 at a time.
-        activations += 2 * max(i * o for i, o in model.mlp_linear_shapes(terms.mlp_width_per_token(model)))
-    if zero >= 3 and gpus > 1:
-        # gathered 16-bit parameters in flight and the fp32 gradient reduce bucket (DeepSpeed defaults),
-        # never more than the model itself.
-        live = min(cal.zero3.live_parameters, params) * 2
-        activations += live + min(cal.zero3.reduce_bucket, trainable) * 4
+        activations += terms.qlora_dequantization_bytes(model)
+    activations += terms.zero3_buffer_bytes(params, trainable, cal.zero3, zero_stage=zero, gpus=gpus)
 
     if method is Method.FULL:
-        # The embedding's (and a tied lm_head's) dense fp32 gradients are built and summed at the end of the
-        # backward pass: short-lived V×h copies that decide the peak of small-model, short-sequence jobs.
-        gradients += (
-            coeff.embedding_grad_copies * 4 * model.vocab * model.hidden / (shard if zero >= 2 else 1)
-        )
+        embedding = terms.embedding_gradient_bytes(model, coeff.embedding_grad_copies)
+        gradients += terms.zero_shard(embedding, "gradients", zero, gpus)
 
     backward_start = Breakdown(
         weights=int(weights),
@@ -201,26 +175,8 @@ def _training(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> tu
 
 
 def _with_overhead(breakdown: Breakdown, cal: Calibration, gpus: int, vllm: bool) -> Breakdown:
-    runtime = cal.runtime
-    context = runtime.cuda_context_gib * GIB
-    if vllm:
-        non_torch = cal.vllm.non_torch_tp_gib if gpus > 1 else cal.vllm.non_torch_gib
-        overhead = context + non_torch * GIB
-    else:
-        overhead = context + runtime.allocator_slack * breakdown.tracked
-        if gpus > 1:
-            overhead += runtime.nccl_gib * GIB
+    overhead = terms.runtime_overhead_bytes(breakdown.tracked, cal, gpus=gpus, vllm=vllm)
     return breakdown.model_copy(update={"overhead": int(overhead)})
-
-
-def _folk_rule(query: Query, model: ModelArch) -> FolkRule:
-    """Article's rule: params × bytes (FP16: 2), × 4–6 for training, × 1.2 margin."""
-    assert query.precision
-    per = terms.BYTES_PER_WEIGHT[query.precision]
-    if query.task is Task.INFERENCE:
-        return FolkRule(weights_bytes=int(model.total_params * per), low_factor=1.0, high_factor=1.0)
-    per = 2.0 if query.method in (Method.FULL, None) else per
-    return FolkRule(weights_bytes=int(model.total_params * per), low_factor=4.0, high_factor=6.0)
 
 
 def _uncertainty(query: Query, model: ModelArch) -> float:
@@ -280,12 +236,12 @@ def _card_notes(card: Card, query: Query, count: int) -> list[str]:
     return notes
 
 
-def _vllm_large_card_logits(card: Card | None, model: ModelArch, cal: Calibration) -> int:
-    """Extra profile-run logits on a card where vLLM's default prefill chunk is the larger one."""
-    if card is None or card.memory_gib < cal.vllm.large_card_gib or card.id.startswith("a100"):
-        return 0
-    extra_tokens = cal.vllm.max_num_batched_tokens_large_card - cal.vllm.max_num_batched_tokens
-    return int(extra_tokens * model.vocab * cal.vllm.logits_bytes_per_vocab)
+def _vllm_card_chunk_logits(card: Card | None, model: ModelArch, cal: Calibration) -> int:
+    """Extra profile-run logits on a card whose default prefill chunk is larger than the card-less one."""
+    extra_tokens = terms.vllm_prefill_chunk_tokens(card, cal.vllm) - terms.vllm_prefill_chunk_tokens(
+        None, cal.vllm
+    )
+    return int(terms.logit_bytes(extra_tokens, model, cal.vllm.logits_bytes_per_vocab))
 
 
 def _vllm_pool(
@@ -403,7 +359,7 @@ def _estimate(
     gpus = filled.gpus or 1
     uncertainty = _uncertainty(filled, model)
     vllm = filled.runtime is Runtime.VLLM and filled.task is Task.INFERENCE
-    profile_extra = _vllm_large_card_logits(card, model, cal) if vllm else 0
+    profile_extra = _vllm_card_chunk_logits(card, model, cal) if vllm else 0
     if profile_extra:
         breakdown = breakdown.model_copy(update={"logits": breakdown.logits + profile_extra})
 
@@ -418,10 +374,7 @@ def _estimate(
             usable = min(
                 capacity, int(capacity * filled.gpu_memory_utilization + cal.runtime.cuda_context_gib * GIB)
             )
-        if vllm:
-            kv_token = terms.kv_bytes_per_token(
-                model, terms.activation_dtype_bytes(filled.precision or Precision.BF16), compressed_mla=True
-            )
+        kv_dtype = terms.activation_dtype_bytes(filled.precision or Precision.BF16)
         for count in sorted({1, gpus}):
             if count == gpus:
                 counted = breakdown
@@ -436,8 +389,8 @@ def _estimate(
                 # asked sequences as the pool holds and queues the rest (VllmPool says how many). To serve at
                 # all the card must hold the fixed part plus one sequence of the asked context (vLLM refuses
                 # to start otherwise), so that is what the verdict weighs.
-                kv_seq = int(
-                    kv_token * (filled.seq or 1) * terms.kv_share_per_card(model, count, compressed_mla=True)
+                kv_seq = terms.kv_cache_bytes(
+                    model, filled.seq or 1, kv_dtype, gpus=count, compressed_mla=True
                 )
                 pool = _vllm_pool(filled, counted, capacity, cal, kv_seq)
                 counted = counted.model_copy(update={"kv_cache": kv_seq})
@@ -459,12 +412,17 @@ def _estimate(
         trainable_params=trainable,
         breakdown=breakdown,
         peak_phase=phase,
-        folk=_folk_rule(filled, model),
+        folk=_folk_rule(filled, model, cal),
         uncertainty=uncertainty,
         verdicts=verdicts,
         vllm=vllm_pool,
         warnings=_warnings(filled, model, card),
     )
+
+
+def _folk_rule(query: Query, model: ModelArch, cal: Calibration) -> FolkRule:
+    assert query.precision
+    return terms.folk_rule(model, query.precision, query.task, query.method, cal.folk_rule)
 
 
 def _warnings(query: Query, model: ModelArch, card: Card | None) -> list[str]:

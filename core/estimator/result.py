@@ -83,7 +83,7 @@ class FolkRule(BaseModel):
     weights_bytes: int
     low_factor: float
     high_factor: float
-    margin: float = 1.2
+    margin: float
 
     @property
     def low_bytes(self) -> int:

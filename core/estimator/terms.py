@@ -1,21 +1,36 @@
 """Each memory term as a small named formula, with the source it comes from.
 
-Sources (full citations in ../shared/reference/estimators.md):
+core/estimator/memory.py only composes these: which terms are alive at the peak, on how many cards. Every
+function here is one term, and its docstring names where the formula comes from. Sources (full citations
+in ../shared/reference/estimators.md, section numbers below are that file's):
 - Weights by dtype: EleutherAI "Transformer Math 101"; QLoRA §3 (NF4, double quantization);
   llama.cpp tools/quantize/README.md (GGUF bits per weight).
-- Training states: ZeRO paper §3.1 (2Ψ + 2Ψ + 12Ψ), HF model_memory_anatomy; ZeRO §2.6 sharding.
-- KV cache: PagedAttention paper §3 (2·L·k·d·s·b·bytes); llm-d capacity planner for MLA.
-- Activations: Korthikanti et al. 2022 structure, coefficients fitted to measured peaks
-  (data/calibration.toml).
+- Training states: ZeRO paper §3.1 (2Ψ + 2Ψ + 12Ψ), HF model_memory_anatomy (estimators.md §2.2);
+  ZeRO Fig. 1 / Table 1 sharding (estimators.md §2.6).
+- KV cache: PagedAttention paper §3 (2·L·k·d·s·b·bytes); llm-d capacity planner for MLA (§2.4).
+- Activations: Korthikanti et al. 2022 structure (§2.3), coefficients fitted to the peaks measured in
+  data/measured/memory.csv (data/calibration.toml).
+- Runtime: HF model_memory_anatomy, llm-d empirical results, vLLM's profile run (§2.5, §3.3).
+- The article's rule of thumb shown beside the estimate: its lines 11 and 14 (calibration.toml [folk_rule]).
 """
 
 from __future__ import annotations
 
 import math
+from typing import Literal
 
-from core.estimator.calibration import ActivationCoefficients
-from core.query import Precision
+from core.catalog import Card
+from core.estimator.calibration import (
+    ActivationCoefficients,
+    Calibration,
+    FolkRuleConstants,
+    VllmConstants,
+    Zero3Buffers,
+)
+from core.estimator.result import FolkRule
+from core.query import Method, Optimizer, Precision, Task
 from core.registry import ModelArch
+from core.units import GIB
 
 # Bytes per weight for each storage format. GGUF bits per weight from llama.cpp's quantize README
 # (Llama-3.1-8B table): Q8_0 8.50, Q6_K 6.56, Q5_K_M 5.70, Q4_K_M 4.89, Q3_K_M ~3.91 (Q3_K_S 3.64, _L 4.30),
@@ -60,6 +75,17 @@ def weight_bytes(model: ModelArch, precision: Precision) -> int:
     return int(model.total_params * per)
 
 
+def logit_bytes(positions: int, model: ModelArch, bytes_per_vocab: float) -> float:
+    """The logits of `positions` token positions: positions × vocab × bytes per entry.
+
+    Bytes per entry are what the runtime really holds per logit (bf16 logits, their fp32 upcast in the
+    loss and its gradient in training; generate()'s last-position copy; vLLM's fp32 profile logits),
+    fitted in data/calibration.toml to data/measured/memory.csv and llm-d's vLLM logs (estimators.md §2.3:
+    "the logits spike, often the single largest tensor").
+    """
+    return positions * model.vocab * bytes_per_vocab
+
+
 def kv_bytes_per_token(model: ModelArch, kv_dtype_bytes: int, *, compressed_mla: bool) -> int:
     """KV cache per token, all layers: 2·L·k·d·bytes (PagedAttention §3).
 
@@ -79,13 +105,22 @@ def kv_bytes_per_token(model: ModelArch, kv_dtype_bytes: int, *, compressed_mla:
 def kv_share_per_card(model: ModelArch, gpus: int, *, compressed_mla: bool) -> float:
     """The share of the KV cache one of `gpus` tensor-parallel cards holds: its KV heads (at least one).
 
-    MLA's compressed latent is a single head that every card needs whole, so under vLLM's tensor
-    parallelism each card holds the full latent cache (vLLM MLA backend; SGLang's data-parallel attention
-    is what splits it).
+    Tensor parallelism splits the KV heads over the ranks; with more ranks than KV heads each rank keeps
+    a replica of one head (vLLM's num_kv_heads // tp, at least 1; estimators.md §2.4). MLA's compressed
+    latent is a single head that every card needs whole, so under vLLM's tensor parallelism each card holds
+    the full latent cache (vLLM MLA backend; SGLang's data-parallel attention is what splits it).
     """
     if model.is_mla and compressed_mla:
         return 1.0
     return max(1, math.ceil(model.n_kv_heads / gpus)) / model.n_kv_heads
+
+
+def kv_cache_bytes(
+    model: ModelArch, tokens: int, kv_dtype_bytes: int, *, gpus: int, compressed_mla: bool
+) -> int:
+    """The KV cache of `tokens` tokens on one of `gpus` cards: per-token KV × tokens × the card's share."""
+    per_token = kv_bytes_per_token(model, kv_dtype_bytes, compressed_mla=compressed_mla)
+    return int(per_token * tokens * kv_share_per_card(model, gpus, compressed_mla=compressed_mla))
 
 
 def mlp_width_per_token(model: ModelArch) -> int:
@@ -117,6 +152,31 @@ def block_activation_bytes(
     return int(tokens * per_token * (2 if fp32 else 1))
 
 
+def stored_activation_bytes(
+    model: ModelArch,
+    tokens: int,
+    block: float,
+    coeff: ActivationCoefficients,
+    *,
+    grad_checkpointing: bool,
+    backpropagated_layers: int | None = None,
+) -> float:
+    """Activations saved for the backward pass, all blocks, given one block's `block` bytes.
+
+    Without recomputation every block keeps its activations (Korthikanti et al. 2022, Table 2). With
+    gradient checkpointing each block keeps only its input (checkpoint_hidden bytes per token per hidden
+    unit, fitted in data/calibration.toml) and one block is recomputed at a time (Chen et al. 2016,
+    "Training Deep Nets with Sublinear Memory Cost"). Freeze tuning backpropagates only through the
+    trained top blocks, so only they keep activations.
+    """
+    if backpropagated_layers is not None:
+        return backpropagated_layers * block
+    layers = model.decoder_layers or model.layers
+    if grad_checkpointing:
+        return layers * tokens * coeff.checkpoint_hidden * model.hidden + block
+    return layers * block
+
+
 def eager_scores_bytes(model: ModelArch, batch: int, seq: int, bytes_per_score: float) -> int:
     """One block's seq² attention scores where the model has no flash/SDPA path (0 otherwise)."""
     if model.attention != "eager":
@@ -144,3 +204,198 @@ def lora_trainable_params(model: ModelArch, rank: int, targets: str) -> int:
             dense = sum(rank * (i + o) for i, o in model.mlp_linear_shapes(model.intermediate))
             total += (model.decoder_layers or model.layers) * dense
     return total
+
+
+# -- training model states -------------------------------------------------------------------------------
+
+ModelState = Literal["optimizer", "gradients", "weights"]
+
+# The ZeRO stage from which each model state is partitioned over the data-parallel cards: stage 1 the
+# optimizer states (P_os), stage 2 also the gradients (P_os+g), stage 3 also the parameters (P_os+g+p)
+# (ZeRO paper Fig. 1 / Table 1, estimators.md §2.6). FSDP's SHARD_GRAD_OP is stage 2, FULL_SHARD stage 3.
+ZERO_SHARDED_FROM_STAGE: dict[ModelState, int] = {"optimizer": 1, "gradients": 2, "weights": 3}
+
+# LLaMA-Factory's freeze tuning trains the last `freeze_trainable_layers` blocks, 2 by default
+# (LLaMA-Factory src/llamafactory/hparams/finetuning_args.py).
+FREEZE_TRAINABLE_LAYERS = 2
+
+
+def optimizer_bytes_per_param(optimizer: Optimizer, *, full_precision_states: bool) -> float:
+    """Optimizer state per trained parameter.
+
+    AdamW keeps m and v: 8 B in fp32 (ZeRO §3.1's K=12 less the fp32 master copy), 4 B in bf16 (pure
+    bf16 training, LLaMA-Factory "pure_bf16"); 8-bit Adam 2 B (bitsandbytes; HF model_memory_anatomy,
+    "2 bytes * number of parameters for 8-bit AdamW"); SGD with momentum one state (HF anatomy: 4 B).
+    estimators.md §2.2.
+    """
+    state = 4.0 if full_precision_states else 2.0
+    if optimizer is Optimizer.ADAMW:
+        return 2 * state
+    if optimizer is Optimizer.ADAMW_8BIT:
+        return 2.0
+    return state
+
+
+def trained_weight_bytes_per_param(precision: Precision, *, master_weights: bool) -> float:
+    """Bytes per parameter of a fully trained model's weights, and alike of their gradients.
+
+    With fp32 master weights (PyTorch automatic mixed precision: the parameters stay fp32 and torch.autocast
+    computes in 16 bit) weights and gradients are 4 B each, the "fp32 + AdamW" and HF-accounting rows of
+    estimators.md §2.2. Pure 16-bit training keeps both in the training dtype (PyTorch gives .grad the
+    parameter's dtype; LLaMA-Factory "pure_bf16").
+    """
+    if master_weights:
+        return 4.0
+    return BYTES_PER_WEIGHT.get(precision, 2.0)
+
+
+def zero_shard(nbytes: float, state: ModelState, zero_stage: int, gpus: int) -> float:
+    """One card's share of a model state under ZeRO stage `zero_stage` (or FSDP) over `gpus` cards.
+
+    A state is divided by the card count from the stage that partitions it (ZERO_SHARDED_FROM_STAGE;
+    ZeRO Table 1: ZeRO-1 2Ψ + 2Ψ + KΨ/N, ZeRO-2 2Ψ + (2+K)Ψ/N, ZeRO-3 (2+2+K)Ψ/N), else held whole.
+    """
+    if zero_stage >= ZERO_SHARDED_FROM_STAGE[state] and gpus > 1:
+        return nbytes / gpus
+    return nbytes
+
+
+def adapter_bytes(trainable: int) -> float:
+    """fp32 weights (and alike gradients) of the trained adapters or unfrozen blocks: 4 B per parameter.
+
+    PEFT upcasts adapter weights to fp32 (autocast_adapter_dtype=True) and LLaMA-Factory upcasts the
+    trainable parameters of freeze tuning (upcast_trainable_params); gradients take their dtype.
+    """
+    return 4.0 * trainable
+
+
+def freeze_trained_layers(model: ModelArch) -> int:
+    """Blocks freeze tuning trains: the last FREEZE_TRAINABLE_LAYERS (LLaMA-Factory), at most all."""
+    return min(FREEZE_TRAINABLE_LAYERS, model.decoder_layers or model.layers)
+
+
+def freeze_trainable_params(model: ModelArch) -> int:
+    """Parameters freeze tuning trains: its trained blocks' share of the blocks' parameters."""
+    layers = model.decoder_layers or model.layers
+    return freeze_trained_layers(model) * (model.layer_params // max(layers, 1))
+
+
+def autocast_weight_copy_bytes(model: ModelArch, *, grad_checkpointing: bool) -> int:
+    """bf16 copies of fp32 weights that torch.autocast makes and saves for the backward pass.
+
+    Under automatic mixed precision every linear layer's fp32 weight is cast to 16 bit in the forward pass
+    and the cast copy is saved for the backward pass (torch.autocast casts per op; its weight cache lives
+    until the autocast region exits). The lm_head's copy always lives (it is outside the checkpointed
+    blocks); the blocks' linear weights only when the blocks are not recomputed. The `full` recipe of
+    data/measured/memory.csv (fp32 parameters under bf16 autocast, tools/measure_memory.py) was fitted with
+    this term in the estimate.
+    """
+    copies = model.vocab * model.hidden + (0 if grad_checkpointing else model.linear_params)
+    return 2 * copies
+
+
+def qlora_dequantization_bytes(model: ModelArch) -> int:
+    """The one linear layer QLoRA dequantizes from NF4 to bf16 at a time, the largest MLP projection.
+
+    QLoRA §3: "we dequantize the storage data type to the computation data type to perform the forward and
+    backward pass"; bitsandbytes' Linear4bit calls dequantize_4bit on the layer's weight per matmul, so one
+    bf16 weight (2 B per element) is alive at a time.
+    """
+    return 2 * max(i * o for i, o in model.mlp_linear_shapes(mlp_width_per_token(model)))
+
+
+def zero3_buffer_bytes(
+    params: int, trainable: int, buffers: Zero3Buffers, *, zero_stage: int, gpus: int
+) -> float:
+    """ZeRO-3's per-card buffers on top of the shards: gathered 16-bit parameters in flight and the fp32
+    gradient reduce bucket, neither more than the model itself.
+
+    DeepSpeed defaults stage3_max_live_parameters (1e9) and reduce_bucket_size (5e8), as counted by
+    EleutherAI's calc_transformer_mem.py (estimators.md §2.6; values in data/calibration.toml [zero3]).
+    Nothing is gathered on a single card.
+    """
+    if zero_stage < 3 or gpus <= 1:
+        return 0.0
+    live = min(buffers.live_parameters, params) * 2
+    return live + min(buffers.reduce_bucket, trainable) * 4
+
+
+def embedding_gradient_bytes(model: ModelArch, copies: float) -> float:
+    """The dense fp32 V×h gradients of the embedding (and a tied lm_head) alive as the backward pass ends.
+
+    PyTorch's nn.Embedding builds a dense gradient by default (sparse=False), and a tied lm_head adds its
+    own before the two are summed: short-lived V×h copies that decide the peak of small-model,
+    short-sequence jobs. `copies`, how many are alive together, is fitted to data/measured/memory.csv
+    (calibration.toml embedding_grad_copies).
+    """
+    return copies * 4 * model.vocab * model.hidden
+
+
+# -- runtime ------------------------------------------------------------------------------------------------
+
+
+def vllm_profile_activation_bytes(vllm: VllmConstants) -> int:
+    """vLLM's profile run, less its logits: a near-constant rest (reproduces llm-d's H100 logs within 4%,
+    estimators.md §3.3; calibration.toml [vllm] profile_base_gib)."""
+    return int(vllm.profile_base_gib * GIB)
+
+
+def vllm_prefill_chunk_tokens(card: Card | None, vllm: VllmConstants) -> int:
+    """The prefill chunk vLLM's OpenAI server profiles with by default on `card`.
+
+    vllm/engine/arg_utils.py (default_max_num_batched_tokens): 8192 tokens on devices of 70 GiB or more
+    whose device name does not contain "a100" (vLLM PR #17885: the larger chunk lowered A100 throughput),
+    2048 on the others. The rule's numbers and names are in calibration.toml [vllm]; a card's device name
+    (cards.toml cuda_device_name) is what the runtime reports. Without a card, the smaller chunk.
+    """
+    if card is None or card.memory_gib < vllm.large_card_gib:
+        return vllm.max_num_batched_tokens
+    device_name = (card.cuda_device_name or "").lower()
+    if any(name.lower() in device_name for name in vllm.small_chunk_device_names):
+        return vllm.max_num_batched_tokens
+    return vllm.max_num_batched_tokens_large_card
+
+
+def runtime_overhead_bytes(tracked: int, cal: Calibration, *, gpus: int, vllm: bool) -> float:
+    """What the process holds outside PyTorch's tracked tensors.
+
+    CUDA context and kernels (HF model_memory_anatomy, gpu_poor; estimators.md §2.5). vLLM: its non-torch
+    memory, larger with tensor parallelism (llm-d empirical results). Other runtimes: the caching
+    allocator's slack as a share of the tracked peak (ZeRO §3.2 fragmentation) and NCCL buffers when the
+    job spans cards. Values in calibration.toml [runtime] and [vllm].
+    """
+    runtime = cal.runtime
+    context = runtime.cuda_context_gib * GIB
+    if vllm:
+        non_torch = cal.vllm.non_torch_tp_gib if gpus > 1 else cal.vllm.non_torch_gib
+        return context + non_torch * GIB
+    overhead = context + runtime.allocator_slack * tracked
+    if gpus > 1:
+        overhead += runtime.nccl_gib * GIB
+    return overhead
+
+
+# -- the article's rule of thumb ----------------------------------------------------------------------------
+
+
+def folk_rule(
+    model: ModelArch, precision: Precision, task: Task, method: Method | None, rule: FolkRuleConstants
+) -> FolkRule:
+    """The rule users know, shown beside the estimate: weights × 4–6 for training, × 1.2 margin.
+
+    The article (000_aa0119c4cafec483.txt line 11) counts FP16 weights (2 B per parameter) for training and
+    multiplies by 4–6; line 14 adds a 1.2 redundancy factor. Inference takes the weights in the asked format
+    alone. Factors in calibration.toml [folk_rule].
+    """
+    per = BYTES_PER_WEIGHT[precision]
+    if task is Task.INFERENCE:
+        weights = int(model.total_params * per)
+        factor = rule.inference_factor
+        return FolkRule(weights_bytes=weights, low_factor=factor, high_factor=factor, margin=rule.margin)
+    per = rule.training_bytes_per_param if method in (Method.FULL, None) else per
+    return FolkRule(
+        weights_bytes=int(model.total_params * per),
+        low_factor=rule.training_low_factor,
+        high_factor=rule.training_high_factor,
+        margin=rule.margin,
+    )
