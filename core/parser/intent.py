@@ -128,6 +128,10 @@ _GPU_CONTEXT = _c(
     r"卡|gpu|显存|vram|card|租|rent|算力|模型|model|推理|微调|训练|部署|llm|大模型|inference|fine|train|serve|deploy|"
     r"cuda|nvidia|memory|显卡|fit|run|跑|机器|服务器|server|instance|cloud|云"
 )
+_SPEED_OR_COST = _c(
+    r"how\s+fast|speed|速度|多快|快不快|tok(?:en)?s?\s*/\s*s|tokens?\s+per\s+second|throughput|吞吐|how\s+long|多久|"
+    r"多长时间|要多长|几个小时|几小时|几天|how\s+much|多少钱|cost|费用|价格|花多少|贵不贵|price|how\s+many\s+hours"
+)
 _MEANINGFUL = _c(r"[a-z0-9\u3400-\u9fff]")
 
 
@@ -181,3 +185,8 @@ def sounds_like_follow_up(text: str) -> bool:
 
 def gpu_context(text: str) -> bool:
     return bool(_GPU_CONTEXT.search(text))
+
+
+def asks_speed_or_cost(text: str) -> bool:
+    """'how fast would that be?', '要多久', '多少钱': a figure of the chat's last job."""
+    return bool(_SPEED_OR_COST.search(text))

@@ -74,6 +74,10 @@ def parse(text: str, previous: Query | None = None) -> Parsed:
     if scenario_id:
         return seen.reply(Intent.SCENARIO, scenario=scenario_id)
     stated = ex.fields.keys() & _FIT_FIELDS
+    if previous is not None and card_ids and words.sounds_like_follow_up(norm):
+        return _fit(ex, norm, previous, seen)  # 'what about H100s?', '那L20呢': the same job on that card
+    if previous is not None and not card_ids and words.asks_speed_or_cost(norm):
+        return _fit(ex, norm, previous, seen)  # 'how fast would that be?': a figure of the same job
     if card_ids and (words.asks_card_info(ex.residue) or (previous is None and not stated - {"card"})):
         return seen.reply(Intent.CARD_INFO)
     asks_more = ex.gpus_added or (words.wants_plan(norm) and words.sounds_like_follow_up(norm))
