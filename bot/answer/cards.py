@@ -12,8 +12,9 @@ from bot.answer.model import Answer, Lang
 from bot.render import (
     fmt_card_name,
 )
-from core.advisor import card_price
+from core.advisor import Comparison, card_price, compare_cards, tied_leader
 from core.catalog import Card, load_catalog
+from core.cost import price_book_in_force
 from core.estimator import Fit, estimate
 from core.query import Currency, Method, Precision, Query, Task
 
@@ -92,40 +93,74 @@ def compare_answer(lang: Lang, card_ids: list[str], query: Query | None) -> Answ
         return card_answer(lang, cards[0].id, query)
     currency = answer_currency(query, lang)
     views = [card_view(c, currency) for c in cards[:6]]
-    verdicts: list[dict[str, Any]] = []
+    comparison = None
     if query is not None and (query.model or query.params_b):
-        for view in views:
-            est = estimate(query.model_copy(update={"card": view["card"].id, "card_memory_bytes": None}))
-            verdict = main_verdict(est)
-            if verdict is not None:
-                verdicts.append(
-                    {
-                        "card": view["card"],
-                        "verdict": verdict,
-                        "model_name": model_label(est, lang),
-                        "q": est.query,
-                    }
-                )
+        comparison = compare_cards(query, cards[:6], book=price_book_in_force(), currency=Currency(currency))
+    rows = [
+        {"row": row, "card": card_or_none(row.card), "verdict": row.assessment.verdict}
+        for row in (comparison.rows if comparison else [])
+    ]
+    first = comparison.rows[0].assessment.estimate if comparison and comparison.rows else None
     leaders = _leaders(views)
     return pack(
         "compare",
         lang,
         "compare",
-        {"cards": views, "leaders": leaders, "verdicts": verdicts, "currency": currency},
+        {
+            "cards": views,
+            "leaders": leaders,
+            "rows": rows,
+            "comparison": comparison,
+            "model_name": model_label(first, lang) if first else None,
+            "q": first.query if first else None,
+            "currency": currency,
+        },
         query=query,
+        filled=first.query if first else None,
         facts={
             "cards": [_card_facts(v) for v in views],
-            "verdicts": [v["verdict"].model_dump(mode="json") for v in verdicts if v["verdict"] is not None],
+            "verdicts": [r["verdict"].model_dump(mode="json") for r in rows if r["verdict"] is not None],
+            "compare": _compare_facts(comparison, views),
         },
     )
 
 
-def _leaders(views: list[dict[str, Any]]) -> dict[str, Card | None]:
-    cards: list[Card] = [v["card"] for v in views]
-    priced = [(v["price"].per_hour, v["card"]) for v in views if v["price"] is not None]
+def _compare_facts(comparison: Comparison | None, views: list[dict[str, Any]]) -> dict[str, Any]:
+    """`compare`: the cards, one row each (the job's figures when a job was named), the winners."""
+    if comparison is None:
+        return {
+            "cards": [v["card"].id for v in views],
+            "rows": [],
+            "winner": {"speed": None, "cost": None},
+        }
     return {
-        "memory": max(cards, key=lambda c: c.memory_bytes),
-        "bandwidth": max(cards, key=lambda c: c.bandwidth_gb_s),
-        "compute": max(cards, key=lambda c: c.tensor_tflops),
-        "cheapest": min(priced, key=lambda p: p[0])[1] if priced else None,
+        "cards": comparison.cards,
+        "rows": [
+            {
+                "card": row.card,
+                "count": row.count,
+                "fits": row.fits,
+                "verdict": row.assessment.verdict.fits.value if row.assessment.verdict else None,
+                "tokens_per_s": row.tokens_per_s,
+                "hours": row.hours,
+                "cost": row.cost,
+                "cost_basis": row.cost_basis,
+                "currency": row.assessment.cost.currency.value if row.assessment.cost else None,
+            }
+            for row in comparison.rows
+        ],
+        "winner": {"speed": comparison.speed_winner, "cost": comparison.cost_winner},
+    }
+
+
+def _leaders(views: list[dict[str, Any]]) -> dict[str, Card | None]:
+    """The card that leads on each spec; None where the best two are equal (a tie is not a win)."""
+    cards: list[Card] = [v["card"] for v in views]
+    prices = {v["card"].id: v["price"].per_hour for v in views if v["price"] is not None}
+    priced = [c for c in cards if c.id in prices]
+    return {
+        "memory": tied_leader(cards, lambda c: c.memory_bytes),
+        "bandwidth": tied_leader(cards, lambda c: c.bandwidth_gb_s),
+        "compute": tied_leader(cards, lambda c: c.tensor_tflops),
+        "cheapest": tied_leader(priced, lambda c: prices[c.id], "min") if len(priced) > 1 else None,
     }

@@ -7,6 +7,7 @@ searches over cards × counts × methods × precisions and ranks. It returns dat
 
 from __future__ import annotations
 
+from core.advisor.compare import CompareRow, Comparison, compare_cards, tied_leader
 from core.advisor.fit_fixes import fixes
 from core.advisor.methods import recommend_method
 from core.advisor.model import (
@@ -48,12 +49,15 @@ __all__ = [
     "SCENARIOS",
     "CardOption",
     "ClaimCheck",
+    "CompareRow",
+    "Comparison",
     "Fix",
     "Plan",
     "ScenarioAdvice",
     "SortKey",
     "budget_caps",
     "card_price",
+    "compare_cards",
     "fixes",
     "plan_json",
     "plan_on_card",
@@ -64,5 +68,6 @@ __all__ = [
     "sort_key",
     "speed_value",
     "stated_only",
+    "tied_leader",
     "variants_for",
 ]

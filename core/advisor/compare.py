@@ -1,0 +1,121 @@
+"""The same job on several cards, side by side, and which card wins on speed and on cost.
+
+A comparison is only useful as a decision, so each card gets the count it needs (the count the user said,
+else the smallest of one node that runs the job), the speed and cost of the job on it, and a winner per
+measure. Figures within a few percent are a tie, and a tie has no winner: two cards with the same
+bandwidth decode at the same speed, whatever their names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from core.assessment import Assessment, assess
+from core.catalog import Card
+from core.cost import PriceBook
+from core.query import Currency, Query, Task
+
+NODE_COUNTS = (1, 2, 4, 8)
+TIE = 0.03  # relative difference under which two figures are the same
+
+
+class CompareRow(BaseModel):
+    """One card in the comparison: the job on `count` of it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    card: str
+    count: int
+    fits: bool
+    tokens_per_s: float | None
+    hours: float | None
+    cost: float | None
+    cost_basis: str | None  # "total" for a run, "per_million_tokens" for serving, "per_hour" otherwise
+    assessment: Assessment
+
+
+class Comparison(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    cards: list[str]
+    rows: list[CompareRow]
+    speed_winner: str | None
+    cost_winner: str | None
+
+
+def _count_that_runs(query: Query, card: Card, book: PriceBook | None, currency: Currency) -> Assessment:
+    if query.gpus is not None and "gpus" not in query.defaulted:
+        return assess(query, card, query.gpus, book=book, currency=currency)
+    job = assess(query, card, 1, book=book, currency=currency)
+    for count in NODE_COUNTS[1:]:
+        if job.fits:
+            break
+        job = assess(query, card, count, book=book, currency=currency)
+    return job
+
+
+def _row(job: Assessment) -> CompareRow:
+    assert job.card is not None
+    cost = job.cost
+    if cost is None:
+        value, basis = None, None
+    elif cost.total is not None:
+        value, basis = cost.total, "total"
+    elif cost.per_million_tokens is not None and job.query.task is Task.INFERENCE:
+        value, basis = cost.per_million_tokens, "per_million_tokens"
+    else:
+        value, basis = cost.per_hour, "per_hour"
+    speed = None
+    if job.inference is not None:
+        serving = job.estimate.vllm is not None and job.inference.batch > 1
+        speed = job.inference.aggregate_tokens_per_s if serving else job.inference.decode_tokens_per_s
+    elif job.training is not None:
+        speed = job.training.tokens_per_s
+    return CompareRow(
+        card=job.card.id,
+        count=job.count,
+        fits=job.fits,
+        tokens_per_s=speed,
+        hours=job.hours,
+        cost=value if job.fits else None,
+        cost_basis=basis if job.fits else None,
+        assessment=job,
+    )
+
+
+def _winner(rows: Sequence[CompareRow], value: Callable[[CompareRow], float | None], best: str) -> str | None:
+    """The card with the best figure, or None when no card has one or the best two tie."""
+    scored = [(v, row.card) for row in rows if row.fits and (v := value(row)) is not None]
+    if not scored:
+        return None
+    scored.sort(reverse=best == "max")
+    if len(scored) > 1 and abs(scored[0][0] - scored[1][0]) <= TIE * max(abs(scored[0][0]), 1e-9):
+        return None
+    return scored[0][1]
+
+
+def compare_cards(
+    query: Query, cards: Sequence[Card], *, book: PriceBook | None, currency: Currency
+) -> Comparison:
+    """The job `query` on each of `cards`, with the speed and cost winners (None on a tie)."""
+    rows = [_row(_count_that_runs(query, card, book, currency)) for card in cards]
+    bases = {row.cost_basis for row in rows if row.cost_basis}
+    return Comparison(
+        cards=[card.id for card in cards],
+        rows=rows,
+        speed_winner=_winner(rows, lambda r: r.tokens_per_s, "max"),
+        # costs compare only on one basis (a run's total with a run's total)
+        cost_winner=_winner(rows, lambda r: r.cost, "min") if len(bases) == 1 else None,
+    )
+
+
+def tied_leader(cards: Sequence[Card], value: Callable[[Card], float], best: str = "max") -> Card | None:
+    """The card that leads on a spec, or None when the best two are equal (within TIE)."""
+    ranked = sorted(cards, key=value, reverse=best == "max")
+    if not ranked:
+        return None
+    if len(ranked) > 1 and abs(value(ranked[0]) - value(ranked[1])) <= TIE * max(abs(value(ranked[0])), 1e-9):
+        return None
+    return ranked[0]
