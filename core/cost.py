@@ -146,25 +146,51 @@ class PriceBook:
         rate = self.meta.usd_to_cny
         ranked = sorted(chosen, key=lambda r: (r.per_hour(currency, rate), r.date))
         median = ranked[(len(ranked) - 1) // 2]
-        native = median.cny_per_hour if currency is Currency.CNY else median.usd_per_hour
+        return self._card_price(median, currency, ranked)
+
+    def _card_price(self, row: PriceRow, currency: Currency, ranked: list[PriceRow]) -> CardPrice:
+        rate = self.meta.usd_to_cny
+        native = row.cny_per_hour if currency is Currency.CNY else row.usd_per_hour
         return CardPrice(
-            card=card_id,
-            per_hour=round(median.per_hour(currency, rate), 4),
+            card=row.card,
+            per_hour=round(row.per_hour(currency, rate), 4),
             currency=currency,
-            provider=median.provider,
-            region=median.region,
-            billing=median.billing,
-            date=median.date,
-            date_precision=median.date_precision,
-            source=median.source,
+            provider=row.provider,
+            region=row.region,
+            billing=row.billing,
+            date=row.date,
+            date_precision=row.date_precision,
+            source=row.source,
             owner=self.meta.name,
             book_date=self.meta.date,
-            market=median.market,
+            market=row.market,
             samples=len(ranked),
             low=round(ranked[0].per_hour(currency, rate), 4),
             high=round(ranked[-1].per_hour(currency, rate), 4),
             converted=native is None,
         )
+
+    def same_source_prices(self, card_ids: list[str], currency: Currency) -> dict[str, CardPrice] | None:
+        """Prices of several cards from one provider, billing kind and date, so that comparing them compares
+        the cards and not two providers (the newest such set, in the currency's market first); None when no
+        provider lists them all together."""
+        preferred: Market = "cn" if currency is Currency.CNY else "global"
+        groups: dict[tuple[str, str, dt.date], dict[str, PriceRow]] = {}
+        for card_id in card_ids:
+            for row in self.by_card.get(card_id, []):
+                groups.setdefault((row.provider, row.billing, row.date), {})[card_id] = row
+        complete = [(key, rows) for key, rows in groups.items() if len(rows) == len(card_ids)]
+        if not complete:
+            return None
+        key, rows = max(
+            complete,
+            key=lambda item: (
+                all(r.market == preferred for r in item[1].values()),
+                item[0][1] == "on-demand",
+                item[0][2],
+            ),
+        )
+        return {card_id: self._card_price(row, currency, [row]) for card_id, row in rows.items()}
 
 
 def currency_for(currency: Currency | None, lang: str | None) -> Currency:

@@ -141,7 +141,8 @@ def _dispatch(parsed: Parsed, lang: Lang) -> Answer:
     if intent == "clarify" or parsed.clarify:
         return clarify_answer(lang, parsed.clarify or "model", query)
     if intent == "faq" and parsed.faq:
-        return faq_answer(lang, parsed.faq, query)
+        card_id = parsed.cards[0] if parsed.cards else None
+        return faq_answer(lang, parsed.faq, query, card_id, parsed.wanted_memory_bytes)
     if intent == "scenario" and parsed.scenario:
         return scenario_answer(lang, parsed.scenario, query)
     cards = parsed.cards

@@ -12,29 +12,72 @@ from bot.answer.model import FAQ_IDS, SCENARIO_IDS, Answer, Lang
 from core import advisor
 from core.advisor import card_price
 from core.catalog import Card, load_catalog
+from core.cost import CardPrice, price_book_in_force
 from core.estimator import UnknownCardError, UnknownModelError, estimate
 from core.query import Currency, Method, Query, Task
 
 log = logging.getLogger(__name__)
 
 
-def faq_answer(lang: Lang, faq_id: str, query: Query | None) -> Answer:
+def faq_answer(
+    lang: Lang, faq_id: str, query: Query | None, card_id: str | None = None, wanted_bytes: int | None = None
+) -> Answer:
+    """One of the article's questions; about the card the user named, when they named one."""
     if faq_id not in FAQ_IDS:
         return help_answer(lang)
     catalog = load_catalog()
-    currency = answer_currency(query, lang)
+    currency = Currency(answer_currency(query, lang))
     cards = {cid: catalog.get(cid) for cid in FAQ_CARDS}
-    data: dict[str, Any] = {"cards": cards, "faq": faq_id, "examples": [], "decode": {}, "prices": {}}
+    named = catalog.by_id.get(card_id or "")
+    data: dict[str, Any] = {
+        "cards": cards,
+        "faq": faq_id,
+        "card": named,
+        "examples": [],
+        "decode": {},
+        "prices": {},
+        "bigger": [],
+    }
     if faq_id == "folk_rule":
         data["examples"] = _folk_examples(query, lang)
     elif faq_id == "bandwidth":
-        data["decode"] = _decode_examples(cards)
+        shown = dict(cards)
+        if named is not None:
+            shown[named.id] = named
+        data["decode"] = _decode_examples(shown)
     elif faq_id == "vram_price":
-        data["prices"] = {
-            "small": card_price("a100-40gb-sxm", Currency(currency)),
-            "big": card_price("a100-80gb-sxm", Currency(currency)),
-        }
-    return pack("faq", lang, f"faq_{faq_id}", data, query=query, facts={"faq": faq_id})
+        book = price_book_in_force()
+        pair = book.same_source_prices(list(VARIANT_PAIR), currency) if book is not None else None
+        if pair:
+            data["prices"] = {"small": pair[VARIANT_PAIR[0]], "big": pair[VARIANT_PAIR[1]]}
+    elif faq_id == "vram_upgrade" and named is not None:
+        data["bigger"] = _bigger_cards(named, currency, wanted_bytes)
+    facts: dict[str, Any] = {"faq": faq_id, "card": named.id if named else None}
+    return pack("faq", lang, f"faq_{faq_id}", data, query=query, facts=facts)
+
+
+# The article's example of one card's memory variants, priced from one provider, billing kind and date.
+VARIANT_PAIR = ("a100-40gb-sxm", "a100-80gb-sxm")
+
+
+def _bigger_cards(
+    card: Card, currency: Currency, wanted_bytes: int | None, limit: int = 3
+) -> list[tuple[Card, CardPrice]]:
+    """The cheapest cards of the smallest size with the memory wanted (else the next size up from `card`):
+    what to rent instead of 'upgrading' it."""
+    floor = max(card.memory_bytes * 1.1, (wanted_bytes or 0) * 0.9)
+    priced: list[tuple[Card, CardPrice]] = []
+    for other in load_catalog().cards:
+        price = card_price(other.id, currency)
+        # a card rented only in the other market (an H20 for someone paying in USD) is no suggestion
+        home = "cn" if currency is Currency.CNY else "global"
+        if other.memory_bytes > floor and price is not None and price.market == home:
+            priced.append((other, price))
+    if not priced:
+        return []
+    next_size = min(other.memory_bytes for other, _ in priced)
+    step = [pair for pair in priced if pair[0].memory_bytes <= next_size * 1.1]
+    return sorted(step, key=lambda pair: pair[1].per_hour)[:limit]
 
 
 FAQ_CARDS = ("rtx-4090", "a100-80gb-sxm", "h100-sxm", "a100-40gb-sxm")

@@ -31,6 +31,7 @@ _FAQ: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = (
             rf"(?:升级|扩容|扩展|加大|增加|加|扩|upgrad\w*|add(?:\s+more)?|expand|increase|bump)\s*(?:一下|下)?\s*{_VRAM}|"
             rf"{_VRAM}.{{0,16}}(?:升级|扩容|upgrad\w*|加显存|扩显存|后续加|后期加|后面加|换大)|"
             rf"{_VRAM}\s*(?:不够|不足|爆了|满了|满|oom|用完).{{0,12}}(?:能不能|可以|能否|怎么办|咋办|升级|加|扩|can\s+i|later)"
+            r"|upgrad\w*.{0,24}(?:to|into)\s*\d+\s*(?:gb|g)(?![a-z])|(?:升级|扩|加|改)\w{0,2}.{0,12}到\s*\d+\s*(?:gb|g)(?![a-z])"
         ),
         None,
     ),
@@ -68,7 +69,7 @@ _FAQ: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = (
         _c(rf"{_VRAM}|显存|参数量|params|parameters"),
     ),
 )
-_FAQ_NEEDS_NO_CARD = frozenset({"bandwidth", "folk_rule"})
+_FAQ_NEEDS_NO_CARD = frozenset({"folk_rule"})
 _FAQ_NEEDS_NO_MODEL = frozenset({"bandwidth", "folk_rule", "card_vs_vram"})
 
 _SCENARIOS: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = (
@@ -190,3 +191,12 @@ def gpu_context(text: str) -> bool:
 def asks_speed_or_cost(text: str) -> bool:
     """'how fast would that be?', '要多久', '多少钱': a figure of the chat's last job."""
     return bool(_SPEED_OR_COST.search(text))
+
+
+_MEMORY_AMOUNT = _c(r"(?<![a-z0-9.])(\d{1,4})\s*(?:gb|gib|g)(?![a-z0-9])")
+
+
+def wanted_memory_bytes(text: str) -> int | None:
+    """The largest amount of memory a message names ('upgrade my 3090 to 48GB' → 48 GiB), if any."""
+    amounts = [int(m.group(1)) for m in _MEMORY_AMOUNT.finditer(text) if 1 <= int(m.group(1)) <= 2048]
+    return max(amounts) * 2**30 if amounts else None

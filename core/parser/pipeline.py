@@ -63,7 +63,7 @@ def parse(text: str, previous: Query | None = None) -> Parsed:
 
     faq_id = words.faq(norm, bool(card_ids), ex.has_model)
     if faq_id:
-        return seen.reply(Intent.FAQ, faq=faq_id)
+        return seen.reply(Intent.FAQ, faq=faq_id, wanted_memory_bytes=words.wanted_memory_bytes(norm))
     if not ex.has_model and not card_ids and words.is_help(norm):
         return seen.reply(Intent.HELP)
     if len(card_ids) >= 2:

@@ -43,3 +43,4 @@ class Parsed(BaseModel):
     clarify: str | None = None
     unknown_model: str | None = None
     sort: Literal["cost", "speed"] = "cost"  # "fastest …" ranks plans by speed
+    wanted_memory_bytes: int | None = None  # 'upgrade my 3090 to 48GB': the memory the user wants
