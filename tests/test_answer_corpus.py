@@ -11,7 +11,7 @@ The corpus (tests/corpus/answers.toml, tests/corpus/answers_batch2.toml) holds `
   tags    optional ("mixed", "typo", ...)
   expect  facts: a dotted path into the JSON -> what it must be. Paths start in `answer`, except those that
           start with `query.` (the top-level query). A path segment `name[k=v,k2=v2]` picks the first element
-          of the list `name` whose fields k, k2 equal v, v2 (compared as text).
+          of the list `name` whose fields k, k2 equal v, v2 (compared as text; `k=a|b` accepts a or b).
           A fact's value is
             a string, number or boolean   exact (numbers within 1e-6 relative)
             [lo, hi]                      a number in the closed range
@@ -131,7 +131,7 @@ def _step(node: object, segment: str) -> object:
         return _MISSING
     wanted = dict(part.split("=", 1) for part in selected["filters"].split(","))
     for item in child:
-        if isinstance(item, dict) and all(_text(item.get(k)) == v for k, v in wanted.items()):
+        if isinstance(item, dict) and all(_text(item.get(k)) in v.split("|") for k, v in wanted.items()):
             return item
     return _MISSING
 
@@ -261,7 +261,7 @@ def test_corpus_is_well_formed() -> None:
         assert e.expect, e
         assert all(t.strip() for t in e.turns), e
         for path, value in e.expect.items():
-            assert re.fullmatch(r"(query\.)?[\w\[\]=,.\-]+", path), (e.id, path)
+            assert re.fullmatch(r"(query\.)?[\w\[\]=,.|\-]+", path), (e.id, path)
             if isinstance(value, list):
                 assert len(value) == 2 and value[0] <= value[1], (e.id, path, value)
             if isinstance(value, dict):
@@ -350,6 +350,7 @@ SAMPLE: dict[str, Any] = {
         ("query.params_b", [7, 8], False),
         ("largest_model[task=inference,precision=bf16].params_b", [9, 12], True),
         ("largest_model[task=inference,precision=int4].params_b", [9, 12], False),
+        ("largest_model[task=inference,precision=fp16|bf16].params_b", [9, 12], True),
         ("largest_model[task=finetune,method=qlora].examples", "present", False),
         ("largest_model[task=inference,precision=bf16].examples", {"contains": "qwen2.5-7b"}, True),
         ("serving.queued", "absent", True),
