@@ -284,6 +284,9 @@ def test_corpus_is_big_and_varied() -> None:
     kinds = Counter(e.kind for e in first)
     assert set(kinds) == set(KINDS), kinds
     assert sum(len(e.turns) > 1 for e in first) >= 20
+    tags = Counter(t for e in first for t in e.tags)
+    assert tags["typo"] >= 10
+    assert tags["mixed"] >= 30
 
 
 def _rate() -> tuple[float, int, list[str]]:
