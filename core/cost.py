@@ -182,7 +182,7 @@ class PriceBook:
         complete = [(key, rows) for key, rows in groups.items() if len(rows) == len(card_ids)]
         if not complete:
             return None
-        key, rows = max(
+        _, rows = max(
             complete,
             key=lambda item: (
                 all(r.market == preferred for r in item[1].values()),
