@@ -33,6 +33,7 @@ class Assessment(BaseModel):
     price: CardPrice | None = None
     cost: JobCost | None = None
     data: DataTokens | None = None
+    data_hours: float | None = None
 
     @property
     def query(self) -> Query:
@@ -54,8 +55,9 @@ class Assessment(BaseModel):
 
     @property
     def hours(self) -> float | None:
-        """Wall-clock hours of a training run of the query's tokens (None without tokens or for serving)."""
-        return self.training.training_hours if self.training is not None else None
+        """Wall-clock hours to get through the amount of data the question gave: a training run, or a batch
+        of inference requests (None without an amount of data)."""
+        return self.data_hours
 
     def time_json(self) -> dict[str, Any] | None:
         """The answers' `time`: wall-clock hours of the run and the tokens they are for, with how the
@@ -114,7 +116,7 @@ def assess(
     verdict = verdict_for_count(result, count)
     price = book.price_for(card.id, currency) if book is not None and card is not None else None
     inference = training = None
-    data = data_tokens(result.query) if result.query.task is not Task.INFERENCE else None
+    data = data_tokens(result.query)
     fits = verdict is not None and verdict.fits is not Fit.NO
     if speed and card is not None and (fits or not fits_only):
         if result.query.task is Task.INFERENCE:
@@ -122,9 +124,12 @@ def assess(
         else:
             training = training_speed(result, card, count, data.tokens if data else None)
     cost = None
+    hours = training.training_hours if training is not None else None
+    if inference is not None and data is not None:
+        # a batch of requests (responses to write, documents to read) at the engine's aggregate rate
+        hours = data.tokens / inference.aggregate_tokens_per_s / 3600
     if price is not None:
         tokens_per_s = inference.aggregate_tokens_per_s if inference is not None else None
-        hours = training.training_hours if training is not None else None
         cost = job_cost(price, count, tokens_per_s=tokens_per_s, hours=hours)
     return Assessment(
         estimate=result,
@@ -136,4 +141,5 @@ def assess(
         price=price,
         cost=cost,
         data=data,
+        data_hours=hours,
     )

@@ -11,14 +11,15 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from core.query import Query
+from core.query import Query, Task
 from core.speed import load_speed_constants
 
 Basis = Literal["tokens", "samples", "text"]
 
 
 class DataTokens(BaseModel):
-    """Tokens one training run processes (all epochs), and how they were counted."""
+    """Tokens one run processes (all epochs; for inference, the tokens generated or read), and how they were
+    counted."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -47,7 +48,9 @@ def data_tokens(query: Query) -> DataTokens | None:
         # A sample's length is the sequence length the user gave, else a typical instruction pair.
         said_seq = query.seq is not None and "seq" not in query.defaulted
         per_sample = query.seq if said_seq and query.seq else constants.sample_tokens
-        epochs = query.epochs or constants.sample_epochs
+        # Training datasets are usually run for several epochs; a batch of inference requests once.
+        default_epochs = constants.sample_epochs if query.task is not Task.INFERENCE else 1.0
+        epochs = query.epochs or default_epochs
         return DataTokens(
             tokens=float(query.samples * per_sample * epochs),
             basis="samples",

@@ -25,7 +25,9 @@ class DecodeConstants(BaseModel):
 
     bandwidth_efficiency: float
     overhead_s_per_layer: float
+    overhead_s_per_layer_vllm: float
     source: str
+    vllm_source: str
 
 
 class MfuConstants(BaseModel):
@@ -195,6 +197,11 @@ def inference_speed(estimate: Estimate, card: Card, gpus: int) -> InferenceSpeed
     )
     layers = model.decoder_layers or model.layers
 
+    engine = query.runtime is Runtime.VLLM
+    per_layer_s = (
+        constants.decode.overhead_s_per_layer_vllm if engine else constants.decode.overhead_s_per_layer
+    )
+
     def step_seconds(b: int) -> tuple[float, float]:
         read = decode_weight_bytes(model, precision, b) + b * seq * kv_token
         memory_s = read / split / bandwidth
@@ -203,7 +210,7 @@ def inference_speed(estimate: Estimate, card: Card, gpus: int) -> InferenceSpeed
         if tensor_parallel:
             message = b * model.hidden * 2
             comm_s = 2 * layers * (_allreduce_latency(card) + message / _link_one_way_bytes_s(card))
-        return max(memory_s, compute_s) + comm_s + layers * constants.decode.overhead_s_per_layer, read
+        return max(memory_s, compute_s) + comm_s + layers * per_layer_s, read
 
     one_s, _ = step_seconds(1)
     batch_s, read = step_seconds(batch)

@@ -137,7 +137,8 @@ _NUM_MAG = rf"(?<![a-z0-9.])(?P<num>{NUMBER_RE})\s*(?P<mag>{MAGNITUDE_RE})?"
 _SAMPLES = _c(
     rf"{_NUM_MAG}\s*(?:个|份)?\s*(?:条(?:数据|样本|对话|指令|问答|训练数据|语料)?|样本|组数据|组对话|"
     r"(?:training\s+)?(?:samples?|examples?|rows?|records?|instructions?|conversations?|dialogues?|"
-    r"qa\s*pairs?|pairs?|lines?)(?![a-z]))"
+    r"qa\s*pairs?|pairs?|lines?|responses?|answers?|completions?|documents?|docs?|articles?|prompts?|"
+    r"summar(?:y|ies))(?![a-z])|篇(?:文档|文章)?|份(?:文档|文件)|个(?:文档|文件|问题|回答)|次(?:调用|生成))"
 )
 _EPOCHS = (
     _c(rf"(?<![a-z0-9.])(?P<num>{NUMBER_RE})\s*(?:个)?\s*(?:epochs?|轮|遍|个?epoch)(?![a-z])"),
@@ -323,7 +324,10 @@ _SEQ_KW = (
 )
 _CTX_NUM = rf"(?P<num>{NUMBER_RE})\s*(?P<unit>k|m|w|万)?(?![a-z0-9])"
 _SEQ = (
-    _c(rf"{_SEQ_KW}\s*(?:=|:|为|是|of|设为|设成|开到|到|用|at|要|需要|是)?\s*{_CTX_NUM}"),
+    _c(
+        rf"{_SEQ_KW}\s*(?:=|:|为|是|of|设为|设成|开到|到|用|at|要|需要|是)?\s*{_CTX_NUM}"
+        r"(?!\s*(?:个|路|位|名)?\s*(?:人|并发|concurren|users?|用户|requests?|请求|qps|张|卡|gpus?|cards?))"
+    ),
     _c(rf"(?<![a-z0-9.]){_CTX_NUM}\s*(?:的)?\s*(?:tokens?\s*)?{_SEQ_KW}"),
     _c(
         r"(?<![a-z0-9.$¥])(?P<num>\d+(?:\.\d+)?)\s*(?P<unit>k)(?![a-z0-9])"
@@ -349,6 +353,9 @@ _BATCH = (
         rf"\s*(?:=|:|为|是|of|about|大概|约|有|达到|要|会有|在)?\s*(\d+){_NOT_UNIT}"
     ),
     _c(r"(?<![a-z0-9.])(\d+)\s*(?:的)?\s*(?:batch|bs)(?![a-z])"),
+    # 'for a team of 40', '50人的团队': that many people using one deployment
+    _c(r"(?:team|group|company|office|class)\s+of\s+(\d+)(?![\d.])"),
+    _c(r"(?<![a-z0-9.])(\d+)\s*人\s*(?:的)?\s*(?:团队|公司|小组|部门)"),
 )
 _RANK = (
     _c(r"(?:lora[\s_-]*)?(?:rank|秩)\s*(?:=|:|为|是|of|设为|取)?\s*(\d+)"),
@@ -447,7 +454,9 @@ _VLLM = _c(r"vllm|(?<![a-z])sglang(?![a-z])")
 _SERVE = _c(
     r"(?<![a-z])serv(?:e|es|ing)(?![a-z])|deploy|部署|上线|线上服务|并发|concurren|"
     r"\d\s*(?:个|位|名)?\s*(?:users|用户|人(?:用|使用|同时|在线|访问))|(?:for|给|供)\s*(?:our\s+|the\s+)?(?:users|用户)|"
-    r"(?<![a-z])qps(?![a-z])|api\s*服务|对外服务|推理服务|在线服务|production|生产环境"
+    r"(?<![a-z])qps(?![a-z])|api\s*服务|对外服务|推理服务|在线服务|production|生产环境|"
+    r"how\s+many\s+(?:concurrent\s+)?(?:users|requests|chats|sessions|conversations)|at\s+once|同时|多少人|几个人|"
+    r"并发几|几路|(?:team|group|company|office|class)\s+of\s+\d|\d\s*人\s*(?:的)?\s*(?:团队|公司|小组|部门)"
 )
 _PIPELINE = _c(r"device[\s_-]*map|pipeline|accelerate|逐层|流水线")
 _TRANSFORMERS = _c(r"transformers|(?<![a-z])hf(?![a-z])|hugging\s*face|huggingface|pytorch原生|原生pytorch")
@@ -507,6 +516,8 @@ def _read_switches(text: str, ex: Extraction) -> None:
         ex.fields["runtime"] = Runtime.TRANSFORMERS
     elif _SERVE.search(text) and not _FINETUNE.search(text) and not _PRETRAIN.search(text):
         ex.fields["runtime"] = Runtime.VLLM
+    elif "samples" in ex.fields and not _FINETUNE.search(text) and not _PRETRAIN.search(text):
+        ex.fields["runtime"] = Runtime.VLLM  # a batch of requests to get through runs on a serving engine
     for pattern, optimizer in _OPTIMIZERS:
         if pattern.search(text):
             ex.fields["optimizer"] = optimizer

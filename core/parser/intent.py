@@ -119,7 +119,7 @@ _INFO = _c(
     r"显存多大|多少显存|显存多少|几\s*g|多大显存|多大|带宽|bandwidth|规格|参数|specs?(?![a-z])|算力|tflops|flops|性能|"
     r"怎么样|如何|介绍|tell\s+me\s+about|what\s+is|what's|whats|info|how\s+much\s+(?:vram|memory)|how\s+fast|价格|"
     r"多少钱|price|cost|功耗|tdp|power|nvlink|支持|support|架构|architecture|memory|vram|显存|好不好|值得|靠谱|"
-    r"适合|能跑什么|能干什么|能做什么|good\s+for|what\s+can|details?|about\s+(?:the\s+)?\ue000|是什么|啥|多快|速度"
+    r"适合|能跑什么|能干什么|能做什么|good\s+for|what\s+can|details?|about\s+(?:the\s+)?\ue000|是什么|啥|多快|速度|实际可用|可用多少|usable|nvidia-smi|标称"
 )
 _FOLLOW_MARK = _c(
     r"呢|what\s+about|how\s+about|instead|换成|换|改成|改用|改为|(?<![a-z])那|and\s+(?:for|with|on)|same\s+(?:for|with|on)|"
