@@ -221,6 +221,7 @@ def environment() -> Environment:
     env = Environment(
         loader=FileSystemLoader(str(TEMPLATES_DIR)),
         autoescape=True,
+        extensions=["jinja2.ext.do"],
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
