@@ -7,18 +7,19 @@ Where gpufit differs, and why:
   NVIDIA A100"; 1,024 tokens in, 128 out). gpufit's vLLM per-layer cost is fitted to that run, so it matches
   it; other cards follow from their bandwidth.
 - The KV pool itself is checked against llm-d's H100 vLLM start-up logs in test_estimator_published.py.
-- MLA models (DeepSeek V3/R1) under vLLM's tensor parallelism hold the whole latent cache on every card (vLLM's
-  MLA backend replicates the single latent head), so their per-sequence KV does not shrink with more cards.
+- MLA models (DeepSeek V3/R1) under vLLM's tensor parallelism hold the whole latent cache on every card
+  (vLLM's MLA backend replicates the single latent head), so their per-sequence KV does not shrink with more
+  cards.
 """
 
 from __future__ import annotations
 
-from core.assessment import assess
+from core.assessment import Assessment, assess
 from core.catalog import load_catalog
 from core.query import Currency, Precision, Query, Runtime
 
 
-def _serve(model: str, card: str, gpus: int = 1, **fields: object) -> object:
+def _serve(model: str, card: str, gpus: int = 1, **fields: object) -> Assessment:
     query = Query.model_validate(
         {"model": model, "card": card, "gpus": gpus, "runtime": Runtime.VLLM, "precision": Precision.BF16}
         | fields
