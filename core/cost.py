@@ -105,6 +105,10 @@ class CardPrice(BaseModel):
     low: float
     high: float
     converted: bool
+    stale: bool = False  # older than a year before the price book: shown with a warning
+
+
+STALE_AFTER_DAYS = 365
 
 
 class PriceBook:
@@ -136,7 +140,9 @@ class PriceBook:
         if not rows:
             return None
         preferred: Market = "cn" if currency is Currency.CNY else "global"
-        in_market = [r for r in rows if r.market == preferred] or rows
+        # a price more than a year older than the book is history, not a quote: used only when nothing newer
+        fresh = [r for r in rows if not self.is_stale(r.date)] or rows
+        in_market = [r for r in fresh if r.market == preferred] or fresh
         for billing in _BILLING_PREFERENCE:
             chosen = [r for r in in_market if r.billing == billing]
             if chosen:
@@ -147,6 +153,10 @@ class PriceBook:
         ranked = sorted(chosen, key=lambda r: (r.per_hour(currency, rate), r.date))
         median = ranked[(len(ranked) - 1) // 2]
         return self._card_price(median, currency, ranked)
+
+    def is_stale(self, date: dt.date) -> bool:
+        """More than a year older than the price book itself (rental prices move within months)."""
+        return (self.meta.date - date).days > STALE_AFTER_DAYS
 
     def _card_price(self, row: PriceRow, currency: Currency, ranked: list[PriceRow]) -> CardPrice:
         rate = self.meta.usd_to_cny
@@ -168,6 +178,7 @@ class PriceBook:
             low=round(ranked[0].per_hour(currency, rate), 4),
             high=round(ranked[-1].per_hour(currency, rate), 4),
             converted=native is None,
+            stale=self.is_stale(row.date),
         )
 
     def same_source_prices(self, card_ids: list[str], currency: Currency) -> dict[str, CardPrice] | None:

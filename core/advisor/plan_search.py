@@ -59,6 +59,15 @@ def plans(
     )
 
 
+def _rented_in_market(card: Card, currency: Currency, book: PriceBook | None) -> bool:
+    """A card the user could rent where they pay: someone paying in USD is not offered a China-only H20 or
+    L20 (and someone paying in CNY no card rented only abroad) unless they name it. Cards with no price at
+    all stay in (their plans show no price)."""
+    price = card_price(card.id, currency, book)
+    home = "cn" if currency is Currency.CNY else "global"
+    return price is None or price.market == home
+
+
 @lru_cache(maxsize=4096)
 def _plans(
     query: Query,
@@ -82,7 +91,7 @@ def _plans(
             raise UnknownCardError(query.card, catalog.closest(query.card))
         candidates = [match]
     else:
-        candidates = list(catalog.cards)
+        candidates = [card for card in catalog.cards if _rented_in_market(card, money, book)]
     said = query.said()
     if "gpus" in said and query.gpus:
         counts: tuple[int, ...] = (query.gpus,)

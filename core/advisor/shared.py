@@ -110,8 +110,9 @@ def variants_for(query: Query, card: Card) -> Iterable[Query]:
         methods = [Method.FULL]
     else:
         methods = [Method.FULL, Method.LORA, Method.QLORA]
-    # Activation recompute is the usual first memory saver on small cards: tried when the user did not say.
-    recompute = [query.grad_checkpointing] if "grad_checkpointing" in said else [False, True]
+    # Every row keeps the same activation-recompute setting: the user's, else the default (on for fine-tuning),
+    # so that rows differ only in card, count, method and precision and their memory compares.
+    recompute = [query.grad_checkpointing if "grad_checkpointing" in said else None]
     for method in methods:
         for checkpointing in recompute:
             update: dict[str, Any] = {"method": method, "grad_checkpointing": checkpointing}
