@@ -116,12 +116,27 @@ def _cmd_cards(args: argparse.Namespace) -> int:
         rows = [card.model_dump(mode="json") | {"memory_bytes": card.memory_bytes} for card in catalog.cards]
         print(json.dumps(rows, ensure_ascii=False, indent=2))
         return 0
-    print(f"{'id':<22} {'memory':>8} {'type':<8} {'GB/s':>6} {'bf16 TF':>8}  {'link':<7} segment")
-    for card in catalog.cards:
-        print(
-            f"{card.id:<22} {card.memory_gib:>6g}GB {card.memory_type:<8} {card.bandwidth_gb_s:>6g} "
-            f"{card.tensor_tflops:>8g}  {card.interconnect:<7} {card.segment.value}"
+    table: list[tuple[str, ...]] = [
+        (
+            card.id,
+            f"{card.memory_gib:g} GB",
+            card.memory_type,
+            f"{card.bandwidth_gb_s:g}",
+            f"{card.tensor_tflops:g}",
+            card.interconnect,
+            card.segment.value,
         )
+        for card in catalog.cards
+    ]
+    header = ("id", "memory", "type", "GB/s", "bf16 TF", "link", "segment")
+    widths = [max(len(row[i]) for row in [header, *table]) for i in range(len(header))]
+    right = {1, 3, 4}  # numbers line up on their last digit
+    for row in [header, *table]:
+        cells = [
+            cell.rjust(w) if i in right else cell.ljust(w)
+            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        ]
+        print("  ".join(cells).rstrip())
     print("\nGB here is what the card is sold as; it is GiB of capacity (24 GB = 24 × 2^30 bytes).")
     return 0
 

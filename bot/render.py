@@ -122,13 +122,14 @@ def fmt_num(value: float | None, decimals: int | None = None) -> str:
 
 @pass_context
 def fmt_count(ctx: Context, value: float | None) -> str:
-    """Large counts people read: en 8.0B / 340M / 12K; zh 80亿 / 3.4亿 / 1.2万."""
+    """Large counts people read: en 8.0B / 340M / 12K; zh 80 亿 / 0.63 亿 / 1.2 万 (from ten million up in
+    亿, so a count never reads as a four-digit 万)."""
     if value is None:
         return "?"
     if _lang(ctx) == "zh":
-        for size, word in ((1e12, "万亿"), (1e8, "亿"), (1e4, "万")):
-            if abs(value) >= size:
-                return f"{_trim(value / size).replace(',', '')}{word}"
+        for size, floor, word in ((1e12, 1e12, "万亿"), (1e8, 1e7, "亿"), (1e4, 1e4, "万")):
+            if abs(value) >= floor:
+                return f"{_trim(value / size)} {word}"
         return fmt_num(value)
     for size, word in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
         if abs(value) >= size:

@@ -61,8 +61,10 @@ def test_counts_read_naturally_in_each_language() -> None:
 
     template = environment().from_string(env_count)
     assert template.render(n=41_943_040, lang="en") == "41.9M"
-    assert template.render(n=41_943_040, lang="zh") == "4194万"
-    assert template.render(n=2e12, lang="zh") == "2万亿"
+    # issue 14: '6259万 个参数' read badly; from ten million up a count is in 亿, with a space before the unit
+    assert template.render(n=41_943_040, lang="zh") == "0.42 亿"
+    assert template.render(n=12_000, lang="zh") == "1.2 万"
+    assert template.render(n=2e12, lang="zh") == "2 万亿"
 
 
 def test_html_to_terminal() -> None:
