@@ -6,8 +6,9 @@ divide the model's attention heads, and its KV heads unless it is a multiple of 
 head over the cards then), so 3 cards that would hold the weights become 4. Training across cards shards
 weights, gradients and optimizer states (ZeRO-3 / FSDP full shard), which takes any count. Beyond one
 machine, jobs grow in whole nodes of 8 cards: tensor parallel inside a node, pipeline stages across nodes.
-A multi-card Hugging Face pipeline (layers on one card after another, no head constraint) is used only
-when the query asks for the transformers runtime.
+Inference is sized under vLLM (its memory budget, its KV pool) unless the query names a runtime; a
+multi-card Hugging Face pipeline (layers on one card after another, no head constraint) is used only when
+the query asks for the transformers runtime.
 
 Every figure comes from `assess`, the same assessment fit answers show.
 """
@@ -62,6 +63,14 @@ class CardsNeeded(BaseModel):
         }
 
 
+def as_served(query: Query) -> Query:
+    """Inference over several cards means a tensor-parallel serving engine: vLLM unless the query names a
+    runtime (recorded as assumed)."""
+    if query.task is not Task.INFERENCE or query.runtime is not None:
+        return query
+    return query.model_copy(update={"runtime": Runtime.VLLM, "defaulted": (*query.defaulted, "runtime")})
+
+
 def _uses_tensor_parallel(query: Query) -> bool:
     return query.task is Task.INFERENCE and query.runtime is not Runtime.TRANSFORMERS
 
@@ -113,7 +122,7 @@ def cards_needed(
 ) -> CardsNeeded | None:
     """The smallest count of `card` on which the job runs (fits or tight), or None when even
     MAX_NODES nodes do not hold it. The returned assessment has speed and price for that count."""
-    base = query.model_copy(update={"card": card.id, "card_memory_bytes": None, "gpus": None})
+    base = as_served(query.model_copy(update={"card": card.id, "card_memory_bytes": None, "gpus": None}))
     model = resolve_model(base, load_registry())
     memory_count: int | None = None
     for count in candidate_counts():

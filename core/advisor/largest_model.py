@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from core.assessment import assess
 from core.catalog import Card
+from core.estimator.terms import BYTES_PER_WEIGHT
 from core.paths import DATA_DIR
 from core.query import Currency, Method, Precision, Query, Task
 from core.registry import load_registry
@@ -105,7 +106,11 @@ def _job_query(job: LargestJob, base: Query, card: Card, gpus: int) -> Query:
     }
     if job.task is Task.INFERENCE:
         kept = {k: v for k, v in kept.items() if k in ("seq", "batch", "runtime")}
-    job_fields = {"task": job.task, "method": job.method, "precision": job.precision}
+    job_fields: dict[str, object] = {"task": job.task, "method": job.method, "precision": job.precision}
+    if job.task is Task.PRETRAIN and "grad_checkpointing" not in kept:
+        # pushing the size to the limit of the cards is done with activation recomputation (Megatron-LM's
+        # --recompute-activations); stated in the answer
+        job_fields["grad_checkpointing"] = True
     return Query.model_validate(kept | job_fields | {"card": card.id, "gpus": gpus})
 
 
@@ -159,10 +164,14 @@ def examples_for(query: Query, card: Card, gpus: int, params_b: float, limit: in
     class first, popular first within a class), one per family before a second of the same family."""
     registry = load_registry()
     fitting = []
+    wanted = query.precision or Precision.BF16
     for model_id in preferred_examples():
         model = registry.get(model_id)
         if model.total_params / 1e9 > params_b * 1.005:
             continue
+        native = Precision(model.native_precision) if model.native_precision else None
+        if native is not None and BYTES_PER_WEIGHT[native] < BYTES_PER_WEIGHT[wanted]:
+            continue  # released quantized (gpt-oss, DeepSeek-V3): not an example of a bf16 job
         if _runs(query.model_copy(update={"params_b": None, "model": model_id}), card, gpus):
             fitting.append(model)
         if len(fitting) >= 4 * limit:
