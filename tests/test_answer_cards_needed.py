@@ -127,3 +127,13 @@ def test_compact_form_for_groups(lang: str) -> None:
     reply = answer_query(Query(model="qwen2.5-72b", card="l20", question="cards_needed"), lang=lang)
     assert reply.compact_html.startswith("🧮") and len(reply.compact_html) < len(reply.html)
     assert_well_formed(reply)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_serving_many_users_sizes_the_kv_pool_for_them(lang: str) -> None:
+    query = Query(model="qwen2.5-32b", card="l20", batch=100, seq=4096, question="cards_needed")
+    reply = answer_query(query, lang=lang)
+    needed = reply.to_json()["answer"]["cards_needed"]
+    assert needed["runs_count"] == 2 and needed["count"] > 2 and needed["queued"] == 0
+    assert ("queues the rest" if lang == "en" else "排队") in reply.html
+    assert_well_formed(reply)

@@ -44,6 +44,8 @@ class CardsNeeded(BaseModel):
     tensor_parallel: int | None
     # the smallest count that holds the job by memory alone, when the head constraint rounds it up
     memory_count: int | None
+    # the smallest count that runs the job with users queued, when `count` is what runs them all at once
+    runs_count: int | None = None
     job: Assessment
 
     @property
@@ -59,6 +61,8 @@ class CardsNeeded(BaseModel):
             "nodes": self.nodes,
             "tensor_parallel": self.tensor_parallel,
             "memory_count": self.memory_count,
+            "runs_count": self.runs_count,
+            "queued": _queued(self.job),
             "verdict": self.job.verdict.fits.value if self.job.verdict else None,
         }
 
@@ -113,6 +117,12 @@ def candidate_counts() -> list[int]:
     return [*range(1, NODE_SIZE + 1), *range(2 * NODE_SIZE, MAX_NODES * NODE_SIZE + 1, NODE_SIZE)]
 
 
+def _queued(job: Assessment) -> int:
+    """Requests a serving job leaves waiting in the engine's queue (0 when every one runs at once)."""
+    pool = job.estimate.vllm
+    return pool.queued_sequences if pool is not None else 0
+
+
 def cards_needed(
     query: Query,
     card: Card,
@@ -121,10 +131,14 @@ def cards_needed(
     currency: Currency = Currency.USD,
 ) -> CardsNeeded | None:
     """The smallest count of `card` on which the job runs (fits or tight), or None when even
-    MAX_NODES nodes do not hold it. The returned assessment has speed and price for that count."""
+    MAX_NODES nodes do not hold it. The returned assessment has speed and price for that count.
+
+    Serving several users at once asks for the count whose KV pool runs them all at once; when no count
+    within one node does, the smallest count that runs is returned (the engine queues the rest)."""
     base = as_served(query.model_copy(update={"card": card.id, "card_memory_bytes": None, "gpus": None}))
     model = resolve_model(base, load_registry())
     memory_count: int | None = None
+    first: CardsNeeded | None = None
     for count in candidate_counts():
         trial = base.model_copy(update={"gpus": count})
         if not assess(trial, card, count, book=None, currency=currency, speed=False).fits:
@@ -135,17 +149,22 @@ def cards_needed(
         if layout is None:
             continue
         parallelism, tensor_parallel = layout
-        job = assess(trial, card, count, book=book, currency=currency)
-        return CardsNeeded(
+        anchor = first.count if first is not None else count
+        found = CardsNeeded(
             card=card.id,
             count=count,
             parallelism=parallelism,
             nodes=max(1, -(-count // NODE_SIZE)),
             tensor_parallel=tensor_parallel,
-            memory_count=memory_count if memory_count < count else None,
-            job=job,
+            memory_count=memory_count if memory_count < anchor else None,
+            job=assess(trial, card, count, book=book, currency=currency),
         )
-    return None
+        first = first or found
+        if _queued(found.job) == 0:
+            return found if found is first else found.model_copy(update={"runs_count": first.count})
+        if count >= NODE_SIZE:
+            break  # more nodes for concurrency alone: serve with replicas instead, the rest wait
+    return first
 
 
 def fits_as_asked(job: Assessment) -> bool:
