@@ -18,6 +18,7 @@ from bot.answer.clarify import clarify_answer, error_answer, unknown_card_answer
 from bot.answer.common import to_lang
 from bot.answer.estimate_view import estimate_view
 from bot.answer.fit import fit_answer, methods_answer, plan_answer
+from bot.answer.how_many import cards_needed_answer
 from bot.answer.info import faq_answer, help_answer, scenario_answer
 from bot.answer.kinds import card_advice_answer, largest_model_answer, out_of_scope_answer
 from bot.answer.model import (
@@ -30,7 +31,6 @@ from bot.answer.model import (
     TypedNames,
     query_json,
 )
-from bot.answer.needed import cards_needed_answer
 from core.cost import price_book_in_force
 from core.estimator import UnknownCardError, UnknownModelError
 from core.parser import Parsed, detect_lang, parse

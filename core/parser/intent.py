@@ -139,7 +139,7 @@ _HOW_MANY = _c(
     r"(?:min(?:imum)?|least|smallest)\s+(?:number|count|no\.?)\s+of\s+(?:cards?|gpus?|\ue000)|"
     r"(?:number|count)\s+of\s+(?:cards?|gpus?|\ue000s?)\s+(?:needed|required|i\s+need|to)|"
     r"(?:min(?:imum)?|最少|至少)\s*(?:\ue000s?|cards?|gpus?)\s*(?:needed|required|to|for)|"
-    r"\ue000\s*要几|\ue000\s*(?:需要|要)?\s*(?:几|多少)"
+    r"\ue000\s*(?:需要|要)?\s*(?:几|多少)\s*(?:张|块|台|个|卡)?\s*(?:才|就|够|呢|合适|[?？]|$)"
 )
 # "The largest model": a size asked for, on the cards the user has.
 _LARGEST = _c(
