@@ -93,3 +93,14 @@ def test_a_card_without_bf16_says_so() -> None:
 @pytest.mark.parametrize("text", ["跑个7b的模型，4080可以吗？", "4090适合跑qwen2.5 7b吗", "H20 参数"])
 def test_one_model_on_the_card_or_a_spec_question_is_not_advice(text: str) -> None:
     assert answer(text).kind in ("fit", "card")
+
+
+def test_follow_ups_change_the_job_or_the_card() -> None:
+    first = answer("H20适合训练吗")
+    second = answer("那推理呢", previous=first.query)
+    third = answer("what about the L20?", previous=second.query)
+    assert second.kind == third.kind == "card_advice"
+    assert second.to_json()["answer"]["card_advice"]["task"] == "inference"
+    assert third.to_json()["answer"]["card_advice"]["card"] == "l20"
+    model = answer("那 qwen2.5 7b 呢", previous=first.query)
+    assert model.kind == "fit", "a model named asks about that model on the card"

@@ -176,6 +176,8 @@ def _dispatch(parsed: Parsed, lang: Lang) -> Answer:
 def _fit_or_plan(query: Query, lang: Lang, typed: TypedNames = NOTHING_READ_IN) -> Answer:
     if query.question == "largest_model":
         return largest_model_answer(query, lang)
+    if query.question == "card_advice" and query.card:
+        return card_advice_answer(lang, query.card, query)
     if not query.model and not query.params_b:
         return clarify_answer(lang, "model", query)
     try:

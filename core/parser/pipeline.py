@@ -72,8 +72,9 @@ def parse(text: str, previous: Query | None = None) -> Parsed:
     largest = _largest(ex, norm, previous, seen)
     if largest is not None:
         return largest
-    if len(card_ids) == 1 and _about_the_card(ex, norm) and words.asks_card_advice(ex.residue):
-        return seen.reply(Intent.CARD_ADVICE, query=build_query(ex.fields))
+    advice = _card_advice(ex, norm, previous, seen)
+    if advice is not None:
+        return advice
     if len(card_ids) >= 2:
         return seen.reply(Intent.COMPARE, query=build_query(ex.fields) if ex.has_model else None)
     if ex.has_model:
@@ -111,6 +112,20 @@ def _about_the_card(ex: Extraction, norm: str) -> bool:
     return "params_b" not in ex.fields or words.sizes_in_general(norm)
 
 
+def _card_advice(ex: Extraction, norm: str, previous: Query | None, seen: _Seen) -> Parsed | None:
+    """'H20适合训练吗', or its follow-up changing the card or the job ('那推理呢', 'what about L20?')."""
+    if len(seen.cards) == 1 and _about_the_card(ex, norm) and words.asks_card_advice(ex.residue):
+        return seen.reply(Intent.CARD_ADVICE, query=build_query(ex.fields | {"question": "card_advice"}))
+    again = previous is not None and previous.question == "card_advice"
+    if not again or previous is None or ex.has_model or len(seen.cards) > 1:
+        return None
+    if not (ex.cards or "task" in ex.fields or "method" in ex.fields):
+        return None
+    fields = merge(previous, ex.fields)
+    cards = seen.cards or ([previous.card] if previous.card else [])
+    return seen.reply(Intent.CARD_ADVICE, query=build_query(fields), cards=cards, follow_up=True)
+
+
 def _largest(ex: Extraction, norm: str, previous: Query | None, seen: _Seen) -> Parsed | None:
     """'最大能跑多大的模型' on the cards named, or a follow-up of that question ('那QLoRA呢')."""
     if "model" in ex.fields or "params_b" in ex.fields:
@@ -140,6 +155,8 @@ def _fit(ex: Extraction, norm: str, previous: Query | None, seen: _Seen) -> Pars
     cards = seen.cards or ([query.card] if query.card else [])
     if words.asks_how_many_cards(norm) or words.asks_how_many_cards(ex.residue):
         query = query.model_copy(update={"question": "cards_needed"})
+    elif query.question != "cards_needed":
+        query = query.model_copy(update={"question": None})  # a model named: about the model, not the card
     if query.question == "cards_needed":
         return seen.reply(Intent.CARDS_NEEDED, query=query, cards=cards, follow_up=follow_up)
     plan = words.wants_plan(norm) or ("budget" in ex.fields and "card" not in fields)
