@@ -9,6 +9,7 @@ from test_answer_kinds import LANGS, assert_well_formed
 from bot.answer import answer, answer_query
 from core.advisor.cards_needed import cards_needed, tensor_parallel_ok
 from core.catalog import load_catalog
+from core.parser import parse
 from core.query import Method, Precision, Query, Runtime, Task
 from core.registry import load_registry
 
@@ -137,3 +138,15 @@ def test_serving_many_users_sizes_the_kv_pool_for_them(lang: str) -> None:
     assert needed["runs_count"] == 2 and needed["count"] > 2 and needed["queued"] == 0
     assert ("queues the rest" if lang == "en" else "排队") in reply.html
     assert_well_formed(reply)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "how many users can a 4090 serve with llama 3.1 8b?",
+        "how many tokens per second does a 4090 do on llama 8b",
+        "预训练 qwen2.5-0.5b 规模的模型，1000亿token，16张A800，几天？",
+    ],
+)
+def test_other_counts_are_not_how_many_cards(text: str) -> None:
+    assert parse(text).intent.value != "cards_needed"

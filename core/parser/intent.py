@@ -134,8 +134,10 @@ _MEANINGFUL = _c(r"[a-z0-9\u3400-\u9fff]")
 
 # "How many cards": a count of cards asked for, not stated.
 _HOW_MANY = _c(
-    r"几\s*(?:张|块|台|卡|个\s*(?:gpu|卡|显卡))|多少\s*(?:张|块|台|个\s*(?:gpu|卡|显卡)|卡|gpu|显卡)|"
-    r"how\s+many(?:\s+\w+){0,3}?\s*(?:cards?|gpus?|\ue000s?|nodes?|of\s+them)|how\s+many\s+\ue000|"
+    r"几\s*(?:张|块|台|卡|个\s*(?:gpu|卡|显卡))(?!\s*(?:图|照片|图片|表|纸|票))|"
+    r"多少\s*(?:张|块|台|个\s*(?:gpu|卡|显卡)|卡|gpu|显卡)(?!\s*(?:图|照片|图片|表|纸|票))|"
+    r"how\s+many\s+(?:(?:more|extra|total|nvidia|rtx|geforce|of\s+the|of\s+those|80\s*gb|40\s*gb)\s+)?"
+    r"(?:cards?|gpus?|\ue000s?|nodes?|of\s+them\s+(?:do|would|will|are|i\s+need))|"
     r"(?:min(?:imum)?|least|smallest)\s+(?:number|count|no\.?)\s+of\s+(?:cards?|gpus?|\ue000)|"
     r"(?:number|count)\s+of\s+(?:cards?|gpus?|\ue000s?)\s+(?:needed|required|i\s+need|to)|"
     r"(?:min(?:imum)?|最少|至少)\s*(?:\ue000s?|cards?|gpus?)\s*(?:needed|required|to|for)|"
