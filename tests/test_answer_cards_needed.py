@@ -106,7 +106,7 @@ def test_fit_answers_that_do_not_fit_say_which_count_does(text: str, count: int)
     facts = reply.to_json()["answer"]
     assert reply.kind == "fit" and facts["verdict"] == "no"
     assert facts["cards_needed"]["count"] == count
-    assert f"➡️ {count}" in reply.html
+    assert f"➡️ {count}" in reply.html and f"➡️ {count}" in reply.compact_html
 
 
 def test_fit_answers_that_fit_carry_no_count() -> None:
