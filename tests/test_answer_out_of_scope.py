@@ -67,3 +67,24 @@ def test_unreadable_messages(text: str) -> None:
 )
 def test_gpu_questions_are_not_sent_away(text: str) -> None:
     assert answer(text).kind != "out_of_scope"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_help_examples_of_the_new_kinds_get_their_kind(lang: str) -> None:
+    """Every example question /help shows for the new kinds is answered as that kind."""
+    examples = {
+        "en": {
+            "how many H100s for Llama 3.1 405B?": "cards_needed",
+            "biggest model on a 3090?": "largest_model",
+            "is the H20 good for training?": "card_advice",
+        },
+        "zh": {
+            "Llama 3.1 405B 要几张 H100": "cards_needed",
+            "3090 最大能跑多大的模型": "largest_model",
+            "H20 适合训练吗": "card_advice",
+        },
+    }[lang]
+    help_text = answer("/help", lang=lang).html
+    for question, kind in examples.items():
+        assert question in help_text
+        assert answer(question).kind == kind
