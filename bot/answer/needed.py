@@ -53,6 +53,8 @@ def needed_facts(stated: Query, est: Estimate, currency: str) -> dict[str, Any] 
 
 
 def asked_count(query: Query, card: Card, currency: str) -> Assessment:
+    """The job on the count the user asked about (one card when they named none), sized as the search
+    sizes it, so its verdict and the search's count never disagree."""
     stripped = as_served(
         query.model_copy(update={"question": None, "card": card.id, "card_memory_bytes": None})
     )
