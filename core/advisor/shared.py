@@ -110,8 +110,8 @@ def variants_for(query: Query, card: Card) -> Iterable[Query]:
         methods = [Method.FULL]
     else:
         methods = [Method.FULL, Method.LORA, Method.QLORA]
-    # Every row keeps the same activation-recompute setting: the user's, else the default (on for fine-tuning),
-    # so that rows differ only in card, count, method and precision and their memory compares.
+    # Every row keeps the same activation-recompute setting: the user's, else the default (on for
+    # fine-tuning), so that rows differ only in card, count, method and precision and their memory compares.
     recompute = [query.grad_checkpointing if "grad_checkpointing" in said else None]
     for method in methods:
         for checkpointing in recompute:
