@@ -63,7 +63,7 @@ def with_chat_currency(reply: Answer, currency: str | None) -> Answer:
         not currency
         or reply.query is None
         or reply.query.currency is not None
-        or reply.kind not in ("fit", "plan")
+        or reply.kind not in ("fit", "plan", "cards_needed")
     ):
         return reply
     try:

@@ -151,7 +151,11 @@ def visible_rows(reply: Answer, *, compact: bool) -> list[list[Button]]:
 def expandable(reply: Answer) -> bool:
     """A compact answer that "details" can expand: one recomputed from its stored query."""
     query = reply.query
-    return query is not None and bool(query.model or query.params_b) and reply.kind in ("fit", "plan")
+    if query is None:
+        return False
+    if reply.kind == "largest_model":
+        return query.question == "largest_model"
+    return bool(query.model or query.params_b) and reply.kind in ("fit", "plan", "cards_needed")
 
 
 async def keyboard_for(

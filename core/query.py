@@ -57,6 +57,9 @@ class Currency(StrEnum):
 
 
 LoraTargets = Literal["all-linear", "attention", "q,v"]
+# What the user asks about the job when it is not "does it fit": kept across follow-ups ("那H20呢" after
+# "要几张L20" still asks how many).
+Question = Literal["cards_needed", "largest_model", "card_advice"]
 
 # Defaults the answer states when the user did not say; one place, so parser, CLI and bot agree.
 DEFAULT_BATCH = 1
@@ -99,6 +102,7 @@ class Query(BaseModel):
     budget: float | None = Field(default=None, gt=0)
     budget_per_hour: bool | None = None
     currency: Currency | None = None
+    question: Question | None = None
     defaulted: tuple[str, ...] = ()
 
     def with_defaults(self) -> Query:

@@ -29,7 +29,7 @@ QUERY_FIELDS = (
     "runtime", "grad_checkpointing", "lora_rank", "tokens", "budget", "budget_per_hour", "currency",
     "optimizer", "zero_stage",
 )  # fmt: skip
-FIT_LIKE = ("fit", "plan", "clarify")
+FIT_LIKE = ("fit", "plan", "clarify", "cards_needed", "largest_model")
 
 
 def _cases() -> list[dict[str, Any]]:

@@ -18,7 +18,9 @@ from bot.answer.clarify import clarify_answer, error_answer, unknown_card_answer
 from bot.answer.common import to_lang
 from bot.answer.estimate_view import estimate_view
 from bot.answer.fit import fit_answer, methods_answer, plan_answer
+from bot.answer.how_many import cards_needed_answer
 from bot.answer.info import faq_answer, help_answer, scenario_answer
+from bot.answer.kinds import card_advice_answer, largest_model_answer, out_of_scope_answer
 from bot.answer.model import (
     FAQ_IDS,
     NOTHING_READ_IN,
@@ -133,19 +135,27 @@ def apply_action(query: Query, action: str) -> Query:
 def _dispatch(parsed: Parsed, lang: Lang) -> Answer:
     intent = parsed.intent.value
     query = parsed.query
+    cards = parsed.cards
     if intent == "help":
         return help_answer(lang)
+    if intent == "out_of_scope":
+        return out_of_scope_answer(lang)
     unknown = parsed.unknown_model
-    if unknown and not (query is not None and query.params_b and intent in ("fit", "plan")):
+    if unknown and not (query is not None and query.params_b and intent in ("fit", "plan", "cards_needed")):
         return unknown_model_answer(lang, unknown, load_registry().closest(unknown), query)
+    if intent == "clarify" and parsed.clarify == "nonsense":
+        return out_of_scope_answer(lang, understood=False)
     if intent == "clarify" or parsed.clarify:
         return clarify_answer(lang, parsed.clarify or "model", query)
+    if intent == "largest_model":
+        return largest_model_answer(query, lang)
+    if intent == "card_advice" and cards:
+        return card_advice_answer(lang, cards[0], query)
     if intent == "faq" and parsed.faq:
         card_id = parsed.cards[0] if parsed.cards else None
         return faq_answer(lang, parsed.faq, query, card_id, parsed.wanted_memory_bytes)
     if intent == "scenario" and parsed.scenario:
         return scenario_answer(lang, parsed.scenario, query)
-    cards = parsed.cards
     if intent == "card" and cards:
         return card_answer(lang, cards[0], query)
     if intent == "compare" and len(cards) >= 2:
@@ -164,9 +174,15 @@ def _dispatch(parsed: Parsed, lang: Lang) -> Answer:
 
 
 def _fit_or_plan(query: Query, lang: Lang, typed: TypedNames = NOTHING_READ_IN) -> Answer:
+    if query.question == "largest_model":
+        return largest_model_answer(query, lang)
+    if query.question == "card_advice" and query.card:
+        return card_advice_answer(lang, query.card, query)
     if not query.model and not query.params_b:
         return clarify_answer(lang, "model", query)
     try:
+        if query.question == "cards_needed":
+            return cards_needed_answer(query, lang)
         if query.task is Task.FINETUNE and query.method is None:
             return methods_answer(query, lang, typed)
         return fit_answer(query, lang, typed)

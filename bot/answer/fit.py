@@ -17,6 +17,7 @@ from bot.answer.model import (
     Lang,
     TypedNames,
 )
+from bot.answer.needed import needed_facts
 from core import advisor
 from core.advisor import Fix, Plan, SortKey
 from core.assessment import Assessment, assess
@@ -184,7 +185,10 @@ def fit_view(
     if card is not None and verdict is not None and verdict.fits is Fit.FITS and not light:
         cheaper = _cheaper(query, card, currency)
     instead = _instead(fixes, currency) if job is not None and not job.fits else None
+    no = verdict is not None and verdict.fits is Fit.NO
+    needed = needed_facts(query, est, currency) if no and not light else None
     view = memory_view(est, query, lang, typed=typed) | {
+        "needed": needed,
         "single": single if single is not None and single is not verdict else None,
         "speed": speed,
         "cost": cost,
@@ -309,6 +313,7 @@ def _fit_facts(est: Estimate, view: dict[str, Any]) -> dict[str, Any]:
         ],
         "plans": [advisor.plan_json(p) for p in view["plans"]],
         "cheaper": advisor.plan_json(view["cheaper"]) if view["cheaper"] else None,
+        "cards_needed": view.get("needed"),
     } | _setup_that_runs(view)
 
 

@@ -12,7 +12,21 @@ from bot.render import (
 from core.query import Method, Precision, Query, Task
 from core.registry import load_registry
 
-Kind = Literal["fit", "plan", "card", "compare", "faq", "scenario", "help", "clarify", "error"]
+Kind = Literal[
+    "fit",
+    "plan",
+    "card",
+    "compare",
+    "faq",
+    "scenario",
+    "help",
+    "clarify",
+    "error",
+    "cards_needed",
+    "largest_model",
+    "card_advice",
+    "out_of_scope",
+]
 Lang = Literal["en", "zh"]
 
 FAQ_IDS = ("card_vs_vram", "vram_price", "vram_upgrade", "bandwidth", "folk_rule")

@@ -18,9 +18,6 @@ _HELP = _c(
     r"你能干什么|能干嘛|能做什么|有什么功能|有啥功能|功能介绍|what\s+can\s+you\s+do|how\s+(?:do\s+i|to|can\s+i)\s+use|"
     r"what\s+do\s+you\s+do|what\s+are\s+you|who\s+are\s+you|你是谁|commands|^\s*/?help\b|instructions|教程|怎么问"
 )
-_GREETING = _c(
-    r"^\s*(?:hi|hello|hey|yo|hiya|howdy|你好|您好|在吗|在不在|哈喽|嗨|hello there|早|早上好|晚上好)\s*$"
-)
 
 _WHY = r"(?:为什么|为啥|为何|why|咋|怎么会|how\s+come|原因|reason)"
 _VRAM = r"(?:显存|vram|gpu\s*memory|memory|mem(?![a-z]))"
@@ -135,13 +132,106 @@ _SPEED_OR_COST = _c(
 )
 _MEANINGFUL = _c(r"[a-z0-9\u3400-\u9fff]")
 
+# "How many cards": a count of cards asked for, not stated.
+_HOW_MANY = _c(
+    r"几\s*(?:张|块|台|卡|个\s*(?:gpu|卡|显卡))(?!\s*(?:图|照片|图片|表|纸|票))|"
+    r"多少\s*(?:张|块|台|个\s*(?:gpu|卡|显卡)|卡|gpu|显卡)(?!\s*(?:图|照片|图片|表|纸|票))|"
+    r"how\s+many\s+(?:(?:more|extra|total|nvidia|rtx|geforce|of\s+the|of\s+those|80\s*gb|40\s*gb)\s+)?"
+    r"(?:cards?|gpus?|\ue000s?|nodes?|of\s+them\s+(?:do|would|will|are|i\s+need))|"
+    r"(?:min(?:imum)?|least|smallest)\s+(?:number|count|no\.?)\s+of\s+(?:cards?|gpus?|\ue000)|"
+    r"(?:number|count)\s+of\s+(?:cards?|gpus?|\ue000s?)\s+(?:needed|required|i\s+need|to)|"
+    r"(?:min(?:imum)?|最少|至少)\s*(?:\ue000s?|cards?|gpus?)\s*(?:needed|required|to|for)|"
+    r"\ue000\s*(?:需要|要)?\s*(?:几|多少)\s*(?:张|块|台|个|卡)?\s*(?:才|就|够|呢|合适|[?？]|$)"
+)
+# "The largest model": a size asked for, on the cards the user has.
+_LARGEST = _c(
+    r"(?:最大|多大|多少\s*b)(?:的|能|可以|能够|可|参数)?.{0,12}(?:模型|model|llm)|"
+    r"(?:模型|model).{0,6}(?:最大|多大)|最大.{0,10}(?:多大|多少\s*b|多少参数)|能(?:跑|训|推理|微调|部署)多大|"
+    r"(?:biggest|largest|max(?:imum)?|how\s+(?:big|large))\s+(?:\w+\s+){0,2}(?:models?|llms?|size|params?)|"
+    r"what\s+(?:size|sizes)\s+(?:of\s+)?(?:models?|llms?)|(?:models?|llms?)\s+size\s+(?:can|could|for|on)|"
+    r"what\s+(?:models?|llms?)\s+can\s+i\s+(?:run|serve|fit|train|fine[\s-]*tune|lora|qlora)|"
+    r"what\s+can\s+i\s+(?:run|serve|fit|train|fine[\s-]*tune)\s+on|最大能|能跑的最大"
+)
+# "Is card X good for Y": an opinion asked about one card for a job (the job words are _ADVICE_TASK).
+_ADVICE = _c(
+    r"适合|适不适合|合适|怎么样|如何|好不好|行不行|值得|够不够|够用|值不值|靠谱|推荐吗|能用吗|可以吗|"
+    r"good\s+(?:for|enough|choice|idea|option|card|at)|any\s+good|ok(?:ay)?\s+(?:for|to)|suitable|"
+    r"reasonable|worth\s+it|worth\s+(?:buying|renting|using)|enough\s+for|decent|viable|sensible|"
+    r"how\s+(?:good|well)|is\s+(?:it|an?|the)\s+\ue000\s+(?:good|ok|fine|enough)"
+)
+_ADVICE_TASK = _c(
+    r"训练|微调|推理|部署|服务|跑大模型|跑模型|大模型|lora|qlora|training|train|fine[\s-]*tun|inference|"
+    r"serv(?:e|ing)|deploy|llms?|language\s+models?|running\s+(?:llms?|models?)|跑"
+)
+# Clearly about something else: weather, poems, jokes, stocks, food, films, translation, small talk.
+_OFF_TOPIC = _c(
+    r"天气|下雨|气温|写.{0,4}诗|诗歌|作诗|笑话|股票|股价|电影|电视剧|吃什么|菜谱|做饭|翻译|游戏|旅游|八卦|"
+    r"weather|rain(?:ing)?\b|poem|haiku|poetry|limerick|joke|stock\s+(?:price|market)|recipe|cook|movie|film|"
+    r"translate|cover\s+letter|world\s+cup|football|\bbored\b|talk\s+to\s+me|tell\s+me\s+a\s+story"
+)
+_SMALL_TALK = _c(
+    r"^\s*(?:hi|hello|hey|yo|hiya|howdy|你好|您好|在吗|在不在|哈喽|嗨|hello\s+there|早|早上好|晚上好|下午好|"
+    r"thanks?|thank\s+you|thx|谢谢(?:你|您)?|多谢|好的|ok|okay|bye|再见|拜拜|good\s+(?:morning|evening|night))"
+    r"[\s!！。.,，~]*$"
+)
+_KEYBOARD_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm", "1234567890")
+
 
 def is_empty(text: str) -> bool:
     return not _MEANINGFUL.search(text)
 
 
 def is_help(text: str) -> bool:
-    return bool(_HELP.search(text) or _GREETING.match(text))
+    return bool(_HELP.search(text))
+
+
+def asks_how_many_cards(text: str) -> bool:
+    """'要几张 L20', 'how many H100s', 'minimum number of GPUs': the answer's headline is a count."""
+    return bool(_HOW_MANY.search(text))
+
+
+def asks_largest_model(text: str) -> bool:
+    """'最大能跑多大的模型', "what's the biggest model I can serve": a size for the cards the user has."""
+    return bool(_LARGEST.search(text))
+
+
+def asks_card_advice(text: str) -> bool:
+    """'H20适合训练吗', 'is a T4 OK for fine-tuning?': an opinion on one card for a job."""
+    return bool(_ADVICE.search(text) and _ADVICE_TASK.search(text))
+
+
+_SIZE_CLASS = _c(r"\bmodels\b|\bllms\b|这类模型|这种模型|级别的模型|级模型")
+
+
+def sizes_in_general(text: str) -> bool:
+    """'7B models' (a class of models) rather than one model of that size."""
+    return bool(_SIZE_CLASS.search(text))
+
+
+def is_small_talk(text: str) -> bool:
+    """A greeting or thanks with no question in it."""
+    return bool(_SMALL_TALK.match(text))
+
+
+def is_off_topic(text: str) -> bool:
+    """Words that put the message outside gpufit's job (weather, poems, jokes…), whatever else it says."""
+    return bool(_OFF_TOPIC.search(text))
+
+
+def _mashed(token: str) -> bool:
+    """A token typed without meaning: a run along one keyboard row ('asdf', 'qwer') or no vowel at all."""
+    if len(token) >= 3 and any(token in row or token in row[::-1] for row in _KEYBOARD_ROWS):
+        return True
+    return token.isascii() and token.isalpha() and not any(ch in "aeiouy" for ch in token)
+
+
+def is_gibberish(text: str) -> bool:
+    """Nothing readable: no Chinese word (two characters or more) and every Latin token mashed or a
+    single letter. Such messages get "I didn't understand that", not gpufit's introduction."""
+    if re.search(r"[\u3400-\u9fff]{2,}", text):
+        return False
+    tokens = re.findall(r"[a-z0-9\u3400-\u9fff]+", text)
+    return all(len(t) == 1 or _mashed(t) for t in tokens)
 
 
 def faq(text: str, has_card: bool, has_model: bool) -> str | None:

@@ -64,8 +64,17 @@ def parse(text: str, previous: Query | None = None) -> Parsed:
     faq_id = words.faq(norm, bool(card_ids), ex.has_model)
     if faq_id:
         return seen.reply(Intent.FAQ, faq=faq_id, wanted_memory_bytes=words.wanted_memory_bytes(norm))
-    if not ex.has_model and not card_ids and words.is_help(norm):
+    nothing_named = not ex.has_model and not card_ids
+    if nothing_named and words.is_help(norm):
         return seen.reply(Intent.HELP)
+    if nothing_named and not ex.fields and (words.is_small_talk(norm) or words.is_off_topic(norm)):
+        return seen.reply(Intent.OUT_OF_SCOPE)
+    largest = _largest(ex, norm, previous, seen)
+    if largest is not None:
+        return largest
+    advice = _card_advice(ex, norm, previous, seen)
+    if advice is not None:
+        return advice
     if len(card_ids) >= 2:
         return seen.reply(Intent.COMPARE, query=build_query(ex.fields) if ex.has_model else None)
     if ex.has_model:
@@ -90,7 +99,48 @@ def parse(text: str, previous: Query | None = None) -> Parsed:
         return seen.reply(
             Intent.CLARIFY, query=query, clarify="model", compare_methods=_compare_methods(query)
         )
-    return seen.reply(Intent.CLARIFY, clarify="nonsense")
+    if words.is_gibberish(norm):
+        return seen.reply(Intent.CLARIFY, clarify="nonsense")
+    return seen.reply(Intent.OUT_OF_SCOPE)
+
+
+def _about_the_card(ex: Extraction, norm: str) -> bool:
+    """An opinion on the card itself: no model named, or only a class of sizes ('for 7B models'); a
+    question about one model on the card ('跑个7b的模型，4080可以吗') is a fit question."""
+    if "model" in ex.fields:
+        return False
+    return "params_b" not in ex.fields or words.sizes_in_general(norm)
+
+
+def _card_advice(ex: Extraction, norm: str, previous: Query | None, seen: _Seen) -> Parsed | None:
+    """'H20适合训练吗', or its follow-up changing the card or the job ('那推理呢', 'what about L20?')."""
+    if len(seen.cards) == 1 and _about_the_card(ex, norm) and words.asks_card_advice(ex.residue):
+        return seen.reply(Intent.CARD_ADVICE, query=build_query(ex.fields | {"question": "card_advice"}))
+    again = previous is not None and previous.question == "card_advice"
+    if not again or previous is None or ex.has_model or len(seen.cards) > 1:
+        return None
+    if not (ex.cards or "task" in ex.fields or "method" in ex.fields):
+        return None
+    fields = merge(previous, ex.fields)
+    cards = seen.cards or ([previous.card] if previous.card else [])
+    return seen.reply(Intent.CARD_ADVICE, query=build_query(fields), cards=cards, follow_up=True)
+
+
+def _largest(ex: Extraction, norm: str, previous: Query | None, seen: _Seen) -> Parsed | None:
+    """'最大能跑多大的模型' on the cards named, or a follow-up of that question ('那QLoRA呢')."""
+    if "model" in ex.fields or "params_b" in ex.fields:
+        return None
+    again = previous is not None and previous.question == "largest_model"
+    if words.asks_largest_model(norm):
+        fields = dict(ex.fields)
+        if again and previous is not None and not (ex.cards or "card_memory_bytes" in fields):
+            fields = merge(previous, fields, ex.gpus_added)
+    elif again and previous is not None and (ex.fields or ex.gpus_added):
+        fields = merge(previous, ex.fields, ex.gpus_added)
+    else:
+        return None
+    fields["question"] = "largest_model"
+    return seen.reply(Intent.LARGEST_MODEL, query=build_query(fields), follow_up=again)
 
 
 def _fit(ex: Extraction, norm: str, previous: Query | None, seen: _Seen) -> Parsed:
@@ -102,8 +152,14 @@ def _fit(ex: Extraction, norm: str, previous: Query | None, seen: _Seen) -> Pars
     query = build_query(fields)
     if query.model is None and query.params_b is None:
         return seen.reply(Intent.CLARIFY, query=query, clarify="model")
-    plan = words.wants_plan(norm) or ("budget" in ex.fields and "card" not in fields)
     cards = seen.cards or ([query.card] if query.card else [])
+    if words.asks_how_many_cards(norm) or words.asks_how_many_cards(ex.residue):
+        query = query.model_copy(update={"question": "cards_needed"})
+    elif query.question != "cards_needed":
+        query = query.model_copy(update={"question": None})  # a model named: about the model, not the card
+    if query.question == "cards_needed":
+        return seen.reply(Intent.CARDS_NEEDED, query=query, cards=cards, follow_up=follow_up)
+    plan = words.wants_plan(norm) or ("budget" in ex.fields and "card" not in fields)
     return seen.reply(
         Intent.PLAN if plan else Intent.FIT,
         query=query,

@@ -24,6 +24,10 @@ class Intent(StrEnum):
     SCENARIO = "scenario"
     HELP = "help"
     CLARIFY = "clarify"
+    CARDS_NEEDED = "cards_needed"
+    LARGEST_MODEL = "largest_model"
+    CARD_ADVICE = "card_advice"
+    OUT_OF_SCOPE = "out_of_scope"
 
 
 class Parsed(BaseModel):

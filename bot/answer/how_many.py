@@ -1,0 +1,92 @@
+"""How many cards: the count as the headline, then why (memory per card, the parallelism, nodes), and the
+verdict for the count the user asked about."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.answer.buttons import button
+from bot.answer.clarify import unknown_model_answer
+from bot.answer.common import answer_currency, card_or_none, model_label, pack
+from bot.answer.fit import serving_facts
+from bot.answer.model import Answer, Lang
+from bot.answer.needed import asked_count, needed_for, usual_cards
+from core.advisor.cards_needed import MAX_NODES, NODE_SIZE, CardsNeeded
+from core.catalog import Card
+from core.estimator import UnknownModelError, estimate, resolve_model
+from core.query import Query, Task
+from core.registry import load_registry
+
+
+def _heads(query: Query) -> dict[str, int]:
+    model = resolve_model(query, load_registry())
+    return {"heads": model.heads, "kv_heads": model.n_kv_heads, "mla": int(model.is_mla)}
+
+
+def _row(needed: CardsNeeded | None, card: Card) -> dict[str, Any]:
+    return {"card": card, "needed": needed, "job": needed.job if needed else None}
+
+
+def _variants(filled: Query) -> list[str]:
+    """Buttons that ask the same question for a lighter job: another precision, another method."""
+    if filled.task is Task.INFERENCE:
+        return [f"precision={p}" for p in ("bf16", "int8", "int4") if p != filled.precision]
+    if filled.task is Task.FINETUNE:
+        return [f"method={m}" for m in ("full", "lora", "qlora") if m != filled.method]
+    return []
+
+
+def cards_needed_answer(query: Query, lang: Lang) -> Answer:
+    """'要几张 L20' / 'how many H100s': the smallest count that runs the job, on the card named or, with
+    none named, on each of the usual cards for the job."""
+    currency = answer_currency(query, lang)
+    try:
+        est = estimate(query.model_copy(update={"question": None}))
+    except UnknownModelError as err:
+        return unknown_model_answer(lang, err.name, err.suggestions, query)
+    named = card_or_none(query.card)
+    cards = [named] if named is not None else usual_cards(est.query.task)
+    rows = [_row(needed_for(query, card, currency), card) for card in cards]
+    main = rows[0]
+    asked = asked_count(query, main["card"], currency)
+    needed: CardsNeeded | None = main["needed"]
+    job = needed.job if needed else None
+    view = {
+        "model_name": model_label(est, lang),
+        "q": job.query if job else est.query,
+        "card": main["card"],
+        "named": named is not None,
+        "needed": needed,
+        "rows": rows,
+        "asked": asked,
+        "asked_stated": "gpus" in query.said(),
+        "heads": _heads(est.query),
+        "speed": job.speed_json() if job else None,
+        "time": job.time_json() if job else None,
+        "cost": job.cost if job else None,
+        "currency": currency,
+        "max_count": MAX_NODES * NODE_SIZE,
+    }
+    facts: dict[str, Any] = {
+        "model_name": est.model_name,
+        "cards_needed": needed.as_json() if needed else None,
+        "verdict": asked.verdict.fits.value if asked is not None and asked.verdict else None,
+        "options": [
+            r["needed"].as_json() if r["needed"] else {"card": r["card"].id, "count": None} for r in rows
+        ],
+        "speed": view["speed"],
+        "time": view["time"],
+        "serving": serving_facts(job.estimate, job) if job else None,
+        "cost": job.cost.model_dump(mode="json") if job and job.cost else None,
+    }
+    buttons = [[button(lang, action) for action in _variants(est.query)]]
+    return pack(
+        "cards_needed",
+        lang,
+        "cards_needed",
+        {"v": view},
+        query=query,
+        filled=job.query if job else est.query,
+        buttons=buttons,
+        facts=facts,
+    )

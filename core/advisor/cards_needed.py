@@ -1,0 +1,175 @@
+"""How many cards a job needs: the smallest count of one card that holds it, with the parallelism the job
+would really use.
+
+Inference across cards is tensor parallel (vLLM, SGLang, TensorRT-LLM): the tensor-parallel size must
+divide the model's attention heads, and its KV heads unless it is a multiple of them (vLLM replicates a KV
+head over the cards then), so 3 cards that would hold the weights become 4. Training across cards shards
+weights, gradients and optimizer states (ZeRO-3 / FSDP full shard), which takes any count. Beyond one
+machine, jobs grow in whole nodes of 8 cards: tensor parallel inside a node, pipeline stages across nodes.
+Inference is sized under vLLM (its memory budget, its KV pool) unless the query names a runtime; a
+multi-card Hugging Face pipeline (layers on one card after another, no head constraint) is used only when
+the query asks for the transformers runtime.
+
+Every figure comes from `assess`, the same assessment fit answers show.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from core.assessment import Assessment, assess
+from core.catalog import Card
+from core.cost import PriceBook
+from core.estimator import Fit, resolve_model
+from core.query import Currency, Query, Runtime, Task
+from core.registry import ModelArch, load_registry
+
+Parallelism = Literal["none", "tp", "tp_pp", "pipeline", "zero3"]
+
+NODE_SIZE = 8  # cards in one server (HGX/DGX boards and the usual rented multi-card box)
+MAX_NODES = 64  # the search stops here: 512 cards is beyond what anyone asks gpufit about
+
+
+class CardsNeeded(BaseModel):
+    """The smallest count of `card` that runs the job, and how the job is spread over the cards."""
+
+    model_config = ConfigDict(frozen=True)
+
+    card: str
+    count: int
+    parallelism: Parallelism
+    nodes: int
+    tensor_parallel: int | None
+    # the smallest count that holds the job by memory alone, when the head constraint rounds it up
+    memory_count: int | None
+    # the smallest count that runs the job with users queued, when `count` is what runs them all at once
+    runs_count: int | None = None
+    job: Assessment
+
+    @property
+    def rounded_for_heads(self) -> bool:
+        return self.memory_count is not None and self.memory_count < self.count
+
+    def as_json(self) -> dict[str, object]:
+        """The answers' `cards_needed` (issue 10's contract, plus how the count was reached)."""
+        return {
+            "card": self.card,
+            "count": self.count,
+            "parallelism": self.parallelism,
+            "nodes": self.nodes,
+            "tensor_parallel": self.tensor_parallel,
+            "memory_count": self.memory_count,
+            "runs_count": self.runs_count,
+            "queued": _queued(self.job),
+            "verdict": self.job.verdict.fits.value if self.job.verdict else None,
+        }
+
+
+def as_served(query: Query) -> Query:
+    """Inference over several cards means a tensor-parallel serving engine: vLLM unless the query names a
+    runtime (recorded as assumed)."""
+    if query.task is not Task.INFERENCE or query.runtime is not None:
+        return query
+    return query.model_copy(update={"runtime": Runtime.VLLM, "defaulted": (*query.defaulted, "runtime")})
+
+
+def _uses_tensor_parallel(query: Query) -> bool:
+    return query.task is Task.INFERENCE and query.runtime is not Runtime.TRANSFORMERS
+
+
+def tensor_parallel_ok(model: ModelArch, size: int) -> bool:
+    """vLLM's rule: the size divides the attention heads, and divides the KV heads or is a multiple of them.
+    MLA models (one latent KV head) only need the attention heads divided."""
+    if size == 1:
+        return True
+    if model.heads % size:
+        return False
+    if model.is_mla:
+        return True
+    kv = model.n_kv_heads
+    return kv % size == 0 or size % kv == 0
+
+
+def _node_tensor_parallel(model: ModelArch) -> int:
+    """The tensor-parallel size inside one node of 8 for multi-node jobs: the largest allowed size ≤ 8."""
+    return max(size for size in range(1, NODE_SIZE + 1) if tensor_parallel_ok(model, size))
+
+
+def _layout(query: Query, model: ModelArch, count: int) -> tuple[Parallelism, int | None] | None:
+    """How `count` cards would run the job, or None when this count is not a layout the job can use."""
+    if count > NODE_SIZE and count % NODE_SIZE:
+        return None
+    if count == 1:
+        return "none", None
+    if query.task is not Task.INFERENCE:
+        return "zero3", None
+    if not _uses_tensor_parallel(query):
+        return "pipeline", None
+    if count <= NODE_SIZE:
+        return ("tp", count) if tensor_parallel_ok(model, count) else None
+    return "tp_pp", _node_tensor_parallel(model)
+
+
+def candidate_counts() -> list[int]:
+    """1..8 cards in one node, then whole nodes of 8."""
+    return [*range(1, NODE_SIZE + 1), *range(2 * NODE_SIZE, MAX_NODES * NODE_SIZE + 1, NODE_SIZE)]
+
+
+def _queued(job: Assessment) -> int:
+    """Requests a serving job leaves waiting in the engine's queue (0 when every one runs at once)."""
+    pool = job.estimate.vllm
+    return pool.queued_sequences if pool is not None else 0
+
+
+def cards_needed(
+    query: Query,
+    card: Card,
+    *,
+    book: PriceBook | None = None,
+    currency: Currency = Currency.USD,
+) -> CardsNeeded | None:
+    """The smallest count of `card` on which the job runs (fits or tight), or None when even
+    MAX_NODES nodes do not hold it. The returned assessment has speed and price for that count.
+
+    Serving several users at once asks for the count whose KV pool runs them all at once; when no count
+    within one node does, the smallest count that runs is returned (the engine queues the rest)."""
+    base = as_served(query.model_copy(update={"card": card.id, "card_memory_bytes": None, "gpus": None}))
+    model = resolve_model(base, load_registry())
+    memory_count: int | None = None
+    first: CardsNeeded | None = None
+    for count in candidate_counts():
+        trial = base.model_copy(update={"gpus": count})
+        if not assess(trial, card, count, book=None, currency=currency, speed=False).fits:
+            continue
+        if memory_count is None:
+            memory_count = count
+        layout = _layout(base, model, count)
+        if layout is None:
+            continue
+        parallelism, tensor_parallel = layout
+        anchor = first.count if first is not None else count
+        found = CardsNeeded(
+            card=card.id,
+            count=count,
+            parallelism=parallelism,
+            nodes=max(1, -(-count // NODE_SIZE)),
+            tensor_parallel=tensor_parallel,
+            memory_count=memory_count if memory_count < anchor else None,
+            job=assess(trial, card, count, book=book, currency=currency),
+        )
+        first = first or found
+        if _queued(found.job) == 0:
+            return found if found is first else found.model_copy(update={"runs_count": first.count})
+        if count >= NODE_SIZE:
+            break  # more nodes for concurrency alone: serve with replicas instead, the rest wait
+    return first
+
+
+def fits_as_asked(job: Assessment) -> bool:
+    """The asked count runs and is a layout the job can use (a tight fit counts as running)."""
+    if job.verdict is None or job.verdict.fits is Fit.NO:
+        return False
+    model = resolve_model(job.query, load_registry())
+    return _layout(job.query, model, job.count) is not None
