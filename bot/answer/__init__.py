@@ -152,8 +152,7 @@ def _dispatch(parsed: Parsed, lang: Lang) -> Answer:
     if intent == "card_advice" and cards:
         return card_advice_answer(lang, cards[0], query)
     if intent == "faq" and parsed.faq:
-        card_id = parsed.cards[0] if parsed.cards else None
-        return faq_answer(lang, parsed.faq, query, card_id, parsed.wanted_memory_bytes)
+        return faq_answer(lang, parsed.faq, query, parsed.cards, parsed.wanted_memory_bytes)
     if intent == "scenario" and parsed.scenario:
         return scenario_answer(lang, parsed.scenario, query)
     if intent == "card" and cards:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from bot.answer.buttons import button
@@ -20,15 +21,20 @@ log = logging.getLogger(__name__)
 
 
 def faq_answer(
-    lang: Lang, faq_id: str, query: Query | None, card_id: str | None = None, wanted_bytes: int | None = None
+    lang: Lang,
+    faq_id: str,
+    query: Query | None,
+    card_ids: Sequence[str] = (),
+    wanted_bytes: int | None = None,
 ) -> Answer:
-    """One of the article's questions; about the card the user named, when they named one."""
+    """One of the article's questions; about the cards the user named, when they named any."""
     if faq_id not in FAQ_IDS:
         return help_answer(lang)
     catalog = load_catalog()
     currency = Currency(answer_currency(query, lang))
     cards = {cid: catalog.get(cid) for cid in FAQ_CARDS}
-    named = catalog.by_id.get(card_id or "")
+    named_cards = [catalog.by_id[c] for c in card_ids if c in catalog.by_id]
+    named = named_cards[0] if named_cards else None
     data: dict[str, Any] = {
         "cards": cards,
         "faq": faq_id,
@@ -37,6 +43,7 @@ def faq_answer(
         "decode": {},
         "prices": {},
         "bigger": [],
+        "pair": {},
     }
     if faq_id == "folk_rule":
         data["examples"] = _folk_examples(query, lang)
@@ -46,13 +53,19 @@ def faq_answer(
             shown[named.id] = named
         data["decode"] = _decode_examples(shown)
     elif faq_id == "vram_price":
+        # the cards the user named, smaller memory first, else one card's two memory variants
+        by_memory = sorted(named_cards[:2], key=lambda c: c.memory_bytes) if len(named_cards) >= 2 else []
+        small, big = (
+            (by_memory[0], by_memory[1]) if by_memory else (cards[VARIANT_PAIR[0]], cards[VARIANT_PAIR[1]])
+        )
+        data["pair"] = {"small": small, "big": big}
         book = price_book_in_force()
-        pair = book.same_source_prices(list(VARIANT_PAIR), currency) if book is not None else None
+        pair = book.same_source_prices([small.id, big.id], currency) if book is not None else None
         if pair:
-            data["prices"] = {"small": pair[VARIANT_PAIR[0]], "big": pair[VARIANT_PAIR[1]]}
+            data["prices"] = {"small": pair[small.id], "big": pair[big.id]}
     elif faq_id == "vram_upgrade" and named is not None:
         data["bigger"] = _bigger_cards(named, currency, wanted_bytes)
-    facts: dict[str, Any] = {"faq": faq_id, "card": named.id if named else None}
+    facts: dict[str, Any] = {"faq": faq_id, "card": named.id if named else None, "cards": list(card_ids)}
     return pack("faq", lang, f"faq_{faq_id}", data, query=query, facts=facts)
 
 

@@ -28,14 +28,17 @@ _FAQ: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = (
             rf"(?:升级|扩容|扩展|加大|增加|加|扩|upgrad\w*|add(?:\s+more)?|expand|increase|bump)\s*(?:一下|下)?\s*{_VRAM}|"
             rf"{_VRAM}.{{0,16}}(?:升级|扩容|upgrad\w*|加显存|扩显存|后续加|后期加|后面加|换大)|"
             rf"{_VRAM}\s*(?:不够|不足|爆了|满了|满|oom|用完).{{0,12}}(?:能不能|可以|能否|怎么办|咋办|升级|加|扩|can\s+i|later)"
-            r"|upgrad\w*.{0,24}(?:to|into)\s*\d+\s*(?:gb|g)(?![a-z])|(?:升级|扩|加|改)\w{0,2}.{0,12}到\s*\d+\s*(?:gb|g)(?![a-z])"
+            r"|upgrad\w*.{0,24}(?:to|into)\s*\d+\s*(?:gb|g)(?![a-z])|(?:升级|扩|加|改)\w{0,2}.{0,12}到\s*\d+\s*(?:gb|g)(?![a-z])|魔改|modded|mod\s+(?:to|with)\s*\d+\s*g"
         ),
         None,
     ),
     (
         "vram_price",
         _c(
-            r"(?:显存|vram|memory|大显存|更多显存).{0,20}(?:贵|expensive|cost\s+more|pricier|price|价格高|价高)"
+            r"(?:显存|vram|memory|大显存|更多显存|\d+\s*g(?:b)?(?![a-z])).{0,40}(?:贵|expensive|cost\s+more|pricier|price|"
+            r"价格高|价高)|"
+            r"(?:贵|more\s+expensive|pricier|cost(?:s)?\s+more).{0,40}(?:\d+\s*g(?:b)?(?![a-z])|显存|vram|memory|same\s+chip|"
+            r"同一(?:个|款)?(?:芯片|核心))"
         ),
         _c(rf"{_WHY}|大的|越大|bigger|larger|more\s+vram|more\s+memory"),
     ),
@@ -61,12 +64,14 @@ _FAQ: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = (
         _c(
             rf"(?:估算|估计|预估|计算|算出|怎么算|如何算|estimate|calculate|figure\s+out|rule\s+of\s+thumb|经验公式|"
             rf"公式|formula|how\s+much\s+{_VRAM}\s+(?:per|for\s+each)|每\s*(?:10亿|1b|billion)).{{0,24}}{_VRAM}?|"
-            rf"{_VRAM}.{{0,10}}(?:怎么算|如何算|怎么估|如何估|估算|计算|estimate|calculat)"
+            rf"{_VRAM}.{{0,10}}(?:怎么算|如何算|怎么估|如何估|估算|计算|estimate|calculat)|估\s*{_VRAM}|"
+            r"(?:参数量?|params?|parameters?).{0,12}(?:乘以?|×|x|\*|times)\s*(?:2|two)|"
+            r"(?:×|x|\*|乘以?|times)\s*(?:2|two)\s*(?:bytes?|字节).{0,24}(?:rule|准|对|right|correct|accurate|吗|\?)"
         ),
         _c(rf"{_VRAM}|显存|参数量|params|parameters"),
     ),
 )
-_FAQ_NEEDS_NO_CARD = frozenset({"folk_rule"})
+_FAQ_NEEDS_NO_CARD: frozenset[str] = frozenset()
 _FAQ_NEEDS_NO_MODEL = frozenset({"bandwidth", "folk_rule", "card_vs_vram"})
 
 _SCENARIOS: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = (
