@@ -103,7 +103,34 @@ def find_cards(text: str) -> list[CardMention]:
         resolved = load_catalog().resolve(match.group(1))
         if resolved:
             found.append(_mention(resolved, match))
+    found += [sibling for mention in found if (sibling := _sibling(text, mention)) is not None]
     return sorted(found, key=lambda m: m.start)
+
+
+# 'A100 40G 和 80G', 'h100 pcie or sxm': another variant of the card just named, by its memory or form factor
+_SIBLING = re.compile(
+    r"\s*(?:和|与|跟|对比|比|还是|vs\.?|versus|or|and|/)\s*(?:the\s+)?"
+    r"(\d{2,3}\s*(?:gb|gib|g)(?![a-z0-9])|pcie|sxm\d?|nvl)"
+)
+_VARIANT_WORDS = re.compile(r"\s*(?:\d{2,3}\s*(?:gb|gib|g)|pcie|sxm\d?|nvl)(?![a-z0-9])")
+
+
+def _sibling(text: str, mention: CardMention) -> CardMention | None:
+    """The other variant of `mention`'s family that the words right after it name, when the catalog has it."""
+    match = _SIBLING.match(text, mention.end)
+    if match is None:
+        return None
+    family = _VARIANT_WORDS.sub("", mention.typed).strip()
+    resolved = load_catalog().resolve(f"{family} {match.group(1)}")
+    if resolved is None or resolved.card.id == mention.card_id:
+        return None
+    return CardMention(
+        card_id=resolved.card.id,
+        typed=f"{family} {match.group(1)}",
+        ambiguous=False,
+        start=match.start(1),
+        end=match.end(1),
+    )
 
 
 def _mention(resolved: CardMatch, match: re.Match[str]) -> CardMention:
