@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.assessment import assess
+from core.assessment import Assessment, assess
 from core.catalog import load_catalog
 from core.cost import currency_for, price_book_in_force
 from core.estimator import Estimate
@@ -45,13 +45,14 @@ def estimate_json(result: Estimate) -> dict[str, Any]:
     } | _speed_and_cost(result)
 
 
-def _speed_and_cost(result: Estimate) -> dict[str, Any]:
-    """`speed` and `cost` for a named catalog card (absent otherwise): how fast, and at whose dated price."""
+def estimate_assessment(result: Estimate) -> Assessment | None:
+    """`gpufit estimate`'s job on the catalog card it names (None without one): speed even where it does not
+    fit, since the command shows what the card would do once the memory is solved."""
     query = result.query
     card = load_catalog().by_id.get(query.card or "")
     if card is None:
-        return {}
-    job = assess(
+        return None
+    return assess(
         query,
         card,
         query.gpus or 1,
@@ -60,6 +61,13 @@ def _speed_and_cost(result: Estimate) -> dict[str, Any]:
         result=result,
         fits_only=False,
     )
+
+
+def _speed_and_cost(result: Estimate) -> dict[str, Any]:
+    """`speed` and `cost` for a named catalog card (absent otherwise): how fast, and at whose dated price."""
+    job = estimate_assessment(result)
+    if job is None:
+        return {}
     speed: dict[str, Any] = dict.fromkeys(SPEED_KEYS)
     if job.inference is not None:
         inf = job.inference
