@@ -30,6 +30,7 @@ class DataTokens(BaseModel):
     samples: int | None = None
     sample_tokens: int | None = None
     sample_tokens_assumed: bool = False
+    sample_chars: int | None = None  # the sample length as given, in Chinese characters
     text_bytes: int | None = None
     text_lang: Literal["en", "zh"] | None = None
     bytes_per_token: float | None = None
@@ -45,9 +46,17 @@ def data_tokens(query: Query) -> DataTokens | None:
             tokens=query.tokens * epochs, basis="tokens", epochs=epochs, epochs_assumed=not epochs_said
         )
     if query.samples is not None:
-        # A sample's length is the sequence length the user gave, else a typical instruction pair.
+        # A sample's length is the sequence length the user gave, else its length in Chinese characters turned
+        # into tokens, else a typical instruction pair.
         said_seq = query.seq is not None and "seq" not in query.defaulted
-        per_sample = query.seq if said_seq and query.seq else constants.sample_tokens
+        if said_seq and query.seq:
+            per_sample = query.seq
+        elif query.sample_chars is not None:
+            per_sample = round(
+                query.sample_chars * constants.bytes_per_zh_character / constants.bytes_per_token_zh
+            )
+        else:
+            per_sample = constants.sample_tokens
         # Training datasets are usually run for several epochs; a batch of inference requests once.
         default_epochs = constants.sample_epochs if query.task is not Task.INFERENCE else 1.0
         epochs = query.epochs or default_epochs
@@ -59,6 +68,7 @@ def data_tokens(query: Query) -> DataTokens | None:
             samples=query.samples,
             sample_tokens=per_sample,
             sample_tokens_assumed=not said_seq,
+            sample_chars=None if said_seq else query.sample_chars,
         )
     if query.text_bytes is not None:
         lang = query.text_lang or "en"

@@ -96,6 +96,9 @@ class Query(BaseModel):
     gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)
     tokens: float | None = Field(default=None, gt=0)
     samples: int | None = Field(default=None, ge=1, le=10**12, description="training examples in the data")
+    sample_chars: int | None = Field(
+        default=None, ge=1, le=10_000_000, description="a sample's length in Chinese characters: '每条2000字'"
+    )
     epochs: float | None = Field(default=None, gt=0, le=10_000)
     text_bytes: int | None = Field(default=None, gt=0, description="a dataset given as its size in bytes")
     text_lang: Literal["en", "zh"] | None = Field(default=None, description="the language of that text")

@@ -73,6 +73,7 @@ class DataConstants(BaseModel):
 
     bytes_per_token_en: float
     bytes_per_token_zh: float
+    bytes_per_zh_character: float
     sample_tokens: int
     sample_epochs: float
     source: str

@@ -148,6 +148,12 @@ _TEXT_SIZE = _c(
     rf"(?<![a-z0-9.])(?P<num>{NUMBER_RE})\s*(?P<unit>tb|t|gb|g|mb|m)(?![a-z0-9])\s*(?:of\s+)?(?:的)?\s*"
     r"(?P<lang>中文|英文|chinese|english)?\s*(?P<what>text|corpus|data(?:set)?|语料|文本|数据集?|训练数据|txt|jsonl?)"
 )
+# '每条大概2000字', '平均每篇3千字': a sample's length in Chinese characters (not 字节, bytes).
+_SAMPLE_CHARS = _c(
+    rf"(?:每|平均)\s*(?:一)?\s*(?:条|个|篇|份|段|组)?\s*(?:数据|样本|对话|文档|文章|问答)?\s*"
+    rf"(?:大概|大约|约|平均|差不多|有|是|在)?\s*(?P<num>{NUMBER_RE})\s*(?P<mag>{MAGNITUDE_RE})?\s*(?:个)?\s*"
+    r"(?:汉字|中文字符|字符|字)(?!节)"
+)
 _TEXT_UNITS = {"tb": 1e12, "t": 1e12, "gb": 1e9, "g": 1e9, "mb": 1e6, "m": 1e6}
 _TEXT_LANG = (
     (_c(r"中文|chinese|汉语"), "zh"),
@@ -156,7 +162,8 @@ _TEXT_LANG = (
 
 
 def _read_data_amount(text: str, ex: Extraction) -> str:
-    """Samples, epochs and a dataset's size ('1万条数据', '50k rows', '3 epochs', '20GB 中文语料')."""
+    """Samples, their length in characters, epochs and a dataset's size ('1万条数据', '每条2000字',
+    '50k rows', '3 epochs', '20GB 中文语料')."""
     spans: list[tuple[int, int]] = []
     size = _TEXT_SIZE.search(text)
     if size:
@@ -172,6 +179,12 @@ def _read_data_amount(text: str, ex: Extraction) -> str:
         if 1 <= value <= 1e12:
             ex.fields["samples"] = int(value)
             spans.append((samples.start(), samples.end()))
+    chars = _SAMPLE_CHARS.search(text)
+    if chars:
+        value = magnitude(chars.group("num"), chars.group("mag"))
+        if 1 <= value <= 1e7:
+            ex.fields["sample_chars"] = int(value)
+            spans.append((chars.start(), chars.end()))
     for pattern in _EPOCHS:
         epochs = pattern.search(text)
         if epochs and 0 < float(epochs.group("num")) <= 10_000:

@@ -28,7 +28,7 @@ _FAQ: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = (
             rf"(?:升级|扩容|扩展|加大|增加|加|扩|upgrad\w*|add(?:\s+more)?|expand|increase|bump)\s*(?:一下|下)?\s*{_VRAM}|"
             rf"{_VRAM}.{{0,16}}(?:升级|扩容|upgrad\w*|加显存|扩显存|后续加|后期加|后面加|换大)|"
             rf"{_VRAM}\s*(?:不够|不足|爆了|满了|满|oom|用完).{{0,12}}(?:能不能|可以|能否|怎么办|咋办|升级|加|扩|can\s+i|later)"
-            r"|upgrad\w*.{0,24}(?:to|into)\s*\d+\s*(?:gb|g)(?![a-z])|(?:升级|扩|加|改)\w{0,2}.{0,12}到\s*\d+\s*(?:gb|g)(?![a-z])|魔改|modded|mod\s+(?:to|with)\s*\d+\s*g"
+            r"|upgrad\w*.{0,24}(?:to|into)\s*\d+\s*(?:gb|g)(?![a-z])|(?:升级|扩|加|改)\w{0,2}.{0,12}(?:到|成)\s*\d+\s*(?:gb|g)(?![a-z])|魔改|modded|mod\s+(?:to|with)\s*\d+\s*g"
         ),
         None,
     ),
@@ -36,7 +36,7 @@ _FAQ: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = (
         "vram_price",
         _c(
             r"(?:显存|vram|memory|大显存|更多显存|\d+\s*g(?:b)?(?![a-z])).{0,40}(?:贵|expensive|cost\s+more|pricier|price|"
-            r"价格高|价高)|"
+            r"价格高|价高|rents?\s+for\s+(?:twice|double|more|\d+\s*(?:x|times))|(?:twice|double)\s+(?:as\s+much|the\s+price))|"
             r"(?:贵|more\s+expensive|pricier|cost(?:s)?\s+more).{0,40}(?:\d+\s*g(?:b)?(?![a-z])|显存|vram|memory|same\s+chip|"
             r"同一(?:个|款)?(?:芯片|核心))"
         ),
@@ -102,7 +102,8 @@ _SCENARIOS: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = (
     (
         "learning",
         _c(
-            r"学生|学习|入门|新手|练手|小白|初学|自学|课程|毕设|毕业设计|论文|实验室|student|learn|beginner|hobby|newbie|"
+            r"学生|(?<!机器|深度|强化)学习|入门|新手|练手|小白|初学|自学|课程|毕设|毕业设计|论文|实验室|student|"
+            r"(?<!machine\s)(?<!deep\s)(?<!reinforcement\s)learn|beginner|hobby|newbie|"
             r"getting\s+started|course|homework|side\s+project|personal|个人|玩玩|试试|尝试|experiment|小模型|small\s+models?"
         ),
         None,
@@ -168,11 +169,12 @@ _ADVICE_TASK = _c(
     r"训练|微调|推理|部署|服务|跑大模型|跑模型|大模型|lora|qlora|training|train|fine[\s-]*tun|inference|"
     r"serv(?:e|ing)|deploy|llms?|language\s+models?|running\s+(?:llms?|models?)|跑"
 )
-# Clearly about something else: weather, poems, jokes, stocks, food, films, translation, small talk.
+# Clearly about something else: weather, poems, jokes, stocks, food, films, translation, books, small talk.
 _OFF_TOPIC = _c(
     r"天气|下雨|气温|写.{0,4}诗|诗歌|作诗|笑话|股票|股价|电影|电视剧|吃什么|菜谱|做饭|翻译|游戏|旅游|八卦|"
     r"weather|rain(?:ing)?\b|poem|haiku|poetry|limerick|joke|stock\s+(?:price|market)|recipe|cook|movie|film|"
-    r"translate|cover\s+letter|world\s+cup|football|\bbored\b|talk\s+to\s+me|tell\s+me\s+a\s+story"
+    r"translate|cover\s+letter|world\s+cup|football|\bbored\b|talk\s+to\s+me|tell\s+me\s+a\s+story|"
+    r"\bbooks?\b|\bnovels?\b|(?:推荐|有什么|有啥).{0,8}(?:书|书籍|小说)(?!签)"
 )
 _SMALL_TALK = _c(
     r"^\s*(?:hi|hello|hey|yo|hiya|howdy|你好|您好|在吗|在不在|哈喽|嗨|hello\s+there|早|早上好|晚上好|下午好|"
@@ -206,11 +208,16 @@ def asks_card_advice(text: str) -> bool:
 
 
 _SIZE_CLASS = _c(r"\bmodels\b|\bllms\b|这类模型|这种模型|级别的模型|级模型")
+# Chinese has no plural: '适合部署7b模型吗' asks about 7B models as a class (as 'good for 7B models'
+# does), while '适合跑个7b模型吗' (个: one model) stays a question about one model on the card.
+_SIZE_CLASS_SUITABLE = _c(
+    r"(?:适合|适不适合|合不合适|合适).{0,8}(?<![个一])\d+(?:\.\d+)?\s*b\s*(?:左右|级别|量级)?\s*的?\s*大?模型"
+)
 
 
 def sizes_in_general(text: str) -> bool:
-    """'7B models' (a class of models) rather than one model of that size."""
-    return bool(_SIZE_CLASS.search(text))
+    """'7B models', '适合部署7b模型吗' (a class of models) rather than one model of that size."""
+    return bool(_SIZE_CLASS.search(text) or _SIZE_CLASS_SUITABLE.search(text))
 
 
 def is_small_talk(text: str) -> bool:

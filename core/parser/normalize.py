@@ -39,6 +39,7 @@ _REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"(?<![a-z])(?:mistrial|mistal|mistrel)(?=[^a-z]|$)", "mistral"),
         (r"(?<![a-z])(?:mixtrl|mixtrel|mixtal)(?=[^a-z]|$)", "mixtral"),
         (r"(?<![a-z])(?:gema|gemmma)(?=[^a-z]|$)", "gemma"),
+        (r"(?<![a-z])(?:interlm|internml|internlam|intrenlm|intern\s+lm)(?=[\s\-_]*\d|[^a-z]|$)", "internlm"),
         (r"(?<![a-z])instrcut|instuct|intsruct|insturct|instrut", "instruct"),
         (r"nvidia|英伟达|geforce|tesla|n卡", " "),
         (r"(?<![a-z])显卡(?=\s*\d)", " "),

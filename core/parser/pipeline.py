@@ -18,7 +18,7 @@ _FIT_FIELDS = frozenset(
     {
         "task", "method", "card", "card_memory_bytes", "gpus", "precision", "batch", "seq", "runtime",
         "grad_checkpointing", "lora_rank", "tokens", "budget", "optimizer", "zero_stage", "model", "params_b",
-        "samples", "epochs", "text_bytes",
+        "samples", "sample_chars", "epochs", "text_bytes",
     }
 )  # fmt: skip
 
