@@ -1,7 +1,7 @@
 """Answer facts for realistic questions (issue 10): every question goes through the real answer path, as
 `gpufit ask --json` does, and every fact its entry names is checked in the JSON it produces.
 
-The corpus (tests/corpus/answers.toml, tests/corpus/answers_batch2.toml) holds `[[entry]]` tables:
+The corpus (tests/corpus/answers.toml, answers_batch2.toml, answers_batch3.toml) holds `[[entry]]` tables:
   id      unique name, shown in failures
   q       the question, or a list of turns in one chat (each turn's query is the next turn's `previous`,
           as the bot remembers it); the facts apply to the LAST turn
@@ -41,7 +41,7 @@ import pytest
 from core.query import Query
 
 CORPUS_DIR = Path(__file__).parent / "corpus"
-CORPUS_FILES = ("answers.toml", "answers_batch2.toml")
+CORPUS_FILES = ("answers.toml", "answers_batch2.toml", "answers_batch3.toml")
 PASS_RATE = 0.97
 KINDS = (
     "how_many",
@@ -277,8 +277,12 @@ def test_corpus_is_well_formed() -> None:
 def test_corpus_is_big_and_varied() -> None:
     first = [e for e in ENTRIES if e.source == CORPUS_FILES[0]]
     second = [e for e in ENTRIES if e.source == CORPUS_FILES[1]]
+    third = [e for e in ENTRIES if e.source == CORPUS_FILES[2]]
     assert len(first) >= 220
     assert len(second) >= 60
+    assert len(third) >= 60
+    assert sum(e.lang == "zh" for e in third) >= 30
+    assert set(Counter(e.kind for e in third)) == set(KINDS)
     assert sum(e.lang == "zh" for e in first) * 2 >= len(first)
     kinds = Counter(e.kind for e in first)
     assert set(kinds) == set(KINDS), kinds
