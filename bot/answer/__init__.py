@@ -158,7 +158,7 @@ def _dispatch(parsed: Parsed, lang: Lang) -> Answer:
     if intent == "card" and cards:
         return card_answer(lang, cards[0], query)
     if intent == "compare" and len(cards) >= 2:
-        return compare_answer(lang, cards, query)
+        return compare_answer(lang, cards, query, parsed.card_counts)
     if intent in ("card", "compare"):
         return card_answer(lang, cards[0], query) if cards else clarify_answer(lang, "card", query)
     if query is None:

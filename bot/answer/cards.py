@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from bot.answer.buttons import button
@@ -81,7 +82,9 @@ def what_fits(card: Card) -> list[dict[str, Any]]:
     return rows
 
 
-def compare_answer(lang: Lang, card_ids: list[str], query: Query | None) -> Answer:
+def compare_answer(
+    lang: Lang, card_ids: list[str], query: Query | None, counts: Mapping[str, int] | None = None
+) -> Answer:
     cards: list[Card] = []
     for card_id in card_ids:
         card = card_or_none(card_id)
@@ -95,7 +98,9 @@ def compare_answer(lang: Lang, card_ids: list[str], query: Query | None) -> Answ
     views = [card_view(c, currency) for c in cards[:6]]
     comparison = None
     if query is not None and (query.model or query.params_b):
-        comparison = compare_cards(query, cards[:6], book=price_book_in_force(), currency=Currency(currency))
+        comparison = compare_cards(
+            query, cards[:6], book=price_book_in_force(), currency=Currency(currency), counts=counts
+        )
     rows = [
         {"row": row, "card": card_or_none(row.card), "verdict": row.assessment.verdict}
         for row in (comparison.rows if comparison else [])

@@ -8,7 +8,7 @@ bandwidth decode at the same speed, whatever their names.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -45,14 +45,18 @@ class Comparison(BaseModel):
     cost_winner: str | None
 
 
-def _count_that_runs(query: Query, card: Card, book: PriceBook | None, currency: Currency) -> Assessment:
+def _count_that_runs(
+    query: Query, card: Card, book: PriceBook | None, currency: Currency, count: int | None
+) -> Assessment:
+    if count is not None:
+        return assess(query, card, count, book=book, currency=currency)
     if query.gpus is not None and "gpus" not in query.defaulted:
         return assess(query, card, query.gpus, book=book, currency=currency)
     job = assess(query, card, 1, book=book, currency=currency)
-    for count in NODE_COUNTS[1:]:
+    for more in NODE_COUNTS[1:]:
         if job.fits:
             break
-        job = assess(query, card, count, book=book, currency=currency)
+        job = assess(query, card, more, book=book, currency=currency)
     return job
 
 
@@ -97,10 +101,17 @@ def _winner(rows: Sequence[CompareRow], value: Callable[[CompareRow], float | No
 
 
 def compare_cards(
-    query: Query, cards: Sequence[Card], *, book: PriceBook | None, currency: Currency
+    query: Query,
+    cards: Sequence[Card],
+    *,
+    book: PriceBook | None,
+    currency: Currency,
+    counts: Mapping[str, int] | None = None,
 ) -> Comparison:
-    """The job `query` on each of `cards`, with the speed and cost winners (None on a tie)."""
-    rows = [_row(_count_that_runs(query, card, book, currency)) for card in cards]
+    """The job `query` on each of `cards` (on the count given for a card, when the question gave one), with
+    the speed and cost winners (None on a tie)."""
+    counts = counts or {}
+    rows = [_row(_count_that_runs(query, card, book, currency, counts.get(card.id))) for card in cards]
     bases = {row.cost_basis for row in rows if row.cost_basis}
     return Comparison(
         cards=[card.id for card in cards],

@@ -33,6 +33,7 @@ class Extraction:
     family_only: str | None = None
     method_words: bool = False  # fine-tune said without a method
     gpus_added: int = 0  # 'one more card': relative to the previous count
+    card_counts: dict[str, int] = field(default_factory=dict)  # '8张4090和2张A100': a count per card
     residue: str = ""  # the text with names and quantities masked, for intent keywords
 
     @property
@@ -543,6 +544,20 @@ def _read_switches(text: str, ex: Extraction) -> None:
         ex.fields["gpu_memory_utilization"] = float(util.group(1))
 
 
+_COUNT_BEFORE = _c(r"(?<![a-z0-9.])(\d{1,4})\s*(?:张|块|台|片|个|x|×|\*)?\s*$")
+
+
+def _counts_before_cards(text: str, cards: list[CardMention]) -> dict[str, int]:
+    """The count written right before each card ('8张4090和2张A100'), when every card named has one."""
+    counts: dict[str, int] = {}
+    for mention in cards:
+        match = _COUNT_BEFORE.search(text[max(0, mention.start - 8) : mention.start])
+        if match is None or not 1 <= int(match.group(1)) <= 4096:
+            return {}
+        counts[mention.card_id] = int(match.group(1))
+    return counts if len(counts) >= 2 else {}
+
+
 def extract(text: str) -> Extraction:
     """All stated fields of one normalized message."""
     ex = Extraction()
@@ -556,6 +571,7 @@ def extract(text: str) -> Extraction:
                 ex.fields["params_b"] = model.params_b
         text = mask(text, [(model.start, model.end)], MODEL_MARK)
     ex.cards = find_cards(text)
+    ex.card_counts = _counts_before_cards(text, ex.cards)
     text = mask(text, [(c.start, c.end) for c in ex.cards], CARD_MARK)
     text = _read_money(text, ex)
     text = _read_tokens(text, ex)

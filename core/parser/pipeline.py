@@ -76,7 +76,11 @@ def parse(text: str, previous: Query | None = None) -> Parsed:
     if advice is not None:
         return advice
     if len(card_ids) >= 2:
-        return seen.reply(Intent.COMPARE, query=build_query(ex.fields) if ex.has_model else None)
+        return seen.reply(
+            Intent.COMPARE,
+            query=build_query(ex.fields) if ex.has_model else None,
+            card_counts=ex.card_counts,
+        )
     if ex.has_model:
         return _fit(ex, norm, previous, seen)
     scenario_id = None if card_ids else words.scenario(norm)

@@ -48,3 +48,4 @@ class Parsed(BaseModel):
     unknown_model: str | None = None
     sort: Literal["cost", "speed"] = "cost"  # "fastest …" ranks plans by speed
     wanted_memory_bytes: int | None = None  # 'upgrade my 3090 to 48GB': the memory the user wants
+    card_counts: dict[str, int] = {}  # comparisons of setups ('8张4090和2张A100'): a count per card
