@@ -11,7 +11,9 @@ from core.parser.followup import build_query, merge
 from core.parser.lang import detect_lang
 from core.parser.normalize import normalize
 from core.parser.result import Intent, Lang, Parsed
+from core.parser.vision import extract_vision, find_vision_model
 from core.query import Query, Task
+from core.vision.job import VisionJob
 
 # Fields that make a message a (follow-up) fit question even without a model.
 _FIT_FIELDS = frozenset(
@@ -67,6 +69,11 @@ def parse(text: str, previous: Query | None = None) -> Parsed:
     nothing_named = not ex.has_model and not card_ids
     if nothing_named and words.is_help(norm):
         return seen.reply(Intent.HELP)
+    vision = _vision(ex, norm)
+    if vision is not None:
+        if not card_ids and words.scenario(norm) == "vision":
+            return seen.reply(Intent.SCENARIO, scenario="vision", vision=vision)
+        return seen.reply(Intent.FIT, vision=vision, cards=card_ids)
     if nothing_named and not ex.fields and (words.is_small_talk(norm) or words.is_off_topic(norm)):
         return seen.reply(Intent.OUT_OF_SCOPE)
     largest = _largest(ex, norm, previous, seen)
@@ -145,6 +152,14 @@ def _largest(ex: Extraction, norm: str, previous: Query | None, seen: _Seen) -> 
         return None
     fields["question"] = "largest_model"
     return seen.reply(Intent.LARGEST_MODEL, query=build_query(fields), follow_up=again)
+
+
+def _vision(ex: Extraction, norm: str) -> VisionJob | None:
+    """A vision job wins when a vision model is named; a task named without a model ('文生图') only when no
+    language model is named either."""
+    if ex.has_model and find_vision_model(norm) is None:
+        return None
+    return extract_vision(norm, ex.fields)
 
 
 def _fit(ex: Extraction, norm: str, previous: Query | None, seen: _Seen) -> Parsed:

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from core.query import Query
+from core.vision.job import VisionJob
 
 
 class Lang(StrEnum):
@@ -46,6 +47,7 @@ class Parsed(BaseModel):
     compare_methods: bool = False
     clarify: str | None = None
     unknown_model: str | None = None
+    vision: VisionJob | None = None  # an image / video / vision / speech / embedding job (issue 12)
     sort: Literal["cost", "speed"] = "cost"  # "fastest …" ranks plans by speed
     wanted_memory_bytes: int | None = None  # 'upgrade my 3090 to 48GB': the memory the user wants
     card_counts: dict[str, int] = {}  # comparisons of setups ('8张4090和2张A100'): a count per card

@@ -1,0 +1,234 @@
+"""Image, video, vision, speech and embedding jobs in a message (zh + en) -> a typed VisionJob.
+
+A job is recognised by a model of data/vision_models.toml named in the text ('SDXL', 'FLUX.1-dev',
+'YOLOv8x', 'Whisper large') or by a task people name without a model ('文生图', '图生视频',
+'转写 1 小时音频'), which then takes the most asked model for it (stated as an assumption: `model` is in
+`defaulted`). Quantities are read the way these jobs write them: '1024x1024', '720p', '5 秒视频',
+'4 张一批', 'batch 16', 'YOLOv8x 640', '30 步', '1 小时音频'. Runs on the normalised text
+(core.parser.normalize).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from core.query import Precision
+from core.vision.job import Offload, TrainMethod, VisionJob, VisionTask
+from core.vision.registry import VisionModel, load_vision_registry
+
+
+def _c(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+# Tasks named without a model, and the model each defaults to (the most rented-for one of its kind).
+_TASK_DEFAULTS: tuple[tuple[re.Pattern[str], str, VisionTask], ...] = (
+    (_c(r"图生视频|image[\s-]*to[\s-]*video|(?<![a-z])i2v(?![a-z])"), "wan2.1-i2v-14b", VisionTask.GENERATE),
+    (
+        _c(
+            r"文生视频|视频生成|生成视频|text[\s-]*to[\s-]*video|(?<![a-z])t2v(?![a-z])|video\s+generation|ai\s*视频"
+        ),
+        "wan2.1-t2v-14b",
+        VisionTask.GENERATE,
+    ),
+    (
+        _c(
+            r"文生图|出图|生图|ai\s*绘画|ai\s*画图|text[\s-]*to[\s-]*image|(?<![a-z])t2i(?![a-z])|image\s+generation|generate\s+images?"
+        ),
+        "sdxl",
+        VisionTask.GENERATE,
+    ),
+    (
+        _c(r"转写|转录|语音识别|语音转文字|字幕|transcrib|speech[\s-]*to[\s-]*text|(?<![a-z])asr(?![a-z])"),
+        "whisper-large-v3",
+        VisionTask.TRANSCRIBE,
+    ),
+)
+
+_TRAIN = _c(
+    r"训练|炼丹|微调|finetun|fine[\s-]*tun|(?<![a-z])train|lora|dreambooth|(?<![a-z])db(?![a-z])|全量|from\s*scratch"
+)
+_FULL = _c(r"全量|全参|full[\s-]*(?:fine[\s-]*tun|finetun|parameter|ft)|full\s+train|(?<![a-z])fft(?![a-z])")
+_LORA = _c(r"lora|dreambooth|(?<![a-z])lycoris|(?<![a-z])loha")
+_INFER = _c(r"推理|检测|识别|分割|infer|predict|serv|部署|deploy|检索|embed|向量|rerank|重排")
+_RES = _c(r"(?<![\d.])(\d{3,5})\s*(?:x|\*|×|乘)\s*(\d{3,5})(?![\d.])")
+_P_RES = _c(r"(?<![\d.])(480|540|576|704|720|1080|1440|2160)\s*p(?![a-z])|(?<![a-z\d])(4k|2k)(?![a-z])")
+_SECONDS = _c(r"(\d+(?:\.\d+)?)\s*(?:秒|s(?![a-z])|sec(?:ond)?s?(?![a-z]))")
+_FRAMES = _c(r"(\d{1,4})\s*(?:帧|frames?(?![a-z]))")
+_BATCH = _c(
+    r"(?:batch(?:[\s_-]*size)?|(?<![a-z])bs|批量|批大小|批次)\s*[=:：]?\s*(\d{1,5})|"
+    r"(\d{1,4})\s*张\s*(?:图\s*)?(?:1|一)?\s*批|一次\s*(?:出|生成|跑)?\s*(\d{1,4})\s*张|"
+    r"(\d{1,4})\s*(?:images?|pics?|pictures?)\s*(?:at\s+once|per\s+batch|in\s+a\s+batch)|"
+    r"(?:一批|每批)\s*(\d{1,4})\s*(?:张|条|个)?"
+)
+_STEPS = _c(r"(\d{1,4})\s*(?:步|steps?(?![a-z]))|steps?\s*[=:：]?\s*(\d{1,4})")
+_IMGSZ = _c(r"(?:imgsz|img[\s_-]*size|image[\s_-]*size|输入尺寸|分辨率)\s*[=:：]?\s*(\d{3,4})")
+_BARE_SIDE = _c(
+    r"(?<![\d.x*])(224|256|320|384|416|448|512|608|640|768|800|896|960|1024|1280|1536)(?![\d.]|\s*(?:x|\*|×|[pkgb](?![a-z])|张|步|tokens?|条))"
+)
+_AUDIO_HOURS = _c(r"(\d+(?:\.\d+)?)\s*(?:个\s*)?(?:小时|hours?|hrs?|h(?![a-z]))")
+_AUDIO_MINUTES = _c(r"(\d+(?:\.\d+)?)\s*(?:分钟|minutes?|mins?)")
+_TOKENS = _c(r"(\d{2,6})\s*(?:tokens?|个?\s*token|字)")
+_COUNT = _c(r"(\d[\d,]*)\s*(?:万\s*)?(?:张图|张图片|张|images|pictures|条文本|条|texts|个视频|段视频|videos)")
+_OFFLOAD_SEQ = _c(r"sequential[\s_-]*(?:cpu[\s_-]*)?offload|逐层卸载|顺序卸载")
+_OFFLOAD = _c(r"offload|卸载到内存|放到内存|cpu\s*卸载|内存卸载|lowvram|--medvram")
+_TILING = _c(r"tiled?\s*vae|vae\s*til|vae\s*分块|分块\s*vae|vae\s*切片|tiled\s*diffusion")
+_GC = _c(r"gradient[\s_-]*checkpoint|梯度检查点|重计算|activation\s*checkpoint")
+_NO_CACHE = _c(r"不\s*缓存|no[\s_-]*cache|without\s+cach")
+_GGUF = _c(r"gguf|q4_k|q4km|q8_0|(?<![a-z])q4(?![a-z0-9])|(?<![a-z])q8(?![a-z0-9])")
+
+
+@cache
+def _alias_patterns() -> tuple[tuple[re.Pattern[str], str], ...]:
+    """Each alias as a pattern tolerant of spaces / dashes between its parts, longest alias first."""
+    registry = load_vision_registry()
+    out: list[tuple[int, re.Pattern[str], str]] = []
+    for model in registry.models.values():
+        for alias in {model.id, model.name.lower(), *(a.lower() for a in model.aliases)}:
+            parts = [p for p in re.split(r"[\s_\-/]+|(?<=[a-z])(?=\d)|(?<=\d)(?=[a-z])", alias) if p]
+            body = r"[\s_\-/]*".join(re.escape(p) for p in parts)
+            pattern = re.compile(rf"(?<![a-z0-9.]){body}(?![a-z0-9])")
+            out.append((len(alias), pattern, model.id))
+    out.sort(key=lambda item: -item[0])
+    return tuple((pattern, model_id) for _, pattern, model_id in out)
+
+
+def find_vision_model(text: str) -> tuple[VisionModel, str] | None:
+    """The first (longest) vision model named in the text, with the words that named it."""
+    registry = load_vision_registry()
+    for pattern, model_id in _alias_patterns():
+        match = pattern.search(text)
+        if match:
+            return registry.models[model_id], match.group(0)
+    return None
+
+
+def _int(match: re.Match[str] | None) -> int | None:
+    if not match:
+        return None
+    for group in match.groups():
+        if group:
+            return int(float(group))
+    return None
+
+
+def _resolution(text: str) -> tuple[int, int] | None:
+    match = _RES.search(text)
+    if match:
+        return int(match.group(1)), int(match.group(2))
+    match = _P_RES.search(text)
+    if match:
+        named = match.group(2)
+        height = (2160 if named == "4k" else 1440) if named else int(match.group(1))
+        width = {480: 832, 704: 1280}.get(height, height * 16 // 9)
+        return width, height
+    return None
+
+
+def _precision(text: str, stated: object) -> Precision | None:
+    if _GGUF.search(text):
+        return Precision.Q8_0 if re.search(r"q8", text) else Precision.Q4_K_M
+    if isinstance(stated, Precision):
+        return stated
+    return None
+
+
+def extract_vision(text: str, fields: dict[str, object]) -> VisionJob | None:
+    """The vision job a normalised message asks about, or None when it names none.
+
+    `fields` are the general extractor's (card, precision, currency) for the same text.
+    """
+    found = find_vision_model(text)
+    task: VisionTask | None = None
+    defaulted: list[str] = []
+    if found is None:
+        for pattern, model_id, default_task in _TASK_DEFAULTS:
+            if pattern.search(text):
+                found = (load_vision_registry().models[model_id], pattern.pattern)
+                task = default_task
+                defaulted.append("model")
+                break
+    if found is None:
+        return None
+    model, named = found
+    rest = text.replace(named, " ", 1) if named in text else text
+    diffusion = model.family in ("image", "video")
+    if _TRAIN.search(rest) and model.family != "embedding":
+        task = VisionTask.TRAIN
+    elif task is None and model.family in ("vision", "detector", "segment") and _INFER.search(rest):
+        task = VisionTask.INFER
+    method: TrainMethod | None = None
+    if task is VisionTask.TRAIN:
+        if _FULL.search(rest):
+            method = TrainMethod.FULL
+        elif _LORA.search(rest):
+            method = TrainMethod.LORA
+    values: dict[str, object] = {}
+    resolution = _resolution(rest)
+    if resolution:
+        values["width"], values["height"] = resolution
+    elif model.family in ("vision", "detector", "segment"):
+        side = _int(_IMGSZ.search(rest)) or _int(_BARE_SIDE.search(rest))
+        if side:
+            values["width"] = values["height"] = side
+    elif diffusion:
+        side = _int(_IMGSZ.search(rest))
+        if side:
+            values["width"] = values["height"] = side
+    if model.family == "video":
+        frames = _int(_FRAMES.search(rest))
+        seconds = _SECONDS.search(rest)
+        if frames:
+            values["frames"] = frames
+        elif seconds and model.fps:
+            # Wan / HunyuanVideo / CogVideoX count the first frame on top: 5 s at 16 fps is 81 frames.
+            values["frames"] = int(float(seconds.group(1)) * model.fps) + 1
+    batch = _int(_BATCH.search(rest))
+    if batch:
+        values["batch"] = batch
+    steps = _int(_STEPS.search(rest))
+    if steps and diffusion:
+        values["steps"] = steps
+    if model.family == "speech":
+        hours = _AUDIO_HOURS.search(rest)
+        minutes = _AUDIO_MINUTES.search(rest)
+        if hours:
+            values["audio_hours"] = float(hours.group(1))
+        elif minutes:
+            values["audio_hours"] = float(minutes.group(1)) / 60
+    if model.family == "embedding":
+        tokens = _int(_TOKENS.search(rest)) or (
+            fields.get("seq") if isinstance(fields.get("seq"), int) else None
+        )
+        if tokens:
+            values["tokens"] = tokens
+    precision = _precision(rest, fields.get("precision"))
+    if precision is not None:
+        values["precision"] = precision
+    if _OFFLOAD_SEQ.search(rest):
+        values["offload"] = Offload.SEQUENTIAL
+    elif _OFFLOAD.search(rest):
+        values["offload"] = Offload.MODEL
+    if _TILING.search(rest):
+        values["vae_tiling"] = True
+    if _GC.search(rest):
+        values["grad_checkpointing"] = True
+    if task is VisionTask.TRAIN and diffusion and _NO_CACHE.search(rest):
+        values["cache_latents"] = False
+        values["cache_text"] = False
+    card = fields.get("card")
+    memory = fields.get("card_memory_bytes")
+    if isinstance(memory, int) and not card:
+        values["card_memory_bytes"] = memory
+    gpus = fields.get("gpus") if not batch else None
+    return VisionJob(
+        model=model.id,
+        task=task,
+        method=method,
+        card=card if isinstance(card, str) else None,
+        gpus=gpus if isinstance(gpus, int) else None,
+        currency=fields.get("currency"),
+        defaulted=tuple(defaulted),
+        **values,
+    )

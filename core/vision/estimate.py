@@ -1,0 +1,368 @@
+"""Per-card peak memory of an image, video, vision, speech or embedding job, component by component.
+
+A diffusers pipeline keeps every component on the card (unless offloaded) and runs them in turn: text
+encoders, then the denoiser for every step, then the VAE decoder. Its peak is all resident weights plus the
+largest transient of the three phases. With `enable_model_cpu_offload()` only the running component is on the
+card, so the peak is the largest component with its own transient; sequential offload streams one submodule
+at a time. Training holds the trained network's states and its saved activations; the frozen text encoders
+and VAE stay resident unless their outputs were cached. Vision, speech and embedding models are one network.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from core.catalog import Card, Catalog, load_catalog
+from core.estimator.calibration import load_calibration
+from core.estimator.memory import UnknownCardError, verdict_for
+from core.estimator.result import Fit, Verdict
+from core.query import Precision
+from core.units import GIB
+from core.vision import terms
+from core.vision.defaults import fill_defaults, load_vision_constants
+from core.vision.job import Offload, TrainMethod, VisionJob, VisionTask
+from core.vision.registry import Component, VisionModel, VisionRegistry, load_vision_registry
+from core.vision.result import FolkVisionRule, VisionBreakdown, VisionEstimate
+from core.vision.speed import vision_speed
+
+
+class UnknownVisionModelError(ValueError):
+    def __init__(self, name: str, suggestions: list[str]) -> None:
+        super().__init__(name)
+        self.name = name
+        self.suggestions = suggestions
+
+
+def resolve_vision_model(name: str, registry: VisionRegistry | None = None) -> VisionModel:
+    registry = registry or load_vision_registry()
+    found = registry.resolve(name)
+    if found is None:
+        raise UnknownVisionModelError(name, registry.closest(name))
+    return found
+
+
+class Phase:
+    """One phase's resident weights and transient (what the pipeline peak takes the largest of)."""
+
+    def __init__(self, name: str, component: Component, transient: int, extra: dict[str, int] | None = None):
+        self.name = name
+        self.component = component
+        self.transient = transient
+        self.extra = extra or {}
+
+
+def _component_precision(component: Component, precision: Precision) -> Precision:
+    """The asked precision applies to the denoiser and to text encoders over a billion parameters (T5-XXL,
+    LLM encoders: what fp8 / nf4 / GGUF checkpoints of FLUX, SD3 and Wan ship); CLIPs and VAEs stay 16-bit."""
+    if not terms.is_quantized(precision) and precision is not Precision.FP32:
+        return precision
+    if component.kind in ("dit", "unet") or (component.kind == "text_encoder" and component.params > 1e9):
+        return precision
+    return Precision.BF16 if precision is not Precision.FP32 else Precision.FP32
+
+
+def text_transient(registry: VisionRegistry, encoder: Component, batch: int) -> int:
+    """A text encoder's forward over `batch` prompts of its padded length."""
+    coeff = terms.coefficient(registry.coefficients(encoder), "infer", False)
+    return int(coeff * batch * encoder.tokens * encoder.width)
+
+
+def denoiser_transient(
+    registry: VisionRegistry,
+    denoiser: Component,
+    vae: Component,
+    *,
+    width: int,
+    height: int,
+    frames: int,
+    batch: int,
+) -> int:
+    """One denoiser forward on `batch` latents (the batch the module sees: CFG already doubled)."""
+    tokens = terms.denoiser_tokens(denoiser, vae, width, height, frames)
+    coeff = terms.coefficient(registry.coefficients(denoiser), "infer", False)
+    return terms.activation_bytes(denoiser, coeff, batch * tokens, "infer")
+
+
+def vae_transient(
+    registry: VisionRegistry,
+    vae: Component,
+    *,
+    width: int,
+    height: int,
+    frames: int,
+    batch: int,
+    tiling: bool,
+    upcast: int = 1,
+) -> int:
+    """The VAE decoder on `batch` latents: its top-resolution feature maps dominate (width × pixels); tiled,
+    one tile at a time plus the assembled output; video VAEs decode a few frames at a time."""
+    coeff = terms.coefficient(registry.coefficients(vae), "infer", False)
+    decode_frames = min(frames, vae.decode_frames) if vae.decode_frames else frames
+    if tiling and vae.tile_px:
+        tile = min(vae.tile_px, width) * min(vae.tile_px, height)
+        output = batch * 3 * width * height * frames * terms.ACT_BYTES
+        return int(coeff * tile * decode_frames * vae.width) * upcast + output
+    return int(coeff * batch * width * height * decode_frames * vae.width) * upcast
+
+
+def _generation(job: VisionJob, model: VisionModel, registry: VisionRegistry) -> tuple[VisionBreakdown, str]:
+    assert job.width and job.height and job.batch and job.precision
+    denoiser = registry.component(model.denoiser)
+    vae = registry.component(model.vae)
+    frames = job.frames or 1
+    precision = job.precision
+    cfg = 2 if model.cfg else 1
+
+    def weights(component: Component) -> int:
+        return terms.weight_bytes(component, _component_precision(component, precision))
+
+    texts = [registry.component(c) for c in model.text_encoders]
+    text_w = sum(weights(c) for c in texts)
+    extra = [registry.component(c) for c in model.extra_denoisers]
+    den_w = weights(denoiser) + sum(weights(c) for c in extra)
+    # diffusers upcasts a force_upcast VAE (SDXL's) to fp32 to decode when the pipeline runs in fp16.
+    upcast = 2 if vae.force_upcast and precision is Precision.FP16 else 1
+    vae_w = terms.weight_bytes(vae, Precision.BF16) * upcast
+
+    # transients
+    text_t = max((text_transient(registry, c, cfg * job.batch) for c in texts), default=0)
+    den_t = denoiser_transient(
+        registry, denoiser, vae, width=job.width, height=job.height, frames=frames, batch=cfg * job.batch
+    )
+    vae_t = vae_transient(
+        registry,
+        vae,
+        width=job.width,
+        height=job.height,
+        frames=frames,
+        batch=job.batch,
+        tiling=bool(job.vae_tiling),
+        upcast=upcast,
+    )
+
+    if job.offload is Offload.NONE:
+        phases = {"text_encode": text_t, "denoise": den_t, "vae_decode": vae_t}
+        phase = max(phases, key=lambda k: phases[k])
+        return (
+            VisionBreakdown(text_encoders=text_w, denoiser=den_w, vae=vae_w, activations=phases[phase]),
+            phase,
+        )
+    if job.offload is Offload.MODEL:
+        biggest_den = max([weights(denoiser), *(weights(c) for c in extra)])
+        options = {
+            "text_encode": VisionBreakdown(
+                text_encoders=max((weights(c) for c in texts), default=0), activations=text_t
+            ),
+            "denoise": VisionBreakdown(denoiser=biggest_den, activations=den_t),
+            "vae_decode": VisionBreakdown(vae=vae_w, activations=vae_t),
+        }
+        phase = max(options, key=lambda k: options[k].total)
+        return options[phase], phase
+    # sequential: one block's weights at a time (a denoiser layer, the largest unit streamed).
+    block = weights(denoiser) // max(denoiser.layers, 1)
+    phases = {"text_encode": text_t, "denoise": den_t, "vae_decode": vae_t}
+    phase = max(phases, key=lambda k: phases[k])
+    return VisionBreakdown(denoiser=block, activations=phases[phase]), phase
+
+
+def _diffusion_training(
+    job: VisionJob, model: VisionModel, registry: VisionRegistry
+) -> tuple[VisionBreakdown, str, int]:
+    assert job.width and job.height and job.batch and job.precision and job.method
+    denoiser = registry.component(model.denoiser)
+    vae = registry.component(model.vae)
+    gc = bool(job.grad_checkpointing)
+    tokens = job.batch * terms.denoiser_tokens(denoiser, vae, job.width, job.height, job.frames or 1)
+    coeffs = registry.coefficients(denoiser)
+    frozen = 0
+    if not job.cache_text:
+        frozen += sum(
+            terms.weight_bytes(
+                registry.component(c), _component_precision(registry.component(c), job.precision)
+            )
+            for c in model.text_encoders
+        )
+    if not job.cache_latents:
+        frozen += terms.weight_bytes(vae, Precision.BF16)
+    if job.method is TrainMethod.LORA:
+        trainable = terms.lora_params(denoiser, job.lora_rank or 16)
+        base = terms.weight_bytes(denoiser, job.precision)
+        master, grads, opt = terms.training_state_bytes(trainable)
+        acts = terms.activation_bytes(denoiser, terms.coefficient(coeffs, "lora", gc), tokens, "lora")
+        breakdown = VisionBreakdown(
+            text_encoders=frozen,
+            denoiser=base,
+            adapters=master,
+            gradients=grads,
+            optimizer=opt,
+            activations=acts,
+        )
+        return breakdown, "backward", trainable
+    trainable = denoiser.params
+    master, grads, opt = terms.training_state_bytes(trainable)
+    acts = terms.activation_bytes(denoiser, terms.coefficient(coeffs, "train", gc), tokens, "train")
+    at_backward = VisionBreakdown(text_encoders=frozen, denoiser=master, optimizer=opt, activations=acts)
+    at_step = VisionBreakdown(text_encoders=frozen, denoiser=master, gradients=grads, optimizer=opt)
+    if at_backward.total >= at_step.total:
+        return at_backward.model_copy(update={"gradients": grads // 2}), "backward", trainable
+    return at_step, "optimizer_step", trainable
+
+
+def _network(
+    job: VisionJob, model: VisionModel, registry: VisionRegistry
+) -> tuple[VisionBreakdown, str, int]:
+    """One network: a vision backbone / detector / segmenter, Whisper, or an embedding model."""
+    assert job.batch and job.precision and job.task
+    component = registry.component(model.components[0])
+    training = job.task is VisionTask.TRAIN
+    gc = bool(job.grad_checkpointing)
+    job_kind = "train" if training else "infer"
+    coeff = terms.coefficient(registry.coefficients(component), job_kind, gc)
+    kv = logits = 0
+    if component.kind == "speech":
+        tokens = job.batch * component.tokens
+        decoder_tokens = job.tokens or 128
+        acts = terms.activation_bytes(component, coeff, tokens, job_kind)
+        logits = terms.logits_bytes(component, job.batch, decoder_tokens, training=training)
+        if not training:
+            kv = terms.whisper_cache_bytes(component, job.batch, decoder_tokens)
+    elif component.kind == "encoder":
+        tokens = job.batch * (job.tokens or 512)
+        acts = terms.activation_bytes(component, coeff, tokens, job_kind)
+        if component.kv_heads_dim and not training:
+            kv = terms.decoder_kv_bytes(component, job.batch, job.tokens or 512)
+    else:
+        assert job.width and job.height
+        if component.kind == "vit":
+            per_image = (job.width // component.spatial_scale) * (job.height // component.spatial_scale)
+        else:
+            per_image = job.width * job.height
+        acts = terms.activation_bytes(component, coeff, job.batch * per_image, job_kind)
+    if not training:
+        network = terms.weight_bytes(component, job.precision)
+        return VisionBreakdown(network=network, activations=acts, kv_cache=kv, logits=logits), "forward", 0
+    master, grads, opt = terms.training_state_bytes(component.params)
+    at_backward = VisionBreakdown(network=master, optimizer=opt, activations=acts, logits=logits)
+    at_step = VisionBreakdown(network=master, gradients=grads, optimizer=opt)
+    if at_backward.total >= at_step.total:
+        return at_backward, "backward", component.params
+    return at_step, "optimizer_step", component.params
+
+
+def tracked_breakdown(
+    job: VisionJob, registry: VisionRegistry | None = None
+) -> tuple[VisionBreakdown, str, int]:
+    """The breakdown before runtime overhead (what MemTracker sees), the peak phase and trainable params."""
+    registry = registry or load_vision_registry()
+    model = resolve_vision_model(job.model, registry)
+    filled = fill_defaults(job, model)
+    if model.family in ("image", "video"):
+        if filled.task is VisionTask.TRAIN:
+            return _diffusion_training(filled, model, registry)
+        breakdown, phase = _generation(filled, model, registry)
+        return breakdown, phase, 0
+    return _network(filled, model, registry)
+
+
+def _with_overhead(breakdown: VisionBreakdown) -> VisionBreakdown:
+    """CUDA context and the caching allocator's slack (data/calibration.toml, as for language models)."""
+    runtime = load_calibration().runtime
+    overhead = runtime.cuda_context_gib * GIB + runtime.allocator_slack * breakdown.tracked
+    return breakdown.model_copy(update={"overhead": int(overhead)})
+
+
+def _uncertainty(model: VisionModel, registry: VisionRegistry, job: VisionJob) -> tuple[float, bool]:
+    used = [registry.component(c) for c in model.components]
+    measured = all(c.measured for c in used)
+    band = 0.10 if measured else 0.25
+    if job.offload is Offload.SEQUENTIAL or (job.frames or 1) > 1:
+        band += 0.10
+    return round(band, 2), measured
+
+
+def _folk(model: VisionModel, registry: VisionRegistry, precision: Precision) -> FolkVisionRule:
+    constants = load_vision_constants()
+    weights = sum(terms.weight_bytes(registry.component(c), precision) for c in model.components)
+    return FolkVisionRule(
+        start_bytes=int(constants.article_start_gib * GIB),
+        safe_bytes=int(constants.article_safe_gib * GIB),
+        weights_bytes=weights,
+    )
+
+
+def _card(name: str | None, catalog: Catalog) -> Card | None:
+    if not name:
+        return None
+    if name in catalog.by_id:
+        return catalog.get(name)
+    match = catalog.resolve(name)
+    if match is None:
+        raise UnknownCardError(name, catalog.closest(name))
+    return match.card
+
+
+def estimate_vision(job: VisionJob) -> VisionEstimate:
+    """The whole answer for one job: breakdown, verdict on the card, speed, fixes. Pure and cached."""
+    return _estimate_cached(job)
+
+
+@lru_cache(maxsize=2048)
+def _estimate_cached(job: VisionJob) -> VisionEstimate:
+    from core.vision.fixes import fixes_for, max_batch
+
+    registry = load_vision_registry()
+    catalog = load_catalog()
+    model = resolve_vision_model(job.model, registry)
+    filled = fill_defaults(job, model)
+    tracked, phase, trainable = tracked_breakdown(filled, registry)
+    breakdown = _with_overhead(tracked)
+    uncertainty, measured = _uncertainty(model, registry, filled)
+    card = _card(filled.card, catalog)
+    verdicts: list[Verdict] = []
+    cards_needed: int | None = None
+    capacity = card.memory_bytes if card else filled.card_memory_bytes
+    if capacity:
+        card_id = card.id if card else f"{round(capacity / GIB)}gb"
+        verdict = verdict_for(
+            breakdown.total, capacity, card_id=card_id, count=1, uncertainty=uncertainty, notes=[]
+        )
+        verdicts.append(verdict)
+        cards_needed = 1 if verdict.fits is not Fit.NO else None
+    precision = filled.precision or Precision.BF16
+    params = sum(registry.component(c).params for c in model.components)
+    speed = vision_speed(filled, model, registry, card) if card is not None else None
+    warnings: list[str] = []
+    if precision is Precision.FP8 and card is not None and not card.fp8_tflops:
+        warnings.append("fp8_storage_only")
+    if precision is Precision.BF16 and card is not None and not card.bf16_tflops:
+        warnings.append("no_bf16")
+    if not measured:
+        warnings.append("not_measured")
+    result = VisionEstimate(
+        job=filled,
+        model_name=model.name,
+        family=model.family,
+        params=params,
+        trainable_params=trainable,
+        breakdown=breakdown,
+        peak_phase=phase,
+        folk=_folk(model, registry, precision if precision is not Precision.FP32 else Precision.FP32),
+        uncertainty=uncertainty,
+        measured_basis=measured,
+        verdicts=verdicts,
+        cards_needed=cards_needed,
+        speed=speed,
+        warnings=warnings,
+    )
+    return result.model_copy(
+        update={
+            "fixes": fixes_for(filled, model, result, capacity, card),
+            "max_batch": max_batch(filled, model, capacity) if capacity else None,
+        }
+    )
+
+
+def need_bytes(job: VisionJob) -> int:
+    """Bytes one card must hold for the job (with runtime overhead), whatever the card."""
+    tracked, _, _ = tracked_breakdown(job)
+    return _with_overhead(tracked).total

@@ -1,0 +1,168 @@
+"""What the vision estimator returns: bytes per component at the peak, verdicts, speed, fixes.
+
+Shaped like the language-model estimate so the JSON carries the same keys (`kind: fit`, `verdict`,
+`breakdown`, `total_bytes`, `speed`, `cost`, `cards_needed`).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from core.estimator.result import Verdict
+from core.vision.job import VisionJob
+
+# Breakdown keys, in the order the answer draws their bars.
+VISION_COMPONENTS = (
+    "text_encoders",
+    "denoiser",
+    "vae",
+    "network",
+    "adapters",
+    "gradients",
+    "optimizer",
+    "activations",
+    "kv_cache",
+    "logits",
+    "overhead",
+)
+
+
+class VisionBreakdown(BaseModel):
+    """Bytes on one card at the peak moment, by what holds them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text_encoders: int = 0
+    denoiser: int = 0
+    vae: int = 0
+    network: int = 0
+    adapters: int = 0
+    gradients: int = 0
+    optimizer: int = 0
+    activations: int = 0
+    kv_cache: int = 0
+    logits: int = 0
+    overhead: int = 0
+
+    @property
+    def total(self) -> int:
+        return sum(self.as_dict().values())
+
+    @property
+    def tracked(self) -> int:
+        """What PyTorch's allocator itself holds: the total less the runtime overhead."""
+        return self.total - self.overhead
+
+    def as_dict(self) -> dict[str, int]:
+        return {name: int(getattr(self, name)) for name in VISION_COMPONENTS}
+
+
+class VisionSpeed(BaseModel):
+    """How fast on one card: seconds per item and items per hour (images, videos, training steps, texts),
+    plus the unit-specific figure (frames/s of video, × real time for audio)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    seconds_per_item: float
+    items_per_hour: float
+    unit: str = Field(description="image | video | step | image_batch | text | audio_hour")
+    frames_per_s: float | None = None
+    realtime_factor: float | None = None
+    flops_per_item: float
+    utilisation: float
+    offload_s_per_item: float = 0.0
+    hours: float | None = Field(default=None, description="time for the job's `items` / audio hours")
+    notes: list[str] = Field(default_factory=list)
+
+
+class VisionCost(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    per_hour: float
+    per_thousand: float | None
+    total: float | None
+    currency: str
+    provider: str
+    date: str
+
+
+class Fix(BaseModel):
+    """One change that lowers the memory, what it leaves and what it costs in speed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    code: str
+    total_bytes: int
+    fits: bool | None = None
+    slowdown: float | None = Field(default=None, description="time per item multiplied by this")
+    value: int | None = None
+
+
+class FolkVisionRule(BaseModel):
+    """The article's computer-vision rule (24 GB to start, 48 GB to be safe) and its weights × 1.2 rule."""
+
+    model_config = ConfigDict(frozen=True)
+
+    start_bytes: int
+    safe_bytes: int
+    weights_bytes: int
+    margin: float = 1.2
+
+    @property
+    def weights_margin_bytes(self) -> int:
+        return int(self.weights_bytes * self.margin)
+
+
+class VisionEstimate(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    kind: str = "fit"
+    job: VisionJob
+    model_name: str
+    family: str
+    params: int
+    trainable_params: int
+    breakdown: VisionBreakdown
+    peak_phase: str
+    folk: FolkVisionRule
+    uncertainty: float
+    measured_basis: bool = Field(description="every component's coefficients were measured")
+    verdicts: list[Verdict] = Field(default_factory=list)
+    cards_needed: int | None = None
+    max_batch: int | None = None
+    speed: VisionSpeed | None = None
+    cost: VisionCost | None = None
+    fixes: list[Fix] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+
+    @property
+    def total_bytes(self) -> int:
+        return self.breakdown.total
+
+    def as_json(self) -> dict[str, object]:
+        """The public JSON shape, same keys as a language-model fit answer."""
+        verdict = self.verdicts[0].fits.value if self.verdicts else None
+        return {
+            "kind": self.kind,
+            "family": self.family,
+            "model": self.model_name,
+            "job": self.job.model_dump(mode="json"),
+            "verdict": verdict,
+            "verdicts": [v.model_dump(mode="json") for v in self.verdicts],
+            "breakdown": self.breakdown.as_dict(),
+            "total_bytes": self.total_bytes,
+            "peak_phase": self.peak_phase,
+            "uncertainty": self.uncertainty,
+            "speed": self.speed.model_dump(mode="json") if self.speed else None,
+            "cost": self.cost.model_dump(mode="json") if self.cost else None,
+            "cards_needed": self.cards_needed,
+            "max_batch": self.max_batch,
+            "fixes": [f.model_dump(mode="json") for f in self.fixes],
+            "folk_rule": {
+                "start_bytes": self.folk.start_bytes,
+                "safe_bytes": self.folk.safe_bytes,
+                "weights_bytes": self.folk.weights_bytes,
+                "margin": self.folk.margin,
+            },
+            "warnings": self.warnings,
+        }

@@ -1,0 +1,167 @@
+"""How fast a vision job runs on one card: FLOPs per item over the card's 16-bit tensor peak × utilisation.
+
+Utilisation is the same cited model-FLOPs utilisation the language-model speed uses (data/speed.toml [mfu]);
+offloading adds the PCIe transfers of the weights it moves (data/vision_models.toml [constants]). Speech adds
+the decoder's per-token weight reads (bandwidth-bound, like LLM decode). Planning figures, not benchmarks.
+"""
+
+from __future__ import annotations
+
+from core.catalog import Card
+from core.estimator.terms import BYTES_PER_WEIGHT
+from core.query import Precision
+from core.speed import load_speed_constants, tensor_tflops
+from core.vision import terms
+from core.vision.job import Offload, VisionJob, VisionTask
+from core.vision.registry import Component, VisionModel, VisionRegistry
+from core.vision.result import VisionSpeed
+
+AUDIO_CHUNK_S = 30.0  # Whisper encodes 30 s windows (3,000 mel frames → 1,500 encoder frames)
+
+
+def _peak(card: Card, precision: Precision) -> tuple[float, float]:
+    mfu = load_speed_constants().mfu.for_card(card)
+    utilisation: float = mfu
+    return tensor_tflops(card, precision) * 1e12 * utilisation, utilisation
+
+
+def _pcie_bytes_s(card: Card, constants_gb_s: float, efficiency: float) -> float:
+    gen = card.pcie_gen or 4
+    per_gen = constants_gb_s * 2.0 ** (gen - 4)
+    return per_gen * 1e9 * efficiency
+
+
+def _generation(job: VisionJob, model: VisionModel, registry: VisionRegistry, card: Card) -> VisionSpeed:
+    from core.vision.defaults import load_vision_constants
+
+    assert job.width and job.height and job.batch and job.steps and job.precision and job.offload
+    c = load_vision_constants()
+    denoiser = registry.component(model.denoiser)
+    vae = registry.component(model.vae)
+    frames = job.frames or 1
+    cfg = 2 if model.cfg else 1
+    per_item_tokens = terms.denoiser_tokens(denoiser, vae, job.width, job.height, frames)
+    step = terms.forward_flops(denoiser, cfg * job.batch * per_item_tokens, per_item_tokens)
+    pixels = job.batch * job.width * job.height * frames
+    decode = terms.forward_flops(vae, pixels, job.width * job.height)
+    texts = sum(
+        terms.forward_flops(registry.component(t), cfg * job.batch * registry.component(t).tokens, 77)
+        for t in model.text_encoders
+    )
+    flops = step * job.steps + decode + texts
+    peak, mfu = _peak(card, job.precision)
+    compute_s = flops / peak
+    offload_s = 0.0
+    pcie = _pcie_bytes_s(card, c.pcie_gb_s, c.pcie_efficiency)
+    all_weights = sum(terms.weight_bytes(registry.component(x), job.precision) for x in model.components)
+    if job.offload is Offload.MODEL:
+        offload_s = all_weights / pcie
+    elif job.offload is Offload.SEQUENTIAL:
+        den_bytes = terms.weight_bytes(denoiser, job.precision)
+        offload_s = (den_bytes * job.steps + all_weights) / pcie * c.offload_sequential_factor
+    total = compute_s + offload_s
+    per_item = total / job.batch
+    video = model.family == "video"
+    return VisionSpeed(
+        seconds_per_item=per_item,
+        items_per_hour=3600 / per_item,
+        unit="video" if video else "image",
+        frames_per_s=frames / per_item if video else None,
+        flops_per_item=flops / job.batch,
+        utilisation=mfu,
+        offload_s_per_item=offload_s / job.batch,
+        notes=["offload_pcie"] if offload_s else [],
+    )
+
+
+def _train_flops(forward: float, grad_checkpointing: bool, lora: bool) -> float:
+    """Forward 1×, backward 2× (LoRA: the inputs' gradient only, 1×), recompute +1×."""
+    return forward * ((2.0 if lora else 3.0) + (1.0 if grad_checkpointing else 0.0))
+
+
+def _diffusion_training(
+    job: VisionJob, model: VisionModel, registry: VisionRegistry, card: Card
+) -> VisionSpeed:
+    assert job.width and job.height and job.batch and job.precision
+    denoiser = registry.component(model.denoiser)
+    vae = registry.component(model.vae)
+    tokens = terms.denoiser_tokens(denoiser, vae, job.width, job.height, job.frames or 1)
+    forward = terms.forward_flops(denoiser, job.batch * tokens, tokens)
+    flops = _train_flops(
+        forward, bool(job.grad_checkpointing), job.method is not None and job.method.value == "lora"
+    )
+    peak, mfu = _peak(card, Precision.BF16)
+    step_s = flops / peak
+    return VisionSpeed(
+        seconds_per_item=step_s,
+        items_per_hour=3600 / step_s,
+        unit="step",
+        flops_per_item=flops,
+        utilisation=mfu,
+        hours=(job.items or 0) * step_s / 3600 if job.items else None,
+    )
+
+
+def _network(job: VisionJob, model: VisionModel, component: Component, card: Card) -> VisionSpeed:
+    assert job.batch and job.precision and job.task
+    training = job.task is VisionTask.TRAIN
+    peak, mfu = _peak(card, job.precision if not training else Precision.BF16)
+    if component.kind == "speech":
+        # encoder over a 30 s window, then the decoder token by token (weights read once per step per batch)
+        enc = terms.forward_flops(component, job.batch * component.tokens, component.tokens)
+        tokens = job.tokens or 128
+        dec_bytes = component.decoder_params * BYTES_PER_WEIGHT[job.precision]
+        bandwidth = card.bandwidth_gb_s * 1e9 * load_speed_constants().decode.bandwidth_efficiency
+        dec_step = max(dec_bytes / bandwidth, 2.0 * component.decoder_params * job.batch / peak)
+        chunk_s = (
+            (enc / peak + tokens * dec_step)
+            if not training
+            else _train_flops(enc, bool(job.grad_checkpointing), False) / peak
+        )
+        per_chunk = chunk_s / job.batch
+        realtime = AUDIO_CHUNK_S / per_chunk
+        hours = job.audio_hours / realtime if job.audio_hours and not training else None
+        return VisionSpeed(
+            seconds_per_item=per_chunk,
+            items_per_hour=3600 / per_chunk,
+            unit="audio_chunk",
+            realtime_factor=realtime,
+            flops_per_item=enc / job.batch,
+            utilisation=mfu,
+            hours=hours,
+        )
+    if component.kind == "encoder":
+        tokens = job.tokens or 512
+        forward = terms.forward_flops(component, job.batch * tokens, tokens)
+        unit = "text"
+    else:
+        assert job.width and job.height
+        if model.published_flops:
+            scale = (job.width * job.height) / (model.width * model.height)
+            forward = model.published_flops * scale * job.batch
+        else:
+            side = component.spatial_scale if component.kind == "vit" else 1
+            per_image = (job.width // side) * (job.height // side)
+            forward = terms.forward_flops(component, job.batch * per_image, per_image)
+        unit = "image"
+    flops = _train_flops(forward, bool(job.grad_checkpointing), False) if training else forward
+    per_item = flops / peak / job.batch
+    return VisionSpeed(
+        seconds_per_item=per_item,
+        items_per_hour=3600 / per_item,
+        unit=unit,
+        flops_per_item=flops / job.batch,
+        utilisation=mfu,
+        hours=job.items * per_item / 3600 if job.items else None,
+    )
+
+
+def vision_speed(job: VisionJob, model: VisionModel, registry: VisionRegistry, card: Card) -> VisionSpeed:
+    if model.family in ("image", "video"):
+        if job.task is VisionTask.TRAIN:
+            return _diffusion_training(job, model, registry, card)
+        speed = _generation(job, model, registry, card)
+        if job.items:
+            speed = speed.model_copy(update={"hours": job.items * speed.seconds_per_item / 3600})
+        return speed
+    return _network(job, model, registry.component(model.components[0]), card)
