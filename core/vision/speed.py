@@ -20,9 +20,15 @@ AUDIO_CHUNK_S = 30.0  # Whisper encodes 30 s windows (3,000 mel frames → 1,500
 
 
 def _peak(card: Card, precision: Precision) -> tuple[float, float]:
-    mfu = load_speed_constants().mfu.for_card(card)
-    utilisation: float = mfu
-    return tensor_tflops(card, precision) * 1e12 * utilisation, utilisation
+    """16-bit tensor FLOP/s the job reaches. fp8 / nf4 / GGUF weights are stored small but computed in
+    bf16 (diffusers' layerwise upcasting, bitsandbytes, ComfyUI-GGUF); 4-bit formats also dequantise on every
+    matmul (data/speed.toml qlora_throughput_factor, torchtune's measured QLoRA/LoRA ratio)."""
+    constants = load_speed_constants()
+    utilisation: float = constants.mfu.for_card(card)
+    peak = tensor_tflops(card, Precision.BF16) * 1e12 * utilisation
+    if terms.is_quantized(precision) and precision not in (Precision.FP8, Precision.INT8):
+        peak *= constants.training.qlora_throughput_factor
+    return peak, utilisation
 
 
 def _pcie_bytes_s(card: Card, constants_gb_s: float, efficiency: float) -> float:
