@@ -149,7 +149,7 @@ def _network(job: VisionJob, model: VisionModel, component: Component, card: Car
             side = component.spatial_scale if component.kind == "vit" else 1
             per_image = (job.width // side) * (job.height // side)
             forward = terms.forward_flops(component, job.batch * per_image, per_image)
-        unit = "image"
+        unit = "sample"
     flops = _train_flops(forward, bool(job.grad_checkpointing), False) if training else forward
     per_item = flops / peak / job.batch
     return VisionSpeed(
