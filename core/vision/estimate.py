@@ -201,11 +201,12 @@ def _diffusion_training(
     trainable = denoiser.params
     master, grads, opt = terms.training_state_bytes(trainable)
     acts = terms.activation_bytes(denoiser, terms.coefficient(coeffs, "train", gc), tokens, "train")
-    at_backward = VisionBreakdown(text_encoders=frozen, denoiser=master, optimizer=opt, activations=acts)
-    at_step = VisionBreakdown(text_encoders=frozen, denoiser=master, gradients=grads, optimizer=opt)
-    if at_backward.total >= at_step.total:
-        return at_backward.model_copy(update={"gradients": grads // 2}), "backward", trainable
-    return at_step, "optimizer_step", trainable
+    # The last gradients are written while the first blocks' saved activations are still alive; the
+    # measured coefficient is what is alive at that moment, so the peak holds all of them together.
+    breakdown = VisionBreakdown(
+        text_encoders=frozen, denoiser=master, gradients=grads, optimizer=opt, activations=acts
+    )
+    return breakdown, "backward" if acts > grads else "optimizer_step", trainable
 
 
 def _network(
@@ -242,11 +243,10 @@ def _network(
         network = terms.weight_bytes(component, job.precision)
         return VisionBreakdown(network=network, activations=acts, kv_cache=kv, logits=logits), "forward", 0
     master, grads, opt = terms.training_state_bytes(component.params)
-    at_backward = VisionBreakdown(network=master, optimizer=opt, activations=acts, logits=logits)
-    at_step = VisionBreakdown(network=master, gradients=grads, optimizer=opt)
-    if at_backward.total >= at_step.total:
-        return at_backward, "backward", component.params
-    return at_step, "optimizer_step", component.params
+    breakdown = VisionBreakdown(
+        network=master, gradients=grads, optimizer=opt, activations=acts, logits=logits
+    )
+    return breakdown, "backward" if acts > grads else "optimizer_step", component.params
 
 
 def tracked_breakdown(
