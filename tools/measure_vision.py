@@ -267,6 +267,8 @@ def _cases() -> list[Case]:
     # diffusion training
     c.append(Case("sd15-unet", "train", 512, 512, batch=4, gc=1))
     c.append(Case("sd15-unet", "train", 512, 512, batch=2, gc=0))
+    c.append(Case("sd15-unet", "train", 512, 512, batch=8, gc=0))
+    c.append(Case("sd15-unet", "train", 768, 768, batch=4, gc=1))
     c.append(Case("sdxl-unet", "train", 1024, 1024, batch=1, gc=1))
     c.append(Case("sd15-unet", "lora", 512, 512, batch=4, gc=0))
     c.append(Case("sdxl-unet", "lora", 1024, 1024, batch=2, gc=1))
@@ -284,6 +286,7 @@ def _cases() -> list[Case]:
         c.append(Case(m, "train", h, h, batch=b))
     c.append(Case("vit-b16", "train", 384, 384, batch=32))
     c.append(Case("vit-l16", "train", 224, 224, batch=64, gc=1))
+    c.append(Case("vit-b16", "train", 224, 224, batch=256))
     for m, h, b in (("vit-b16", 224, 256), ("resnet-50", 224, 256), ("vit-h14", 224, 64)):
         c.append(Case(m, "infer", h, h, batch=b))
     c.append(Case("sam-vit-h-encoder", "infer", 1024, 1024, batch=1))

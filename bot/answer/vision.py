@@ -12,6 +12,7 @@ from core.catalog import load_catalog
 from core.cost import PriceBookError, load_price_book
 from core.vision import VisionEstimate, VisionJob, estimate_vision
 from core.vision.cost import vision_cost
+from core.vision.plans import vision_plans
 from core.vision.result import VISION_COMPONENTS
 
 # Assumptions worth stating when filled in, in the order a reader checks them.
@@ -84,6 +85,7 @@ def vision_view(est: VisionEstimate, currency: str) -> dict[str, Any]:
         "fixes": [f for f in est.fixes if f.fits or not verdict or verdict.fits.value == "no"],
         "max_batch": est.max_batch if job.task and job.task.value in ("infer", "train", "embed") else None,
         "warnings": est.warnings,
+        "plans": vision_plans(job, currency) if verdict is None else [],
     }
 
 
