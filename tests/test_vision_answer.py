@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.answer.vision import vision_answer
-from core.render import plain_text
+from bot.answer.vision import vision_answer
+from bot.render import plain_text
 from core.vision import TrainMethod, VisionJob, VisionTask
 
 JOBS = [
