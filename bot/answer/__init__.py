@@ -31,6 +31,7 @@ from bot.answer.model import (
     TypedNames,
     query_json,
 )
+from bot.answer.vision import vision_fit_answer
 from core.cost import price_book_in_force
 from core.estimator import UnknownCardError, UnknownModelError
 from core.parser import Parsed, detect_lang, parse
@@ -140,6 +141,8 @@ def _dispatch(parsed: Parsed, lang: Lang) -> Answer:
         return help_answer(lang)
     if intent == "out_of_scope":
         return out_of_scope_answer(lang)
+    if parsed.vision is not None and intent == "fit":
+        return vision_fit_answer(parsed.vision, lang)
     unknown = parsed.unknown_model
     if unknown and not (query is not None and query.params_b and intent in ("fit", "plan", "cards_needed")):
         return unknown_model_answer(lang, unknown, load_registry().closest(unknown), query)
@@ -154,7 +157,7 @@ def _dispatch(parsed: Parsed, lang: Lang) -> Answer:
     if intent == "faq" and parsed.faq:
         return faq_answer(lang, parsed.faq, query, parsed.cards, parsed.wanted_memory_bytes)
     if intent == "scenario" and parsed.scenario:
-        return scenario_answer(lang, parsed.scenario, query)
+        return scenario_answer(lang, parsed.scenario, query, parsed.vision)
     if intent == "card" and cards:
         return card_answer(lang, cards[0], query)
     if intent == "compare" and len(cards) >= 2:

@@ -16,6 +16,7 @@ from core.catalog import Card, load_catalog
 from core.cost import CardPrice, price_book_in_force
 from core.estimator import UnknownCardError, UnknownModelError, estimate
 from core.query import Currency, Method, Query, Task
+from core.vision import VisionJob
 
 log = logging.getLogger(__name__)
 
@@ -125,21 +126,27 @@ def _decode_examples(cards: dict[str, Card]) -> dict[str, float]:
     return result
 
 
-def scenario_answer(lang: Lang, name: str, query: Query | None) -> Answer:
+def scenario_answer(lang: Lang, name: str, query: Query | None, vision: VisionJob | None = None) -> Answer:
+    """The article's advice for the scenario; a computer-vision question naming a job also gets that job's
+    estimate on the article's 24 GB and 48 GB cards (issue 12)."""
     if name not in SCENARIO_IDS:
         return help_answer(lang)
     currency = answer_currency(query, lang)
     advice = advisor.scenario(name, currency=Currency(currency))
     catalog = load_catalog()
     names = {c.id: c.name for c in catalog.cards}
-    return pack(
-        "scenario",
-        lang,
-        f"scenario_{name}",
-        {"a": advice, "names": names, "scenario": name, "currency": currency},
-        query=query,
-        facts={"scenario": name, "advice": advice.model_dump(mode="json")},
-    )
+    data: dict[str, Any] = {"a": advice, "names": names, "scenario": name, "currency": currency}
+    facts: dict[str, Any] = {"scenario": name, "advice": advice.model_dump(mode="json")}
+    if vision is not None and name == "vision":
+        from bot.answer.vision import facts_model_name, scenario_checks, vision_job_facts
+
+        advice = advice.model_copy(update={"notes": [n for n in advice.notes if n != "vision_not_estimated"]})
+        data["a"] = advice
+        data["vision_job"] = vision
+        data["vision_name"] = facts_model_name(vision)
+        data["vision_checks"] = scenario_checks(vision, currency)
+        facts["vision"] = vision_job_facts(vision)
+    return pack("scenario", lang, f"scenario_{name}", data, query=query, facts=facts)
 
 
 def help_answer(lang: Lang) -> Answer:

@@ -10,7 +10,8 @@ from bot.answer.common import answer_currency, pack
 from bot.answer.model import Answer, Lang
 from core.catalog import load_catalog
 from core.cost import PriceBookError, load_price_book
-from core.vision import VisionEstimate, VisionJob, estimate_vision
+from core.estimator import UnknownCardError
+from core.vision import VisionEstimate, VisionJob, estimate_vision, resolve_vision_model
 from core.vision.cost import vision_cost
 from core.vision.plans import vision_plans
 from core.vision.result import VISION_COMPONENTS
@@ -89,6 +90,16 @@ def vision_view(est: VisionEstimate, currency: str) -> dict[str, Any]:
     }
 
 
+def vision_fit_answer(job: VisionJob, lang: Lang) -> Answer:
+    """A vision job's fit answer; an unknown card gets the 'did you mean' answer."""
+    from bot.answer.clarify import unknown_card_answer
+
+    try:
+        return vision_answer(job, lang)
+    except UnknownCardError as err:
+        return unknown_card_answer(lang, err.name, err.suggestions, None)
+
+
 def vision_answer(job: VisionJob, lang: Lang) -> Answer:
     currency = job.currency.value if job.currency else answer_currency(None, lang)
     est = estimate_vision(job)
@@ -96,3 +107,34 @@ def vision_answer(job: VisionJob, lang: Lang) -> Answer:
     facts = est.as_json()
     facts["cost"] = view["cost"].model_dump(mode="json") if view["cost"] else None
     return pack("fit", lang, "vision_fit", {"v": view}, facts=facts)
+
+
+def scenario_checks(job: VisionJob, currency: str) -> list[dict[str, Any]]:
+    """The job named in a computer-vision scenario question, on the article's two sizes: a 24 GB card
+    (RTX 4090) and a 48 GB one (L20 where prices are in CNY, L40S elsewhere)."""
+    checks: list[dict[str, Any]] = []
+    catalog = load_catalog()
+    for card_id in ("rtx-4090", "l20" if currency == "CNY" else "l40s"):
+        est = estimate_vision(job.model_copy(update={"card": card_id, "card_memory_bytes": None}))
+        if not est.verdicts:
+            continue
+        verdict = est.verdicts[0]
+        checks.append(
+            {
+                "card_name": catalog.get(card_id).name,
+                "verdict": verdict,
+                "speed": est.speed,
+                "fixes": [f for f in est.fixes if f.fits][:1],
+            }
+        )
+    return checks
+
+
+def vision_job_facts(job: VisionJob) -> dict[str, Any]:
+    """The named job's estimate without a card, for the scenario answer's JSON."""
+    return estimate_vision(job.model_copy(update={"card": None})).as_json()
+
+
+def facts_model_name(job: VisionJob) -> str:
+    """The model's display name (the registry's), for the scenario answer's heading."""
+    return resolve_vision_model(job.model).name
