@@ -1,4 +1,4 @@
-"""The `gpufit` command line: estimate, cards, models, ask, plan, and the bot / console chat."""
+"""The `gpufit` command line: estimate, vision, cards, models, ask, plan, and the bot / console chat."""
 
 from __future__ import annotations
 
@@ -102,6 +102,69 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
         print(json.dumps(estimate_json(result), ensure_ascii=False, indent=2))
     else:
         print(html_to_terminal(render_estimate(result, lang="en")))
+    return 0
+
+
+def _add_vision(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from core.vision import Offload, TrainMethod, VisionTask
+
+    p = sub.add_parser("vision", help="an image / video / vision / speech / embedding job, from flags")
+    p.add_argument("model", help="e.g. sdxl, flux.1-dev, wan2.1-t2v-14b, yolov8x, whisper-large-v3")
+    p.add_argument("--task", choices=[t.value for t in VisionTask])
+    p.add_argument("--method", choices=[m.value for m in TrainMethod])
+    p.add_argument("--width", type=int)
+    p.add_argument("--height", type=int)
+    p.add_argument("--frames", type=int)
+    p.add_argument("--batch", type=int)
+    p.add_argument("--steps", type=int)
+    p.add_argument("--tokens", type=int)
+    p.add_argument("--precision", choices=[p.value for p in Precision])
+    p.add_argument("--offload", choices=[o.value for o in Offload])
+    p.add_argument("--vae-tiling", action="store_true")
+    p.add_argument("--grad-checkpointing", action="store_true")
+    p.add_argument("--audio-hours", type=float)
+    p.add_argument("--card", help="catalog name, e.g. 4090")
+    p.add_argument("--lang", choices=["en", "zh"], default="en")
+    p.add_argument("--json", action="store_true")
+
+
+def _cmd_vision(args: argparse.Namespace) -> int:
+    from bot.answer.vision import vision_answer
+    from bot.render import html_to_terminal
+    from core.vision import UnknownVisionModelError, VisionJob, estimate_vision
+
+    card = args.card
+    if card and card not in load_catalog().by_id:
+        match = load_catalog().resolve(card)
+        card = match.card.id if match else card
+    try:
+        job = VisionJob(
+            model=args.model,
+            task=args.task,
+            method=args.method,
+            width=args.width,
+            height=args.height or args.width,
+            frames=args.frames,
+            batch=args.batch,
+            steps=args.steps,
+            tokens=args.tokens,
+            precision=Precision(args.precision) if args.precision else None,
+            offload=args.offload,
+            vae_tiling=True if args.vae_tiling else None,
+            grad_checkpointing=True if args.grad_checkpointing else None,
+            audio_hours=args.audio_hours,
+            card=card,
+        )
+        if args.json:
+            print(json.dumps(estimate_vision(job).as_json(), ensure_ascii=False, indent=2))
+        else:
+            print(html_to_terminal(vision_answer(job, args.lang).html))
+    except UnknownVisionModelError as err:
+        _unknown("model", err.name, err.suggestions)
+        return 2
+    except UnknownCardError as err:
+        _unknown("card", err.name, err.suggestions)
+        return 2
     return 0
 
 
@@ -237,6 +300,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gpufit", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     _add_estimate(sub)
+    _add_vision(sub)
     for name, helptext in (("cards", "the card catalog"), ("models", "the model registry")):
         p = sub.add_parser(name, help=helptext)
         p.add_argument("--json", action="store_true")
@@ -258,6 +322,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 _COMMANDS = {
     "estimate": _cmd_estimate,
+    "vision": _cmd_vision,
     "cards": _cmd_cards,
     "models": _cmd_models,
     "ask": _cmd_ask,
