@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench measure clean
+.PHONY: run test lint bench measure measure-vision clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,5 +33,12 @@ measure:
 	.venv-measure/bin/pip install --quiet -e '.[measure]'
 	.venv-measure/bin/python tools/measure_memory.py --out data/measured/memory.csv
 
+# Re-measure the vision jobs (data/measured/vision.csv) in their own venv, CPU torch first.
+measure-vision:
+	$(PYTHON) -m venv .venv-vision
+	.venv-vision/bin/pip install --quiet torch==2.13.0
+	.venv-vision/bin/pip install --quiet -e '.[measure-vision]'
+	.venv-vision/bin/python tools/measure_vision.py --out data/measured/vision.csv
+
 clean:
-	rm -rf $(VENV) .venv-measure .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .venv-measure .venv-vision .mypy_cache .ruff_cache .pytest_cache
