@@ -136,6 +136,12 @@ CONFIGS: dict[str, dict[str, Any]] = {
                "cross_attn_norm": True, "qk_norm": "rms_norm_across_heads", "eps": 1e-6},
         "source": "Wan-AI/Wan2.1-T2V-14B-Diffusers transformer/config.json",
     },
+    "wan-vae": {
+        "lib": "diffusers", "cls": "AutoencoderKLWan",
+        "kw": {"base_dim": 96, "z_dim": 16, "dim_mult": [1, 2, 4, 4], "num_res_blocks": 2, "attn_scales": [],
+               "temperal_downsample": [False, True, True], "dropout": 0.0},
+        "source": "Wan-AI/Wan2.1-T2V-1.3B-Diffusers vae/config.json (AutoencoderKLWan)",
+    },
     "clip-l": {
         "lib": "transformers", "cls": "CLIPTextModel", "cfg": "CLIPTextConfig",
         "kw": {"vocab_size": 49408, "hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 12,
@@ -259,6 +265,8 @@ def _cases() -> list[Case]:
         c.append(Case("sd-vae", "vae_decode", h, h, batch=b))
     c.append(Case("flux-vae", "vae_decode", 1024, 1024, batch=1))
     c.append(Case("flux-vae", "vae_decode", 1024, 1024, batch=2))
+    c.append(Case("wan-vae", "vae_decode", 480, 832, frames=81, batch=1))
+    c.append(Case("wan-vae", "vae_decode", 720, 1280, frames=33, batch=1))
     # text encoders
     c.append(Case("clip-l", "text_encode", batch=2, tokens=77))
     c.append(Case("clip-bigg", "text_encode", batch=2, tokens=77))
@@ -397,6 +405,9 @@ def _inputs(case: Case, model: Any, dtype: Any) -> tuple[tuple[Any, ...], dict[s
             },
             "sample",
         )
+    if cls == "AutoencoderKLWan":
+        f = (case.frames - 1) // 4 + 1
+        return (torch.randn(b, 16, f, case.height // 8, case.width // 8, dtype=dtype),), {}, ""
     if cls == "AutoencoderKL":
         return (
             (torch.randn(b, kw["latent_channels"], case.height // 8, case.width // 8, dtype=dtype),),
@@ -444,6 +455,15 @@ def _measure(case: Case) -> dict[str, Any]:
                 if not p.requires_grad and self._param_to_grad_hook_handles.get(p, None) is None:
                     self._param_to_grad_hook_handles[p] = (_NoopHandle(), _NoopHandle())
             return super()._track_module_params_and_buffers(module, install_grad_hooks)
+
+        def _pre_fw_hook(self, module: nn.Module, inputs: Any) -> None:
+            # Wan's causal video VAE calls its decoder once per latent frame (from a method, not a
+            # forward): start a new iteration of module stats each time; the global peak is kept.
+            try:
+                super()._pre_fw_hook(module, inputs)
+            except NotImplementedError:
+                self.reset_mod_stats()
+                super()._pre_fw_hook(module, inputs)
 
         def _update_peak_stats(self, peak_state: Any) -> None:
             for dev, dev_snap in self._curr_mem_snap.items():

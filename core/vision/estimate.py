@@ -98,6 +98,10 @@ def vae_transient(
     one tile at a time plus the assembled output; video VAEs decode a few frames at a time."""
     coeff = terms.coefficient(registry.coefficients(vae), "infer", False)
     decode_frames = min(frames, vae.decode_frames) if vae.decode_frames else frames
+    if vae.temporal_scale > 1 and not tiling:
+        # a causal video VAE decodes a few frames at a time and concatenates the decoded video
+        output = batch * 3 * width * height * frames * terms.ACT_BYTES
+        return int(coeff * batch * width * height * decode_frames * vae.width) * upcast + output
     if tiling and vae.tile_px:
         tile = min(vae.tile_px, width) * min(vae.tile_px, height)
         output = batch * 3 * width * height * frames * terms.ACT_BYTES
