@@ -48,3 +48,43 @@ def test_the_counted_parameters_are_the_registrys() -> None:
     registry = load_vision_registry()
     for case in CASES:
         assert registry.component(case.component).params == case.params, case.case_id
+
+
+def _held_out_errors() -> dict[str, float]:
+    """Leave one out: each case predicted with the coefficient fitted to the component's other cases of the
+    same job (only where there are others) — the estimator's error on a case it was not fitted to."""
+    from collections import defaultdict
+
+    from core.vision.measured import activation_split, coefficient_slot
+    from core.vision.registry import load_vision_registry
+
+    registry = load_vision_registry()
+    groups: dict[tuple[str, str], list[tuple[VisionCase, int, int]]] = defaultdict(list)
+    for case in CASES:
+        base, unit = activation_split(case, registry)
+        groups[(case.component, coefficient_slot(case))].append((case, base, unit))
+    errors: dict[str, float] = {}
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        for case, base, unit in members:
+            others = [(c.peak_bytes - b) / u for c, b, u in members if c is not case and u > 0]
+            coefficient = statistics.median(others)
+            errors[case.case_id] = (base + unit * coefficient) / case.peak_bytes - 1
+    return errors
+
+
+HELD_OUT = _held_out_errors()
+
+
+def test_enough_cases_are_held_out() -> None:
+    assert len(HELD_OUT) >= 15
+
+
+@pytest.mark.parametrize("case_id", sorted(HELD_OUT))
+def test_held_out_case_within_ten_percent(case_id: str) -> None:
+    assert abs(HELD_OUT[case_id]) <= 0.10, f"{case_id}: held out, off by {HELD_OUT[case_id]:+.1%}"
+
+
+def test_held_out_median_within_five_percent() -> None:
+    assert statistics.median(abs(e) for e in HELD_OUT.values()) <= 0.05

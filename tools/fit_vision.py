@@ -1,50 +1,59 @@
 #!/usr/bin/env python3
-"""Print each measured component's activation coefficient (bytes per token × width [× layers]) as fitted to
-data/measured/vision.csv: for every case, (peak - everything but activations) / activation units, with the
-component's current coefficient set to 1. Paste the medians into data/vision_models.toml.
+"""Fit each measured component's activation coefficients (bytes per token × width [× layers]) to
+data/measured/vision.csv and write them into data/vision_models.toml (`coefficients = { ... }`, just before
+the component's `source`). For every case: (peak - everything but activations) / activation units; the
+median over a component's cases of one job is its coefficient. Prints every case's own value.
 
-    .venv/bin/python tools/fit_vision.py
+    .venv/bin/python tools/fit_vision.py            # fit and write
+    .venv/bin/python tools/fit_vision.py --dry-run  # fit and print only
 """
 
 from __future__ import annotations
 
+import re
 import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
-from core.vision.measured import estimated_tracked_bytes, vision_cases
-from core.vision.registry import Coefficients, load_vision_registry
-
-
-def _slot(job: str, gc: bool) -> str:
-    if job in ("denoise", "vae_decode", "text_encode", "infer"):
-        return "infer"
-    return f"{job}_gc" if gc else job
+from core.vision.measured import activation_split, coefficient_slot, vision_cases  # noqa: E402
+from core.vision.registry import load_vision_registry  # noqa: E402
 
 
-def main() -> int:
+def fitted() -> dict[str, dict[str, float]]:
     registry = load_vision_registry()
     fits: dict[tuple[str, str], list[float]] = defaultdict(list)
     for case in vision_cases():
-        comp = registry.component(case.component)
-        slot = _slot(case.job, case.gc)
-        zero = Coefficients()
-        one = Coefficients(**{slot: 1.0})
-        registry.components[comp.id] = comp.model_copy(update={"coefficients": zero})
-        base = estimated_tracked_bytes(case, registry)
-        registry.components[comp.id] = comp.model_copy(update={"coefficients": one})
-        unit = estimated_tracked_bytes(case, registry) - base
-        registry.components[comp.id] = comp
+        slot = coefficient_slot(case)
+        base, unit = activation_split(case, registry)
         if unit > 0:
-            fits[(comp.id, slot)].append((case.peak_bytes - base) / unit)
-            print(f"{case.case_id:60s} {slot:9s} {(case.peak_bytes - base) / unit:10.2f}")
-    print()
-    for (comp, slot), values in sorted(fits.items()):
-        median = statistics.median(values)
-        print(f"{comp:28s} {slot:9s} median {median:9.2f}  range {min(values):.2f}-{max(values):.2f}")
+            value = (case.peak_bytes - base) / unit
+            fits[(case.component, slot)].append(value)
+            print(f"{case.case_id:60s} {slot:9s} {value:10.2f}")
+    out: dict[str, dict[str, float]] = defaultdict(dict)
+    for (comp_id, slot), values in fits.items():
+        out[comp_id][slot] = round(statistics.median(values), 2)
+    return out
+
+
+def main() -> int:
+    path = ROOT / "data" / "vision_models.toml"
+    dry = "--dry-run" in sys.argv[1:]
+    text = path.read_text()
+    for comp_id, slots in sorted(fitted().items()):
+        body = ", ".join(f"{k} = {v}" for k, v in sorted(slots.items()))
+        line = f"coefficients = {{ {body} }}"
+        block = re.compile(
+            r'(\[\[component\]\]\nid = "' + re.escape(comp_id) + r'"\n(?:(?!\[\[)(?!source = ).*\n)*?)'
+            r"(?:coefficients = \{[^}]*\}\n)?(source = )"
+        )
+        text, n = block.subn(lambda m, line=line: m.group(1) + line + "\n" + m.group(2), text, count=1)
+        print(f"{comp_id}: {line}" if n else f"{comp_id}: NOT FOUND")
+    if not dry:
+        path.write_text(text)
     return 0
 
 

@@ -145,3 +145,30 @@ def model_task(model: VisionModel) -> VisionTask:
     from core.vision.defaults import default_task
 
     return default_task(model)
+
+
+def coefficient_slot(case: VisionCase) -> str:
+    """Which of a component's coefficients a measured job fits."""
+    if case.job in ("denoise", "vae_decode", "text_encode", "infer"):
+        return "infer"
+    return f"{case.job}_gc" if case.gc else case.job
+
+
+def activation_split(case: VisionCase, registry: VisionRegistry) -> tuple[int, int]:
+    """(bytes the estimate holds besides activations, activation bytes per unit of coefficient) for a case:
+    the estimate is linear in the component's coefficient, so two evaluations give both."""
+    from core.vision.registry import Coefficients
+
+    comp = registry.component(case.component)
+    slot = coefficient_slot(case)
+    saved_default = registry.defaults[comp.kind]
+    registry.defaults[comp.kind] = Coefficients()
+    try:
+        registry.components[comp.id] = comp.model_copy(update={"coefficients": Coefficients()})
+        base = estimated_tracked_bytes(case, registry)
+        registry.components[comp.id] = comp.model_copy(update={"coefficients": Coefficients(**{slot: 1.0})})
+        unit = estimated_tracked_bytes(case, registry) - base
+    finally:
+        registry.components[comp.id] = comp
+        registry.defaults[comp.kind] = saved_default
+    return base, unit

@@ -116,7 +116,14 @@ class VisionRegistry:
         return self.components[component_id]
 
     def coefficients(self, component: Component) -> Coefficients:
-        return component.coefficients or self.defaults[component.kind]
+        """The component's measured coefficients; a job it was not measured for takes its kind's default."""
+        default = self.defaults[component.kind]
+        own = component.coefficients
+        if own is None:
+            return default
+        return Coefficients(
+            **{name: getattr(own, name) or getattr(default, name) for name in Coefficients.model_fields}
+        )
 
     def resolve(self, name: str) -> VisionModel | None:
         if name in self.models:
