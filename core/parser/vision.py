@@ -40,6 +40,14 @@ _TASK_DEFAULTS: tuple[tuple[re.Pattern[str], str, VisionTask], ...] = (
         VisionTask.GENERATE,
     ),
     (
+        # '炼丹' is the image community's word for training a LoRA (SD / SDXL LoRAs on rented 4090s).
+        _c(
+            r"炼丹|(?:sd|绘画|画风|画师|人物|角色|二次元|anime|character|style)\s*lora|lora\s*(?:模型\s*)?(?:炼|训练)?\s*(?:画|图)"
+        ),
+        "sdxl",
+        VisionTask.TRAIN,
+    ),
+    (
         _c(r"转写|转录|语音识别|语音转文字|字幕|transcrib|speech[\s-]*to[\s-]*text|(?<![a-z])asr(?![a-z])"),
         "whisper-large-v3",
         VisionTask.TRANSCRIBE,
