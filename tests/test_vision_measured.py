@@ -51,26 +51,26 @@ def test_the_counted_parameters_are_the_registrys() -> None:
 
 
 def _held_out_errors() -> dict[str, float]:
-    """Leave one out: each case predicted with the coefficient fitted to the component's other cases of the
-    same job (only where there are others) — the estimator's error on a case it was not fitted to."""
+    """Leave one out: each case predicted with the coefficients fitted to the component's other cases of
+    the same job (only where there are others) — the estimator's error on a case it was not fitted to."""
     from collections import defaultdict
 
-    from core.vision.measured import activation_split, coefficient_slot
+    from core.vision.measured import activation_split, coefficient_slot, fit_coefficients
     from core.vision.registry import load_vision_registry
 
     registry = load_vision_registry()
-    groups: dict[tuple[str, str], list[tuple[VisionCase, int, int]]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[VisionCase]] = defaultdict(list)
     for case in CASES:
-        base, unit = activation_split(case, registry)
-        groups[(case.component, coefficient_slot(case))].append((case, base, unit))
+        groups[(case.component, coefficient_slot(case))].append(case)
     errors: dict[str, float] = {}
     for members in groups.values():
         if len(members) < 2:
             continue
-        for case, base, unit in members:
-            others = [(c.peak_bytes - b) / u for c, b, u in members if c is not case and u > 0]
-            coefficient = statistics.median(others)
-            errors[case.case_id] = (base + unit * coefficient) / case.peak_bytes - 1
+        for case in members:
+            others = [c for c in members if c is not case]
+            fitted = fit_coefficients(others, registry)[case.component]
+            split = activation_split(case, registry)
+            errors[case.case_id] = split.estimate(fitted) / case.peak_bytes - 1
     return errors
 
 

@@ -11,32 +11,24 @@ median over a component's cases of one job is its coefficient. Prints every case
 from __future__ import annotations
 
 import re
-import statistics
 import sys
-from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core.vision.measured import activation_split, coefficient_slot, vision_cases  # noqa: E402
+from core.vision.measured import activation_split, fit_coefficients, vision_cases  # noqa: E402
 from core.vision.registry import load_vision_registry  # noqa: E402
 
 
 def fitted() -> dict[str, dict[str, float]]:
     registry = load_vision_registry()
-    fits: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for case in vision_cases():
-        slot = coefficient_slot(case)
-        base, unit = activation_split(case, registry)
-        if unit > 0:
-            value = (case.peak_bytes - base) / unit
-            fits[(case.component, slot)].append(value)
-            print(f"{case.case_id:60s} {slot:9s} {value:10.2f}")
-    out: dict[str, dict[str, float]] = defaultdict(dict)
-    for (comp_id, slot), values in fits.items():
-        out[comp_id][slot] = round(statistics.median(values), 2)
-    return out
+    cases = vision_cases()
+    for case in cases:
+        values = activation_split(case, registry).values(case.peak_bytes)
+        shown = "  ".join(f"{k} {v:9.2f}" for k, v in values.items())
+        print(f"{case.case_id:60s} {shown}")
+    return fit_coefficients(cases, registry)
 
 
 def main() -> int:

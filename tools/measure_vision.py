@@ -276,6 +276,8 @@ def _cases() -> list[Case]:
     c.append(Case("sd15-unet", "train", 512, 512, batch=4, gc=1))
     c.append(Case("sd15-unet", "train", 512, 512, batch=2, gc=0))
     c.append(Case("sd15-unet", "train", 512, 512, batch=8, gc=0))
+    c.append(Case("sd15-unet", "train", 512, 512, batch=4, gc=0))
+    c.append(Case("sd15-unet", "train", 512, 512, batch=16, gc=0))
     c.append(Case("sd15-unet", "train", 768, 768, batch=4, gc=1))
     c.append(Case("sdxl-unet", "train", 1024, 1024, batch=1, gc=1))
     c.append(Case("sd15-unet", "lora", 512, 512, batch=4, gc=0))
@@ -416,7 +418,15 @@ def _inputs(case: Case, model: Any, dtype: Any) -> tuple[tuple[Any, ...], dict[s
         )
     if cls.startswith("CLIPText") or cls == "T5EncoderModel" or cls in ("BertModel", "Qwen3Model"):
         return (), {"input_ids": torch.randint(0, 1000, (b, case.tokens))}, "last_hidden_state"
-    if cls.startswith(("ViT", "ResNet")):
+    if cls.startswith("ViT"):
+        # fine-tuning at another resolution interpolates the position embeddings (timm and transformers)
+        pixels = torch.randn(b, 3, case.height, case.width, dtype=dtype)
+        return (
+            (),
+            {"pixel_values": pixels, "interpolate_pos_encoding": case.height != kw["image_size"]},
+            "logits",
+        )
+    if cls.startswith("ResNet"):
         return (), {"pixel_values": torch.randn(b, 3, case.height, case.width, dtype=dtype)}, "logits"
     if cls == "SamVisionModel":
         return (

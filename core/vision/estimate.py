@@ -21,7 +21,7 @@ from core.units import GIB
 from core.vision import terms
 from core.vision.defaults import fill_defaults, load_vision_constants
 from core.vision.job import Offload, TrainMethod, VisionJob, VisionTask
-from core.vision.registry import Component, VisionModel, VisionRegistry, load_vision_registry
+from core.vision.registry import Coefficients, Component, VisionModel, VisionRegistry, load_vision_registry
 from core.vision.result import FolkVisionRule, VisionBreakdown, VisionEstimate
 from core.vision.speed import vision_speed
 
@@ -169,6 +169,27 @@ def _generation(job: VisionJob, model: VisionModel, registry: VisionRegistry) ->
     return VisionBreakdown(denoiser=block, activations=phases[phase]), phase
 
 
+def full_training_peak(
+    component: Component, coeffs: Coefficients, tokens: int, *, gc: bool, logits: int = 0
+) -> tuple[VisionBreakdown, str]:
+    """Mixed-precision full training (fp32 weights and AdamW, bf16 autocast) peaks either as the backward
+    pass starts (every saved activation alive, gradients not yet written) or as it ends (every gradient
+    written, the first blocks' activations still alive); the estimate is the larger. With activation
+    recompute both are the checkpoints, so the end of the backward pass is the peak."""
+    master, grads, opt = terms.training_state_bytes(component.params)
+    start_coeff = coeffs.train_gc if gc else coeffs.train
+    end_coeff = coeffs.train_gc if gc else coeffs.train_tail
+    start_acts = terms.activation_bytes(component, start_coeff, tokens, "train")
+    end_acts = terms.activation_bytes(component, end_coeff, tokens, "train")
+    start = VisionBreakdown(denoiser=master, optimizer=opt, activations=start_acts, logits=logits)
+    end = VisionBreakdown(
+        denoiser=master, gradients=grads, optimizer=opt, activations=end_acts, logits=logits
+    )
+    if start.total > end.total:
+        return start, "backward"
+    return end, "optimizer_step"
+
+
 def _diffusion_training(
     job: VisionJob, model: VisionModel, registry: VisionRegistry
 ) -> tuple[VisionBreakdown, str, int]:
@@ -203,14 +224,8 @@ def _diffusion_training(
         )
         return breakdown, "backward", trainable
     trainable = denoiser.params
-    master, grads, opt = terms.training_state_bytes(trainable)
-    acts = terms.activation_bytes(denoiser, terms.coefficient(coeffs, "train", gc), tokens, "train")
-    # The last gradients are written while the first blocks' saved activations are still alive; the
-    # measured coefficient is what is alive at that moment, so the peak holds all of them together.
-    breakdown = VisionBreakdown(
-        text_encoders=frozen, denoiser=master, gradients=grads, optimizer=opt, activations=acts
-    )
-    return breakdown, "backward" if acts > grads else "optimizer_step", trainable
+    breakdown, phase = full_training_peak(denoiser, coeffs, tokens, gc=gc)
+    return breakdown.model_copy(update={"text_encoders": frozen}), phase, trainable
 
 
 def _network(
@@ -226,6 +241,7 @@ def _network(
     kv = logits = 0
     if component.kind == "speech":
         tokens = job.batch * component.tokens
+        tokens_for_acts = tokens
         decoder_tokens = job.tokens or 128
         acts = terms.activation_bytes(component, coeff, tokens, job_kind)
         logits = terms.logits_bytes(component, job.batch, decoder_tokens, training=training)
@@ -233,6 +249,7 @@ def _network(
             kv = terms.whisper_cache_bytes(component, job.batch, decoder_tokens)
     elif component.kind == "encoder":
         tokens = job.batch * (job.tokens or 512)
+        tokens_for_acts = tokens
         acts = terms.activation_bytes(component, coeff, tokens, job_kind)
         if component.kv_heads_dim and not training:
             kv = terms.decoder_kv_bytes(component, job.batch, job.tokens or 512)
@@ -242,15 +259,19 @@ def _network(
             per_image = (job.width // component.spatial_scale) * (job.height // component.spatial_scale)
         else:
             per_image = job.width * job.height
-        acts = terms.activation_bytes(component, coeff, job.batch * per_image, job_kind)
+        tokens_for_acts = job.batch * per_image
+        acts = terms.activation_bytes(component, coeff, tokens_for_acts, job_kind)
     if not training:
         network = terms.weight_bytes(component, job.precision)
         return VisionBreakdown(network=network, activations=acts, kv_cache=kv, logits=logits), "forward", 0
-    master, grads, opt = terms.training_state_bytes(component.params)
-    breakdown = VisionBreakdown(
-        network=master, gradients=grads, optimizer=opt, activations=acts, logits=logits
+    breakdown, phase = full_training_peak(
+        component, registry.coefficients(component), tokens_for_acts, gc=gc, logits=logits
     )
-    return breakdown, "backward" if acts > grads else "optimizer_step", component.params
+    return (
+        breakdown.model_copy(update={"network": breakdown.denoiser, "denoiser": 0}),
+        phase,
+        component.params,
+    )
 
 
 def tracked_breakdown(

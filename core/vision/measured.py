@@ -8,6 +8,7 @@ a denoiser, one forward or training step of a vision / speech / embedding networ
 from __future__ import annotations
 
 import csv
+from collections.abc import Sequence
 from functools import cache
 
 from pydantic import BaseModel, ConfigDict
@@ -154,21 +155,70 @@ def coefficient_slot(case: VisionCase) -> str:
     return f"{case.job}_gc" if case.gc else case.job
 
 
-def activation_split(case: VisionCase, registry: VisionRegistry) -> tuple[int, int]:
-    """(bytes the estimate holds besides activations, activation bytes per unit of coefficient) for a case:
-    the estimate is linear in the component's coefficient, so two evaluations give both."""
+class Split(BaseModel):
+    """A case's estimate as a function of its component's coefficient: base + unit × coefficient (for
+    full training without recompute, the larger of the two phases: base - gradients + unit × train and
+    base + unit × train_tail)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    slot: str
+    base: int
+    unit: int
+    gradients: int = 0
+
+    def estimate(self, values: dict[str, float]) -> float:
+        if self.slot == "train":
+            start = self.base - self.gradients + self.unit * values["train"]
+            end = self.base + self.unit * values["train_tail"]
+            return max(start, end)
+        return self.base + self.unit * values[self.slot]
+
+    def values(self, peak: int) -> dict[str, float]:
+        """The coefficient(s) that make this case exact."""
+        if self.unit <= 0:
+            return {}
+        if self.slot == "train":
+            return {
+                "train": (peak - self.base + self.gradients) / self.unit,
+                "train_tail": (peak - self.base) / self.unit,
+            }
+        return {self.slot: (peak - self.base) / self.unit}
+
+
+def activation_split(case: VisionCase, registry: VisionRegistry) -> Split:
+    """The estimate is linear in the component's coefficient: two evaluations give base and unit."""
     from core.vision.registry import Coefficients
 
     comp = registry.component(case.component)
     slot = coefficient_slot(case)
+    ones = {"train": 1.0, "train_tail": 1.0} if slot == "train" else {slot: 1.0}
     saved_default = registry.defaults[comp.kind]
     registry.defaults[comp.kind] = Coefficients()
     try:
         registry.components[comp.id] = comp.model_copy(update={"coefficients": Coefficients()})
         base = estimated_tracked_bytes(case, registry)
-        registry.components[comp.id] = comp.model_copy(update={"coefficients": Coefficients(**{slot: 1.0})})
+        registry.components[comp.id] = comp.model_copy(update={"coefficients": Coefficients(**ones)})
         unit = estimated_tracked_bytes(case, registry) - base
     finally:
         registry.components[comp.id] = comp
         registry.defaults[comp.kind] = saved_default
-    return base, unit
+    gradients = 4 * comp.params if slot == "train" else 0
+    return Split(slot=slot, base=base, unit=unit, gradients=gradients)
+
+
+def fit_coefficients(cases: Sequence[VisionCase], registry: VisionRegistry) -> dict[str, dict[str, float]]:
+    """Each component's coefficients: the median over its cases of one job; for full training without
+    recompute the smallest per phase (a case where the other phase binds over-states this one's)."""
+    import statistics
+    from collections import defaultdict
+
+    values: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for case in cases:
+        for slot, value in activation_split(case, registry).values(case.peak_bytes).items():
+            values[(case.component, slot)].append(value)
+    out: dict[str, dict[str, float]] = defaultdict(dict)
+    for (component, slot), found in values.items():
+        pick = min(found) if slot in ("train", "train_tail") else statistics.median(found)
+        out[component][slot] = round(pick, 2)
+    return dict(out)

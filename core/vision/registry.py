@@ -28,7 +28,8 @@ class Coefficients(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     infer: float = 0.0
-    train: float = 0.0
+    train: float = 0.0  # full training without recompute: every saved activation (start of the backward pass)
+    train_tail: float = 0.0  # ... what is still alive when the last gradients are written
     train_gc: float = 0.0
     lora: float = 0.0
     lora_gc: float = 0.0
