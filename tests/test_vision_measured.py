@@ -88,3 +88,24 @@ def test_held_out_case_within_ten_percent(case_id: str) -> None:
 
 def test_held_out_median_within_five_percent() -> None:
     assert statistics.median(abs(e) for e in HELD_OUT.values()) <= 0.05
+
+
+def test_the_vit_training_coefficient_transfers_across_sizes() -> None:
+    """ViT-B/16, L/16 and H/14 keep the same bytes per token × width × layer when trained without
+    recompute: each one's cases are predicted within 10% by the other two sizes' coefficients (what lets
+    an unmeasured ViT-sized transformer take the kind's median)."""
+    from core.vision.measured import activation_split, fit_coefficients
+    from core.vision.registry import load_vision_registry
+
+    registry = load_vision_registry()
+    vits = ("vit-b16", "vit-l16", "vit-h14")
+    train = [c for c in CASES if c.component in vits and c.job == "train" and not c.gc]
+    for case in train:
+        others = [c for c in train if c.component != case.component]
+        fitted = fit_coefficients(others, registry)
+        pooled = {
+            slot: statistics.median(values[slot] for values in fitted.values())
+            for slot in ("train", "train_tail")
+        }
+        error = activation_split(case, registry).estimate(pooled) / case.peak_bytes - 1
+        assert abs(error) <= 0.10, f"{case.case_id}: {error:+.1%} with the other ViTs' coefficient"

@@ -173,13 +173,18 @@ def full_training_peak(
     component: Component, coeffs: Coefficients, tokens: int, *, gc: bool, logits: int = 0
 ) -> tuple[VisionBreakdown, str]:
     """Mixed-precision full training (fp32 weights and AdamW, bf16 autocast) peaks either as the backward
-    pass starts (every saved activation alive, gradients not yet written) or as it ends (every gradient
-    written, the first blocks' activations still alive); the estimate is the larger. With activation
-    recompute both are the checkpoints, so the end of the backward pass is the peak."""
+    pass starts (every saved activation and the bf16 weight copies alive, gradients not yet written) or as
+    it ends (every gradient written, the first blocks' activations still alive); the estimate is the
+    larger. With activation recompute both are the checkpoints, so the end of the backward pass is the
+    peak."""
     master, grads, opt = terms.training_state_bytes(component.params)
     start_coeff = coeffs.train_gc if gc else coeffs.train
     end_coeff = coeffs.train_gc if gc else coeffs.train_tail
     start_acts = terms.activation_bytes(component, start_coeff, tokens, "train")
+    if not gc:
+        # bf16 autocast copies of the fp32 weights, cast once in the forward pass and saved for the
+        # backward pass (with recompute they are cast again block by block)
+        start_acts += 2 * component.params
     end_acts = terms.activation_bytes(component, end_coeff, tokens, "train")
     start = VisionBreakdown(denoiser=master, optimizer=opt, activations=start_acts, logits=logits)
     end = VisionBreakdown(

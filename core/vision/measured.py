@@ -203,7 +203,8 @@ def activation_split(case: VisionCase, registry: VisionRegistry) -> Split:
     finally:
         registry.components[comp.id] = comp
         registry.defaults[comp.kind] = saved_default
-    gradients = 4 * comp.params if slot == "train" else 0
+    # the start of the backward pass holds the bf16 weight copies (2 B) instead of the gradients (4 B)
+    gradients = 2 * comp.params if slot == "train" else 0
     return Split(slot=slot, base=base, unit=unit, gradients=gradients)
 
 
