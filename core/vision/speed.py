@@ -118,7 +118,10 @@ def _network(job: VisionJob, model: VisionModel, component: Component, card: Car
         tokens = job.tokens or 128
         dec_bytes = component.decoder_params * BYTES_PER_WEIGHT[job.precision]
         bandwidth = card.bandwidth_gb_s * 1e9 * load_speed_constants().decode.bandwidth_efficiency
+        # each decoded token reads the decoder's weights once for the batch, plus the fixed per-layer cost of
+        # a decode step (data/speed.toml [decode], as for language-model decode)
         dec_step = max(dec_bytes / bandwidth, 2.0 * component.decoder_params * job.batch / peak)
+        dec_step += component.decoder_layers * load_speed_constants().decode.overhead_s_per_layer
         chunk_s = (
             (enc / peak + tokens * dec_step)
             if not training
