@@ -78,7 +78,10 @@ _BARE_SIDE = _c(
 _AUDIO_HOURS = _c(r"(\d+(?:\.\d+)?)\s*(?:个\s*)?(?:小时|hours?|hrs?|h(?![a-z]))")
 _AUDIO_MINUTES = _c(r"(\d+(?:\.\d+)?)\s*(?:分钟|minutes?|mins?)")
 _TOKENS = _c(r"(\d{2,6})\s*(?:tokens?|个?\s*token|字)")
-_COUNT = _c(r"(\d[\d,]*)\s*(?:万\s*)?(?:张图|张图片|张|images|pictures|条文本|条|texts|个视频|段视频|videos)")
+_ITEMS = _c(
+    r"(?:生成|出|画|做|跑|处理|转|generate|make|render|produce|process)\s*(\d[\d,]*(?:\.\d+)?)\s*(万|k)?\s*"
+    r"(?:张|个|段|条|幅|images?|pictures?|pics?|videos?|clips?|texts?|documents?)"
+)
 _OFFLOAD_SEQ = _c(r"sequential[\s_-]*(?:cpu[\s_-]*)?offload|逐层卸载|顺序卸载")
 _OFFLOAD = _c(r"offload|卸载到内存|放到内存|cpu\s*卸载|内存卸载|lowvram|--medvram")
 _TILING = _c(r"tiled?\s*vae|vae\s*til|vae\s*分块|分块\s*vae|vae\s*切片|tiled\s*diffusion")
@@ -198,6 +201,12 @@ def extract_vision(text: str, fields: dict[str, object]) -> VisionJob | None:
     steps = _int(_STEPS.search(rest))
     if steps and diffusion:
         values["steps"] = steps
+    items = _ITEMS.search(rest)
+    if items:
+        count = float(items.group(1).replace(",", "")) * (10_000 if items.group(2) == "万" else 1)
+        count *= 1000 if items.group(2) == "k" else 1
+        if count >= 1 and int(count) != batch:
+            values["items"] = int(count)
     if model.family == "speech":
         hours = _AUDIO_HOURS.search(rest)
         minutes = _AUDIO_MINUTES.search(rest)
