@@ -45,3 +45,18 @@ def test_a_job_that_does_not_fit_lists_fixes_that_do() -> None:
     text = plain_text(vision_answer(VisionJob(model="flux.1-dev", card="rtx-4090"), "en").html)
     assert "does not fit" in text.splitlines()[0]
     assert "fp8 weights" in text and "✅" in text
+
+
+def test_every_model_and_task_estimates_and_renders() -> None:
+    """Whatever the parser or the command line combines (a task the family rarely does included), the
+    estimate is positive and the answer renders in both languages."""
+    from core.vision import estimate_vision
+    from core.vision.registry import load_vision_registry
+
+    for model_id in load_vision_registry().models:
+        for task in VisionTask:
+            for card in ("rtx-4090", None):
+                job = VisionJob(model=model_id, task=task, card=card)
+                assert estimate_vision(job).total_bytes > 0
+                for lang in ("en", "zh"):
+                    assert vision_answer(job, "zh" if lang == "zh" else "en").html
