@@ -136,6 +136,14 @@ CONFIGS: dict[str, dict[str, Any]] = {
                "cross_attn_norm": True, "qk_norm": "rms_norm_across_heads", "eps": 1e-6},
         "source": "Wan-AI/Wan2.1-T2V-14B-Diffusers transformer/config.json",
     },
+    "cogvideox-2b-transformer": {
+        "lib": "diffusers", "cls": "CogVideoXTransformer3DModel",
+        "kw": {"num_attention_heads": 30, "attention_head_dim": 64, "in_channels": 16, "out_channels": 16,
+               "time_embed_dim": 512, "text_embed_dim": 4096, "num_layers": 30, "sample_width": 90,
+               "sample_height": 60, "sample_frames": 49, "patch_size": 2, "temporal_compression_ratio": 4,
+               "max_text_seq_length": 226, "use_rotary_positional_embeddings": False},
+        "source": "THUDM/CogVideoX-2b transformer/config.json (the diffusers defaults)",
+    },
     "wan-vae": {
         "lib": "diffusers", "cls": "AutoencoderKLWan",
         "kw": {"base_dim": 96, "z_dim": 16, "dim_mult": [1, 2, 4, 4], "num_res_blocks": 2, "attn_scales": [],
@@ -260,6 +268,8 @@ def _cases() -> list[Case]:
     c.append(Case("wan2.1-1.3b-transformer", "denoise", 480, 832, frames=81, batch=1))
     c.append(Case("wan2.1-14b-transformer", "denoise", 720, 1280, frames=81, batch=1))
     c.append(Case("wan2.1-14b-transformer", "denoise", 480, 832, frames=81, batch=2))
+    c.append(Case("cogvideox-2b-transformer", "denoise", 480, 720, frames=49, batch=2))
+    c.append(Case("cogvideox-2b-transformer", "denoise", 480, 720, frames=25, batch=1))
     # VAE decoders
     for h, b in ((512, 1), (512, 4), (1024, 1), (1024, 4), (768, 2)):
         c.append(Case("sd-vae", "vae_decode", h, h, batch=b))
@@ -407,6 +417,13 @@ def _inputs(case: Case, model: Any, dtype: Any) -> tuple[tuple[Any, ...], dict[s
             },
             "sample",
         )
+    if cls == "CogVideoXTransformer3DModel":
+        f = (case.frames - 1) // 4 + 1
+        return (), {
+            "hidden_states": torch.randn(b, f, 16, case.height // 8, case.width // 8, dtype=dtype),
+            "encoder_hidden_states": torch.randn(b, 226, 4096, dtype=dtype),
+            "timestep": torch.full((b,), 500, dtype=torch.long),
+        }, "sample"
     if cls == "AutoencoderKLWan":
         f = (case.frames - 1) // 4 + 1
         return (torch.randn(b, 16, f, case.height // 8, case.width // 8, dtype=dtype),), {}, ""

@@ -41,6 +41,7 @@ class Component(BaseModel):
     id: str
     kind: ComponentKind
     params: int
+    buffer_bytes: int = 0  # resident buffers (sin-cos position tables of SD3 / CogVideoX), measured
     width: int = 0  # the channel or hidden width activations scale with
     layers: int = 0
     tokens: int = 0  # text encoders: their text length; whisper: encoder frames per 30 s

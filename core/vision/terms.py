@@ -26,8 +26,9 @@ ACT_BYTES = 2
 
 
 def weight_bytes(component: Component, precision: Precision) -> int:
-    """A component's parameters at rest in `precision` (quantised formats store every linear that way)."""
-    return int(component.params * BYTES_PER_WEIGHT[precision])
+    """A component's parameters at rest in `precision` (quantised formats store every linear that way), and
+    its resident buffers (position tables built at load time, kept in the load dtype)."""
+    return int(component.params * BYTES_PER_WEIGHT[precision]) + component.buffer_bytes
 
 
 def latent_side(pixels: int, component: Component) -> int:
