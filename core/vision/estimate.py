@@ -41,16 +41,6 @@ def resolve_vision_model(name: str, registry: VisionRegistry | None = None) -> V
     return found
 
 
-class Phase:
-    """One phase's resident weights and transient (what the pipeline peak takes the largest of)."""
-
-    def __init__(self, name: str, component: Component, transient: int, extra: dict[str, int] | None = None):
-        self.name = name
-        self.component = component
-        self.transient = transient
-        self.extra = extra or {}
-
-
 def _component_precision(component: Component, precision: Precision) -> Precision:
     """The asked precision applies to the denoiser and to text encoders over a billion parameters (T5-XXL,
     LLM encoders: what fp8 / nf4 / GGUF checkpoints of FLUX, SD3 and Wan ship); CLIPs and VAEs stay 16-bit."""
@@ -376,7 +366,7 @@ def _estimate_cached(job: VisionJob) -> VisionEstimate:
         trainable_params=trainable,
         breakdown=breakdown,
         peak_phase=phase,
-        folk=_folk(model, registry, precision if precision is not Precision.FP32 else Precision.FP32),
+        folk=_folk(model, registry, precision),
         uncertainty=uncertainty,
         measured_basis=measured,
         verdicts=verdicts,
