@@ -127,3 +127,17 @@ def test_a_dit_without_its_own_coefficient_is_within_ten_percent() -> None:
         pooled = {"infer": statistics.median(values["infer"] for values in fitted.values())}
         error = activation_split(case, registry).estimate(pooled) / case.peak_bytes - 1
         assert abs(error) <= 0.10, f"{case.case_id}: {error:+.1%} with the other DiTs' coefficient"
+
+
+def test_components_marked_measured_are_the_measured_ones() -> None:
+    """The ±10% band is given to components whose coefficients come from the table (or from an identical
+    measured module, which then carries its own coefficients)."""
+    from core.vision.registry import load_vision_registry
+
+    registry = load_vision_registry()
+    measured = {case.component for case in CASES}
+    for component in registry.components.values():
+        if component.id in measured:
+            assert component.measured, component.id
+        elif component.measured:
+            assert component.coefficients is not None, component.id

@@ -419,11 +419,15 @@ def _inputs(case: Case, model: Any, dtype: Any) -> tuple[tuple[Any, ...], dict[s
         )
     if cls == "CogVideoXTransformer3DModel":
         f = (case.frames - 1) // 4 + 1
-        return (), {
-            "hidden_states": torch.randn(b, f, 16, case.height // 8, case.width // 8, dtype=dtype),
-            "encoder_hidden_states": torch.randn(b, 226, 4096, dtype=dtype),
-            "timestep": torch.full((b,), 500, dtype=torch.long),
-        }, "sample"
+        return (
+            (),
+            {
+                "hidden_states": torch.randn(b, f, 16, case.height // 8, case.width // 8, dtype=dtype),
+                "encoder_hidden_states": torch.randn(b, 226, 4096, dtype=dtype),
+                "timestep": torch.full((b,), 500, dtype=torch.long),
+            },
+            "sample",
+        )
     if cls == "AutoencoderKLWan":
         f = (case.frames - 1) // 4 + 1
         return (torch.randn(b, 16, f, case.height // 8, case.width // 8, dtype=dtype),), {}, ""

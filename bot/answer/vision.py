@@ -83,7 +83,9 @@ def vision_view(est: VisionEstimate, currency: str) -> dict[str, Any]:
         "assumptions": assumptions,
         "speed": est.speed,
         "cost": cost,
-        "fixes": [f for f in est.fixes if f.fits or not verdict or verdict.fits.value == "no"],
+        # fixes matter when the job does not fit comfortably, or when no card was named
+        "fixes": [f for f in est.fixes if not verdict or (verdict.fits.value != "fits" and f.fits)]
+        or ([] if verdict and verdict.fits.value == "fits" else est.fixes),
         "max_batch": est.max_batch if job.task and job.task.value in ("infer", "train", "embed") else None,
         "warnings": est.warnings,
         "plans": vision_plans(job, currency) if verdict is None else [],

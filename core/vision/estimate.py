@@ -291,11 +291,22 @@ def _with_overhead(breakdown: VisionBreakdown) -> VisionBreakdown:
     return breakdown.model_copy(update={"overhead": int(overhead)})
 
 
-def _uncertainty(model: VisionModel, registry: VisionRegistry, job: VisionJob) -> tuple[float, bool]:
-    used = [registry.component(c) for c in model.components]
-    measured = all(c.measured for c in used)
+def _uncertainty(
+    model: VisionModel, registry: VisionRegistry, job: VisionJob, phase: str
+) -> tuple[float, bool]:
+    """±10% of the tracked bytes where the components whose activations make the peak were measured
+    (the denoiser and VAE of a pipeline, the text encoders only when text encoding is the peak; the network
+    otherwise), ±25% where their kind's median stands in; sequential offload adds 10% (hooks, pinned
+    buffers)."""
+    if model.family in ("image", "video"):
+        ids = [model.denoiser, model.vae, *model.extra_denoisers]
+        if phase == "text_encode":
+            ids += model.text_encoders
+    else:
+        ids = list(model.components)
+    measured = all(registry.component(c).measured for c in ids)
     band = 0.10 if measured else 0.25
-    if job.offload is Offload.SEQUENTIAL or (job.frames or 1) > 1:
+    if job.offload is Offload.SEQUENTIAL:
         band += 0.10
     return round(band, 2), measured
 
@@ -336,7 +347,7 @@ def _estimate_cached(job: VisionJob) -> VisionEstimate:
     filled = fill_defaults(job, model)
     tracked, phase, trainable = tracked_breakdown(filled, registry)
     breakdown = _with_overhead(tracked)
-    uncertainty, measured = _uncertainty(model, registry, filled)
+    uncertainty, measured = _uncertainty(model, registry, filled, phase)
     card = _card(filled.card, catalog)
     verdicts: list[Verdict] = []
     cards_needed: int | None = None
