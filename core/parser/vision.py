@@ -27,7 +27,9 @@ _TASK_DEFAULTS: tuple[tuple[re.Pattern[str], str, VisionTask], ...] = (
     (_c(r"图生视频|image[\s-]*to[\s-]*video|(?<![a-z])i2v(?![a-z])"), "wan2.1-i2v-14b", VisionTask.GENERATE),
     (
         _c(
-            r"文生视频|视频生成|生成视频|text[\s-]*to[\s-]*video|(?<![a-z])t2v(?![a-z])|video\s+generation|ai\s*视频"
+            r"文生视频|视频生成|生成视频|text[\s-]*to[\s-]*video|(?<![a-z])t2v(?![a-z])|video\s+generation|ai\s*视频|"
+            r"\d+(?:\.\d+)?\s*(?:秒|s|sec(?:ond)?s?)\s*(?:的|long\s+)?\s*(?:\d{3,4}\s*p\s*)?(?:视频|videos?|clips?)|"
+            r"\d{3,4}\s*p\s*(?:的)?\s*(?:视频|videos?)"
         ),
         "wan2.1-t2v-14b",
         VisionTask.GENERATE,
