@@ -48,12 +48,15 @@ async def ask(update: Update, context: ContextTypes.DEFAULT_TYPE, question: str)
     chat_id, user_id = session.ids(update)
     previous = await session.last_query(context, chat_id, user_id)
     lang = await session.lang_override(context, chat, user_id)
+    previous_vision = session.last_vision(context, chat_id, user_id)
     reply = with_chat_currency(
-        core_answer(question, previous=previous, lang=lang),
+        core_answer(question, previous=previous, lang=lang, previous_vision=previous_vision),
         (await session.group_settings(context, chat_id)).currency,
     )
     if reply.query is not None:
         await session.remember_query(context, chat_id, user_id, reply.query)
+    if reply.vision is not None or reply.query is not None:
+        session.remember_vision(context, chat_id, user_id, reply.vision)
     await send_answer(update, context, reply, compact=in_group(update))
 
 

@@ -16,6 +16,7 @@ from telegram.ext import ContextTypes
 
 from bot.store import GroupSettings, SessionStore, StoreUnavailable
 from core.query import Query
+from core.vision.job import VisionJob
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -57,6 +58,28 @@ async def remember_query(
     context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int, query: Query
 ) -> None:
     await _safely(context, lambda s: s.set_last_query(chat_id, user_id, query), None)
+
+
+_VISION_KEY = "last_vision"
+
+
+def last_vision(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int) -> VisionJob | None:
+    """The last vision job answered in this chat for this user, kept in memory only (a follow-up after a
+    restart asks again: the stored sessions hold language-model queries)."""
+    jobs = context.bot_data.get(_VISION_KEY)
+    found = jobs.get((chat_id, user_id)) if isinstance(jobs, dict) else None
+    return found if isinstance(found, VisionJob) else None
+
+
+def remember_vision(
+    context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int, job: VisionJob | None
+) -> None:
+    """Remember (or, when the chat moved on to a language model, forget) the last vision job."""
+    jobs = context.bot_data.setdefault(_VISION_KEY, {})
+    if job is None:
+        jobs.pop((chat_id, user_id), None)
+    else:
+        jobs[(chat_id, user_id)] = job
 
 
 async def lang_override(context: ContextTypes.DEFAULT_TYPE, chat: Chat | None, user_id: int) -> str | None:

@@ -32,3 +32,11 @@ async def test_flux_lora_question_in_english(running_bot: BotHarness) -> None:
 async def test_vision_scenario_adds_the_named_job(running_bot: BotHarness) -> None:
     [reply] = await running_bot.say(LI, LI, "YOLOv8x 640 batch 16 训练用什么卡")
     assert "YOLOv8x" in reply.text
+
+
+async def test_follow_up_to_a_vision_answer(running_bot: BotHarness) -> None:
+    [first] = await running_bot.say(LI, LI, "SDXL 出图 4张一批 4090够吗")
+    [second] = await running_bot.say(LI, LI, "3090 呢")
+    assert "Stable Diffusion XL" in second.text and "3090" in second.text
+    assert "一批 4 张" in second.text  # the batch of the first question is kept
+    assert first.message_id != second.message_id

@@ -72,3 +72,28 @@ def test_language_model_questions_stay_language_model_questions() -> None:
 def test_a_named_vision_model_wins_over_a_language_model_reading() -> None:
     parsed = parse("qwen3 embedding 0.6b 向量化 batch 32")
     assert parsed.vision is not None and parsed.vision.model == "qwen3-embedding-0.6b"
+
+
+def test_a_follow_up_to_a_vision_answer_changes_only_what_it_says() -> None:
+    first = parse("SDXL 出图 4张一批 4090")
+    assert first.vision is not None
+    for text, field, value in (
+        ("3090 呢", "card", "rtx-3090"),
+        ("batch 8 呢", "batch", 8),
+        ("what about fp8?", "precision", Precision.FP8),
+        ("换成 1536x1536", "width", 1536),
+    ):
+        parsed = parse(text, previous_vision=first.vision)
+        assert parsed.vision is not None and parsed.follow_up, text
+        assert getattr(parsed.vision, field) == value, text
+        assert parsed.vision.model == "sdxl"
+        if field != "batch":
+            assert parsed.vision.batch == 4, text
+        if field != "card":
+            assert parsed.vision.card == "rtx-4090", text
+
+
+def test_a_language_model_named_after_a_vision_answer_is_a_language_model_question() -> None:
+    first = parse("SDXL 出图 4090")
+    parsed = parse("llama 3.1 8b 推理呢", previous_vision=first.vision)
+    assert parsed.vision is None and parsed.query is not None

@@ -37,6 +37,7 @@ from core.estimator import UnknownCardError, UnknownModelError
 from core.parser import Parsed, detect_lang, parse
 from core.query import Method, Precision, Query, Task
 from core.registry import load_registry
+from core.vision.job import VisionJob
 
 __all__ = [
     "FAQ_IDS",
@@ -63,13 +64,19 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
-def answer(text: str, *, previous: Query | None = None, lang: str | None = None) -> Answer:
+def answer(
+    text: str,
+    *,
+    previous: Query | None = None,
+    lang: str | None = None,
+    previous_vision: VisionJob | None = None,
+) -> Answer:
     """Answer one message. Never raises.
 
     Pure for a given price file (the data files are read once), so answers are cached: a team chat asks
     the same few questions again and again.
     """
-    return _answer(text, previous, lang, price_book_in_force())
+    return _answer(text, previous, lang, price_book_in_force(), previous_vision)
 
 
 def answer_query(query: Query, *, lang: str) -> Answer:
@@ -78,12 +85,18 @@ def answer_query(query: Query, *, lang: str) -> Answer:
 
 
 @lru_cache(maxsize=4096)
-def _answer(text: str, previous: Query | None, lang: str | None, _book: object) -> Answer:
+def _answer(
+    text: str,
+    previous: Query | None,
+    lang: str | None,
+    _book: object,
+    previous_vision: VisionJob | None = None,
+) -> Answer:
     chosen: Lang = to_lang(lang) if lang else "en"
     try:
         if not lang:
             chosen = to_lang(detect_lang(text))
-        parsed = parse(text, previous=previous)
+        parsed = parse(text, previous=previous, previous_vision=previous_vision)
         if not lang:
             chosen = to_lang(parsed.lang)
         return _dispatch(parsed, chosen)

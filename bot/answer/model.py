@@ -11,6 +11,7 @@ from bot.render import (
 )
 from core.query import Method, Precision, Query, Task
 from core.registry import load_registry
+from core.vision.job import VisionJob
 
 Kind = Literal[
     "fit",
@@ -85,6 +86,7 @@ class Answer(BaseModel):
     title: str
     buttons: list[list[Button]] = Field(default_factory=list)
     facts: dict[str, Any] = Field(default_factory=dict, description="JSON-ready numbers behind the answer")
+    vision: VisionJob | None = Field(default=None, description="the vision job answered (for follow-ups)")
 
     def to_json(self) -> dict[str, Any]:
         """`gpufit ask --json`: the filled query in the `gpufit estimate --json` schema, and the answer."""

@@ -108,7 +108,8 @@ def vision_answer(job: VisionJob, lang: Lang) -> Answer:
     view = vision_view(est, currency)
     facts = est.as_json()
     facts["cost"] = view["cost"].model_dump(mode="json") if view["cost"] else None
-    return pack("fit", lang, "vision_fit", {"v": view}, facts=facts)
+    answer = pack("fit", lang, "vision_fit", {"v": view}, facts=facts)
+    return answer.model_copy(update={"vision": est.job.model_copy(update={"defaulted": job.defaulted})})
 
 
 def scenario_checks(job: VisionJob, currency: str) -> list[dict[str, Any]]:

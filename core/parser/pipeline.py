@@ -11,7 +11,7 @@ from core.parser.followup import build_query, merge
 from core.parser.lang import detect_lang
 from core.parser.normalize import normalize
 from core.parser.result import Intent, Lang, Parsed
-from core.parser.vision import extract_vision, find_vision_model
+from core.parser.vision import extract_vision, find_vision_model, follow_up_vision
 from core.query import Query, Task
 from core.vision.job import VisionJob
 
@@ -48,8 +48,9 @@ class _Seen:
         return Parsed(intent=intent, **(base | fields))
 
 
-def parse(text: str, previous: Query | None = None) -> Parsed:
-    """Understand one chat message; `previous` is the last fit query of the same chat, if any."""
+def parse(text: str, previous: Query | None = None, previous_vision: VisionJob | None = None) -> Parsed:
+    """Understand one chat message; `previous` is the last fit query of the same chat, if any, and
+    `previous_vision` the last vision job (a follow-up to a vision answer changes only what it says)."""
     if not isinstance(text, str):
         text = ""
     lang = detect_lang(text[:4000])
@@ -70,6 +71,13 @@ def parse(text: str, previous: Query | None = None) -> Parsed:
     if nothing_named and words.is_help(norm):
         return seen.reply(Intent.HELP)
     vision = _vision(ex, norm)
+    follow_vision = False
+    short_or_follow_up = len(norm) <= _SHORT or words.sounds_like_follow_up(norm)
+    if vision is None and previous_vision is not None and not ex.has_model and short_or_follow_up:
+        vision = follow_up_vision(norm, ex.fields, previous_vision)
+        follow_vision = vision is not None
+    if follow_vision and vision is not None:
+        return seen.reply(Intent.FIT, vision=vision, cards=card_ids, follow_up=True)
     if vision is not None:
         if not card_ids and words.scenario(norm) == "vision":
             return seen.reply(Intent.SCENARIO, scenario="vision", vision=vision)

@@ -166,6 +166,34 @@ def extract_vision(text: str, fields: dict[str, object]) -> VisionJob | None:
         return None
     model, named = found
     rest = text.replace(named, " ", 1) if named in text else text
+    stated = _stated(rest, model, fields, task)
+    return VisionJob(model=model.id, defaulted=tuple(defaulted), **stated)
+
+
+def follow_up_vision(text: str, fields: dict[str, object], previous: VisionJob) -> VisionJob | None:
+    """A short follow-up to a vision answer ('3090 呢', 'batch 8?', 'with fp8', '换成 1536x1536') changes
+    only what it says; None when it says nothing a vision job has."""
+    model = load_vision_registry().models.get(previous.model)
+    if model is None:
+        return None
+    stated = _stated(text, model, fields, None)
+    if not stated:
+        return None
+    kept = previous.said()
+    if "card" in stated:
+        kept.pop("card_memory_bytes", None)
+    if "card_memory_bytes" in stated:
+        kept.pop("card", None)
+    kept.update(stated)
+    kept["model"] = previous.model
+    defaulted = tuple(d for d in previous.defaulted if d == "model")
+    return VisionJob(**kept, defaulted=defaulted)
+
+
+def _stated(
+    rest: str, model: VisionModel, fields: dict[str, object], task: VisionTask | None
+) -> dict[str, object]:
+    """What the text says about a job on `model` (only the fields it states)."""
     diffusion = model.family in ("image", "video")
     if _TRAIN.search(rest) and model.family != "embedding":
         task = VisionTask.TRAIN
@@ -241,13 +269,13 @@ def extract_vision(text: str, fields: dict[str, object]) -> VisionJob | None:
     if isinstance(memory, int) and not card:
         values["card_memory_bytes"] = memory
     gpus = fields.get("gpus") if not batch else None
-    return VisionJob(
-        model=model.id,
-        task=task,
-        method=method,
-        card=card if isinstance(card, str) else None,
-        gpus=gpus if isinstance(gpus, int) else None,
-        currency=fields.get("currency"),
-        defaulted=tuple(defaulted),
-        **values,
-    )
+    for name, value in (
+        ("task", task),
+        ("method", method),
+        ("card", card if isinstance(card, str) else None),
+        ("gpus", gpus if isinstance(gpus, int) else None),
+        ("currency", fields.get("currency")),
+    ):
+        if value is not None:
+            values[name] = value
+    return values
