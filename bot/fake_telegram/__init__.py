@@ -12,10 +12,11 @@ is delivered again (`confirmed_offset` and `deliveries` show what happened).
 
 from __future__ import annotations
 
+from bot.fake_telegram.fake import FakeTelegram
 from bot.fake_telegram.faults import Fault, FaultKind, RandomFaults
 from bot.fake_telegram.html import ParsedText, parse_html, parse_message_text, validate_reply_markup
 from bot.fake_telegram.request import FakeTelegramRequest
-from bot.fake_telegram.state import ApiCall, FakeTelegram, StoredMessage
+from bot.fake_telegram.state import ApiCall, StoredMessage
 from bot.fake_telegram.wire import (
     ANONYMOUS_ADMIN_ID,
     INT_FIELDS,

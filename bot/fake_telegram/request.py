@@ -9,7 +9,7 @@ import httpx
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
 
-from bot.fake_telegram.state import FakeTelegram
+from bot.fake_telegram.fake import FakeTelegram
 from bot.fake_telegram.wire import ConnectionDroppedError
 
 
