@@ -29,7 +29,7 @@ from telegram import (
     Update,
     User,
 )
-from telegram.constants import ParseMode
+from telegram.constants import CallbackQueryLimit, InlineKeyboardButtonLimit, ParseMode
 from telegram.error import BadRequest
 from telegram.ext import (
     ApplicationHandlerStop,
@@ -52,7 +52,7 @@ logger = logging.getLogger(__name__)
 
 HANDLER_GROUP = -1
 PREFIX = "ck:v1:"
-MAX_CALLBACK_BYTES = 64
+MAX_CALLBACK_BYTES = int(InlineKeyboardButtonLimit.MAX_CALLBACK_DATA)
 CONTROL_STEP = "x"
 _CALLBACK = re.compile(r"^ck:v1:(\d{1,20}):(\d{1,2}|x):([A-Za-z0-9_.:-]{1,40})$")
 _STEP_CONTROLS = ("_back", "_skip", "_cancel")
@@ -466,7 +466,8 @@ async def _control(
 
 def _toast(lang: str, note: str) -> str:
     words = " ".join(plain_text(note_text(lang, note)).split())
-    return words if len(words) <= 200 else words[:199] + "…"
+    limit = int(CallbackQueryLimit.ANSWER_CALLBACK_QUERY_TEXT_LENGTH)
+    return words if len(words) <= limit else words[: limit - 1] + "…"
 
 
 # -- free text --------------------------------------------------------------------------------------------

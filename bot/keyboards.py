@@ -20,11 +20,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+from telegram.constants import InlineKeyboardButtonLimit, MessageLimit
 
 from bot.answer import Button
 
 VERSION = "v1"
-MAX_CALLBACK_BYTES = 64
+MIN_CALLBACK_BYTES = int(InlineKeyboardButtonLimit.MIN_CALLBACK_DATA)
+MAX_CALLBACK_BYTES = int(InlineKeyboardButtonLimit.MAX_CALLBACK_DATA)
 LANG_CHOICES = ("en", "zh", "auto")
 DETAILS = "details"
 _KEY = r"[A-Za-z0-9_-]{1,12}"
@@ -32,7 +34,8 @@ _FIT = re.compile(rf"^v1:fit:({_KEY}):(#\d+\.\d+|[^:].*)$", re.DOTALL)
 _ASK = re.compile(rf"^v1:ask:({_KEY}):(\d+)\.(\d+)$")
 _LANG = re.compile(r"^v1:lang:(en|zh|auto)$")
 _DEEP_LINK_PREFIX = "q"
-MAX_DEEP_LINK = 64
+MAX_DEEP_LINK = int(MessageLimit.DEEP_LINK_LENGTH)
+_DEEP_LINK = re.compile(rf"[A-Za-z0-9_-]{{2,{MAX_DEEP_LINK}}}")
 
 
 @dataclass(frozen=True)
@@ -52,7 +55,7 @@ class LangPress:
 
 
 def fits(data: str) -> bool:
-    return 1 <= len(data.encode("utf-8")) <= MAX_CALLBACK_BYTES
+    return MIN_CALLBACK_BYTES <= len(data.encode("utf-8")) <= MAX_CALLBACK_BYTES
 
 
 def action_data(key: str, action: str, row: int, col: int) -> str:
@@ -128,7 +131,7 @@ def question_payload(question: str) -> str | None:
 
 def payload_question(payload: str) -> str | None:
     """The question inside a `/start` payload; None for any other payload (or a damaged one)."""
-    if not payload.startswith(_DEEP_LINK_PREFIX) or not re.fullmatch(r"[A-Za-z0-9_-]{2,64}", payload):
+    if not payload.startswith(_DEEP_LINK_PREFIX) or not _DEEP_LINK.fullmatch(payload):
         return None
     body = payload[len(_DEEP_LINK_PREFIX) :]
     try:

@@ -20,6 +20,7 @@ from telegram import (
     ReplyParameters,
     Update,
 )
+from telegram.constants import CallbackQueryLimit
 from telegram.error import BadRequest
 from telegram.ext import ContextTypes
 
@@ -45,7 +46,8 @@ def label(which: str, lang: str, /, **data: Any) -> str:
 def toast(template: str, lang: str, /, **data: Any) -> str:
     """A callback-query answer: plain text, at most 200 characters."""
     words = " ".join(plain_text(render(template, lang, **data)).split())
-    return words if len(words) <= 200 else words[:199] + "…"
+    limit = int(CallbackQueryLimit.ANSWER_CALLBACK_QUERY_TEXT_LENGTH)
+    return words if len(words) <= limit else words[: limit - 1] + "…"
 
 
 def messages(html: str) -> list[str]:

@@ -17,10 +17,12 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from telegram.constants import WebhookLimit
 
 OFFICIAL_API_URL = "https://api.telegram.org"
 _TOKEN = re.compile(r"^\d{3,}:[A-Za-z0-9_-]{20,}$")
-_SECRET = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
+_MAX_SECRET = int(WebhookLimit.MAX_SECRET_TOKEN_LENGTH)
+_SECRET = re.compile(rf"^[A-Za-z0-9_-]{{1,{_MAX_SECRET}}}$")
 
 
 class SettingsError(ValueError):
@@ -71,7 +73,7 @@ class Settings(BaseModel):
     @classmethod
     def _secret_chars(cls, value: SecretStr | None) -> SecretStr | None:
         if value is not None and not _SECRET.match(value.get_secret_value()):
-            raise ValueError("must be 1-256 characters of A-Z, a-z, 0-9, _ and -")
+            raise ValueError(f"must be 1-{_MAX_SECRET} characters of A-Z, a-z, 0-9, _ and -")
         return value
 
     @field_validator("log_level")

@@ -5,12 +5,14 @@ from __future__ import annotations
 import io
 import json
 import logging
+import re
 from pathlib import Path
 
 import pytest
 from botapi_server import ANN, InProcessBot
 from hypothesis import given
 from hypothesis import strategies as st
+from telegram.constants import InlineKeyboardButtonLimit, MessageLimit
 
 from bot.console import chat_loop
 from bot.fake_telegram import ApiError, FakeTelegram, parse_html, parse_message_text, validate_reply_markup
@@ -52,18 +54,23 @@ def test_html_entities_offsets_are_utf16() -> None:
 
 
 def test_text_limits() -> None:
-    parse_message_text("x" * 4096, "HTML")
+    most = MessageLimit.MAX_TEXT_LENGTH  # Telegram counts it in UTF-16 code units
+    parse_message_text("x" * most, "HTML")
+    parse_message_text("😀" * (most // 2), "HTML")  # two units each: exactly at the limit
     with pytest.raises(ApiError, match="message is too long"):
-        parse_message_text("😀" * 2049, "HTML")  # 4098 UTF-16 units
+        parse_message_text("😀" * (most // 2 + 1), "HTML")  # two units over, though fewer characters
     with pytest.raises(ApiError, match="message text is empty"):
         parse_message_text("<b> </b>", "HTML")
 
 
 def test_callback_data_limit() -> None:
-    ok = {"inline_keyboard": [[{"text": "x", "callback_data": "a" * 64}]]}
+    most = InlineKeyboardButtonLimit.MAX_CALLBACK_DATA  # in UTF-8 bytes
+    ok = {"inline_keyboard": [[{"text": "x", "callback_data": "a" * most}]]}
     assert validate_reply_markup(ok) == ok
+    over = "数" * (most // 3 + 1)  # three bytes each: fewer characters than the limit, more bytes
+    assert len(over) < most < len(over.encode())
     with pytest.raises(ApiError, match="BUTTON_DATA_INVALID"):
-        validate_reply_markup({"inline_keyboard": [[{"text": "x", "callback_data": "数" * 22}]]})
+        validate_reply_markup({"inline_keyboard": [[{"text": "x", "callback_data": over}]]})
 
 
 async def test_unknown_method_and_token() -> None:
@@ -111,7 +118,8 @@ def test_deep_link_payload_roundtrip(question: str) -> None:
     normalized = " ".join(question.split())
     if payload is None:
         return
-    assert len(payload) <= 64 and payload.replace("-", "").replace("_", "").isalnum()
+    assert len(payload) <= MessageLimit.DEEP_LINK_LENGTH
+    assert re.fullmatch(r"[A-Za-z0-9_-]+", payload)  # what /start accepts (isalnum() would pass "数")
     assert payload_question(payload) == (normalized or None)
 
 

@@ -20,6 +20,7 @@ import pytest
 from botapi_server import ANN, BOB, BOT_USERNAME, GROUP, BotHarness, InProcessBot, recording_errors
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from telegram.constants import InlineKeyboardButtonLimit, MessageLimit
 
 from bot.app import build_application, running
 from bot.fake_telegram import FakeTelegram, FakeTelegramRequest, StoredMessage, utf16_len
@@ -60,7 +61,7 @@ CORPUS = (
 
 def _problems(message: StoredMessage) -> list[str]:
     found = telegram_html_problems(message.html or "")
-    if utf16_len(message.text) > 4096:
+    if utf16_len(message.text) > MessageLimit.MAX_TEXT_LENGTH:
         found.append(f"{utf16_len(message.text)} UTF-16 units")
     return found
 
@@ -214,8 +215,9 @@ def test_any_inline_query_gets_a_valid_answer(session: tuple[LoopThread, Session
     loop.run(ask())
 
 
-CALLBACK_DATA = st.text(st.characters(codec="utf-8"), min_size=1, max_size=64).filter(
-    lambda d: 1 <= len(d.encode()) <= 64
+_MAX_DATA = InlineKeyboardButtonLimit.MAX_CALLBACK_DATA
+CALLBACK_DATA = st.text(st.characters(codec="utf-8"), min_size=1, max_size=_MAX_DATA).filter(
+    lambda d: 1 <= len(d.encode()) <= _MAX_DATA
 ) | st.from_regex(
     r"\A(ck:v1:\d{1,20}:(\d{1,3}|x):[A-Za-z0-9_.:-]{1,30}|k:[A-Za-z0-9_-]{1,12}:[a-z=_]{1,20})\Z"
 )

@@ -11,6 +11,8 @@ from bot.fake_telegram.wire import (
     JSON,
     MAX_CALLBACK_ANSWER,
     MAX_INLINE_RESULTS,
+    MAX_RESULT_ID_BYTES,
+    MIN_RESULT_ID_BYTES,
     QUERY_TOO_OLD,
     ApiError,
     bad_request,
@@ -41,7 +43,7 @@ class CallbackMethods(TelegramState):
         seen: set[str] = set()
         for result in results:
             result_id = str(result.get("id", ""))
-            if not 1 <= len(result_id.encode("utf-8")) <= 64:
+            if not MIN_RESULT_ID_BYTES <= len(result_id.encode("utf-8")) <= MAX_RESULT_ID_BYTES:
                 raise bad_request("RESULT_ID_INVALID")
             if result_id in seen:
                 raise bad_request("RESULT_ID_DUPLICATE")

@@ -8,7 +8,16 @@ import re
 from typing import Any
 
 from bot.fake_telegram.state import TelegramState
-from bot.fake_telegram.wire import JSON, bad_request
+from bot.fake_telegram.wire import (
+    JSON,
+    MAX_COMMAND,
+    MAX_COMMAND_DESCRIPTION,
+    MAX_COMMANDS,
+    MIN_COMMAND,
+    bad_request,
+)
+
+_COMMAND = re.compile(rf"[a-z0-9_]{{{MIN_COMMAND},{MAX_COMMAND}}}")
 
 
 class CommandMethods(TelegramState):
@@ -21,12 +30,12 @@ class CommandMethods(TelegramState):
 
     def _set_my_commands(self, params: JSON, files: Any) -> bool:
         commands = params.get("commands") or []
-        if len(commands) > 100:
+        if len(commands) > MAX_COMMANDS:
             raise bad_request("BOT_COMMANDS_TOO_MUCH")
         for command in commands:
-            if not re.fullmatch(r"[a-z0-9_]{1,32}", str(command.get("command", ""))):
+            if not _COMMAND.fullmatch(str(command.get("command", ""))):
                 raise bad_request("BOT_COMMAND_INVALID")
-            if not 1 <= len(str(command.get("description", ""))) <= 256:
+            if not 1 <= len(str(command.get("description", ""))) <= MAX_COMMAND_DESCRIPTION:
                 raise bad_request("BOT_COMMAND_DESCRIPTION_INVALID")
         lang = str(params.get("language_code") or "")
         if lang and not re.fullmatch(r"[a-z]{2}", lang):

@@ -7,7 +7,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from bot.fake_telegram.wire import JSON, MAX_CALLBACK_DATA_BYTES, MAX_TEXT_UTF16, bad_request, utf16_len
+from bot.fake_telegram.wire import (
+    JSON,
+    MAX_CALLBACK_DATA_BYTES,
+    MAX_TEXT_UTF16,
+    MIN_CALLBACK_DATA_BYTES,
+    bad_request,
+    utf16_len,
+)
 
 _TAG_ATTRS: dict[str, frozenset[str]] = {
     "b": frozenset(),
@@ -197,7 +204,7 @@ def parse_message_text(text: str, parse_mode: str | None, *, limit: int = MAX_TE
 
 
 def validate_reply_markup(markup: Any) -> JSON | None:
-    """Inline keyboards as Telegram checks them; callback data is 1-64 bytes."""
+    """Inline keyboards as Telegram checks them; callback data is 1-64 bytes of UTF-8."""
     if markup is None:
         return None
     if not isinstance(markup, dict):
@@ -231,7 +238,7 @@ def validate_reply_markup(markup: Any) -> JSON | None:
                 raise bad_request("BUTTON_TYPE_INVALID")
             if "callback_data" in button:
                 size = len(str(button["callback_data"]).encode("utf-8"))
-                if not 1 <= size <= MAX_CALLBACK_DATA_BYTES:
+                if not MIN_CALLBACK_DATA_BYTES <= size <= MAX_CALLBACK_DATA_BYTES:
                     raise bad_request("BUTTON_DATA_INVALID")
             if "url" in button and not re.match(r"^(https?|tg)://\S+$", str(button["url"])):
                 raise bad_request("BUTTON_URL_INVALID")

@@ -13,7 +13,17 @@ import time
 from typing import Any
 
 from bot.fake_telegram.serialise import JsonWire
-from bot.fake_telegram.wire import JSON, OPT_IN_UPDATES, ApiError, bad_request
+from bot.fake_telegram.wire import (
+    JSON,
+    MAX_SECRET_TOKEN,
+    MAX_UPDATES_LIMIT,
+    MIN_UPDATES_LIMIT,
+    OPT_IN_UPDATES,
+    ApiError,
+    bad_request,
+)
+
+_SECRET_TOKEN = re.compile(rf"[A-Za-z0-9_-]{{1,{MAX_SECRET_TOKEN}}}")
 
 
 class UpdateQueue(JsonWire):
@@ -39,7 +49,8 @@ class UpdateQueue(JsonWire):
         if params.get("allowed_updates") is not None:
             self.allowed_updates = list(params["allowed_updates"]) or None
         offset = int(params.get("offset", 0) or 0)
-        limit = max(1, min(100, int(params.get("limit", 100) or 100)))
+        limit = int(params.get("limit", MAX_UPDATES_LIMIT) or MAX_UPDATES_LIMIT)
+        limit = max(MIN_UPDATES_LIMIT, min(MAX_UPDATES_LIMIT, limit))
         timeout = float(params.get("timeout", 0) or 0)
         self.confirmed_offset = max(self.confirmed_offset, offset)
         if offset > 0:
@@ -101,7 +112,7 @@ class UpdateQueue(JsonWire):
         if url and not url.startswith("https://"):
             raise bad_request("bad webhook: An HTTPS URL must be provided for webhook")
         secret = params.get("secret_token")
-        if secret is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,256}", str(secret)):
+        if secret is not None and not _SECRET_TOKEN.fullmatch(str(secret)):
             raise bad_request("bad webhook: secret token contains unallowed characters")
         self.webhook = {"url": url, "secret_token": secret, "allowed_updates": params.get("allowed_updates")}
         return True

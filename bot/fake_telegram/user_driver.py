@@ -12,7 +12,9 @@ from typing import Any
 
 from bot.fake_telegram.state import ApiCall, StoredMessage
 from bot.fake_telegram.updates import UpdateQueue
-from bot.fake_telegram.wire import ANONYMOUS_ADMIN_ID, JSON, utf16_len
+from bot.fake_telegram.wire import ANONYMOUS_ADMIN_ID, JSON, MAX_COMMAND, MIN_COMMAND, utf16_len
+
+_COMMAND = re.compile(rf"/[A-Za-z0-9_]{{{MIN_COMMAND},{MAX_COMMAND}}}(?:@[A-Za-z0-9_]{{3,32}})?")
 
 
 class UserDriver(UpdateQueue):
@@ -197,7 +199,7 @@ class UserDriver(UpdateQueue):
 
     def _user_entities(self, text: str) -> list[JSON]:
         entities: list[JSON] = []
-        command = re.match(r"/[A-Za-z0-9_]{1,32}(?:@[A-Za-z0-9_]{3,32})?", text)
+        command = _COMMAND.match(text)
         if command:
             entities.append({"type": "bot_command", "offset": 0, "length": utf16_len(command.group(0))})
         for mention in re.finditer(r"(?<![\w@])@[A-Za-z0-9_]{3,32}", text):

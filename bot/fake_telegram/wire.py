@@ -1,16 +1,39 @@
-"""Bot API wire basics the stand-in shares: limits, Telegram's error envelope and wording."""
+"""Bot API wire basics the stand-in shares: limits, Telegram's error envelope and wording.
+
+The limits come from `telegram.constants` (PTB's copy of the Bot API's); the stand-in only decides how to
+count: text and captions in UTF-16 code units after entity parsing, callback data in UTF-8 bytes.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from telegram.constants import (
+    BotCommandLimit,
+    CallbackQueryLimit,
+    InlineKeyboardButtonLimit,
+    InlineQueryLimit,
+    InlineQueryResultLimit,
+    MessageLimit,
+    PollingLimit,
+    WebhookLimit,
+)
+
 JSON = dict[str, Any]
 
-MAX_TEXT_UTF16 = 4096
-MAX_CAPTION_UTF16 = 1024
-MAX_CALLBACK_DATA_BYTES = 64
-MAX_CALLBACK_ANSWER = 200
-MAX_INLINE_RESULTS = 50
+MAX_TEXT_UTF16 = int(MessageLimit.MAX_TEXT_LENGTH)
+MAX_CAPTION_UTF16 = int(MessageLimit.CAPTION_LENGTH)
+MIN_CALLBACK_DATA_BYTES = int(InlineKeyboardButtonLimit.MIN_CALLBACK_DATA)
+MAX_CALLBACK_DATA_BYTES = int(InlineKeyboardButtonLimit.MAX_CALLBACK_DATA)
+MAX_CALLBACK_ANSWER = int(CallbackQueryLimit.ANSWER_CALLBACK_QUERY_TEXT_LENGTH)
+MAX_INLINE_RESULTS = int(InlineQueryLimit.RESULTS)
+MIN_RESULT_ID_BYTES = int(InlineQueryResultLimit.MIN_ID_LENGTH)
+MAX_RESULT_ID_BYTES = int(InlineQueryResultLimit.MAX_ID_LENGTH)
+MAX_COMMANDS = int(BotCommandLimit.MAX_COMMAND_NUMBER)
+MIN_COMMAND, MAX_COMMAND = int(BotCommandLimit.MIN_COMMAND), int(BotCommandLimit.MAX_COMMAND)
+MAX_COMMAND_DESCRIPTION = int(BotCommandLimit.MAX_DESCRIPTION)
+MIN_UPDATES_LIMIT, MAX_UPDATES_LIMIT = int(PollingLimit.MIN_LIMIT), int(PollingLimit.MAX_LIMIT)
+MAX_SECRET_TOKEN = int(WebhookLimit.MAX_SECRET_TOKEN_LENGTH)
 ANONYMOUS_ADMIN_ID = 1087968824
 
 # Fields PTB sends as JSON text inside form bodies.
