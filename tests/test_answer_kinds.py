@@ -25,7 +25,7 @@ from bot.answer import cards as answer_cards
 from bot.answer import common as answer_common
 from bot.answer import fit as answer_fit
 from bot.answer import info as answer_info
-from bot.render import TELEGRAM_LIMIT, render, telegram_html_problems, utf16_len
+from bot.render import TELEGRAM_LIMIT, plain_text, render, telegram_html_problems, utf16_len
 from core.query import Method, Precision, Query, Task
 
 LANGS: tuple[Lang, ...] = ("en", "zh")
@@ -36,9 +36,11 @@ def assert_well_formed(reply: Answer) -> None:
         assert html.strip()
         assert telegram_html_problems(html) == [], html
         assert utf16_len(html) <= TELEGRAM_LIMIT
-    assert reply.title and reply.summary  # plain text: the user's own words may hold '<', tags never do
-    assert "</b>" not in reply.title.replace("<b>x</b>", "")
-    assert utf16_len(reply.compact_html) <= utf16_len(reply.html) or reply.kind in ("clarify", "error")
+    # Title and summary are the compact form's plain text (the user's own words may hold '<', tags never do).
+    lines = [line.strip() for line in plain_text(reply.compact_html).splitlines() if line.strip()]
+    assert reply.title and reply.summary
+    assert reply.title == lines[0][:256]
+    assert utf16_len(reply.compact_html) <= utf16_len(reply.html)
     for row in reply.buttons:
         for button in row:
             assert button.label and "<" not in button.label and "&amp;" not in button.label
@@ -131,9 +133,9 @@ def test_clarify_offers_choices_as_buttons() -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        "<script>alert(1)</script> {{ 7*7 }} llama 3.1 8b on 4090",
+        "<script>alert(1)</script> {{ 7777*1111 }} llama 3.1 8b on 4090",
         "run <b>llama-9000</b> {% raw %} on a 4090",
-        "{{ config }} {{ 7*7 }}",
+        "{{ config }} {{ 7777*1111 }}",
         "&amp; &lt;b&gt; 4090",
         "",
         "🙂" * 3000,
@@ -143,7 +145,8 @@ def test_user_text_never_becomes_markup(text: str) -> None:
     reply = answer(text)
     assert_well_formed(reply)
     assert "<script" not in reply.html
-    assert "49" not in reply.html.replace("1,049", "")
+    # 7777*1111 = 8640247: a number no answer holds unless the template evaluated the user's text
+    assert "8640247" not in reply.html and "8,640,247" not in reply.html
     assert "<b>llama-9000</b>" not in reply.html
 
 

@@ -52,7 +52,8 @@ async def test_follow_up_uses_the_previous_question(running_bot: BotHarness) -> 
     [first] = await running_bot.say(ANN, ANN, "LoRA fine-tune Llama 3.1 8B on a 4090")
     [second] = await running_bot.say(ANN, ANN, "and with QLoRA?")
     assert "QLoRA" in second.text
-    assert "8B" in second.text or "Llama" in second.text, second.text[:300]
+    # the model and the card come from the first question
+    assert "Llama 3.1 8B" in second.text and "RTX 4090" in second.text, second.text[:300]
     assert first.message_id != second.message_id
 
 
