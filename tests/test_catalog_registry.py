@@ -13,16 +13,27 @@ from core.units import GIB
 
 CATALOG = load_catalog()
 REGISTRY = load_registry()
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "cards.csv"
+REFERENCE = Path(__file__).resolve().parent / "fixtures" / "reference_cards.csv"  # where from: its header
 
 
-def test_catalog_has_every_reference_variant() -> None:
-    if not REFERENCE.exists():
-        pytest.skip("shared/reference not beside the checkout")
-    with open(REFERENCE, newline="") as handle:
-        ids = {row["id"] for row in csv.DictReader(handle)}
+def _reference_rows() -> list[dict[str, str]]:
+    with open(REFERENCE, newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(line for line in handle if not line.startswith("#")))
+
+
+def test_catalog_has_every_reference_variant_with_its_memory_and_bandwidth() -> None:
+    rows = _reference_rows()
+    assert len(rows) == 53
+    ids = {row["id"] for row in rows}
     assert ids <= set(CATALOG.by_id), ids - set(CATALOG.by_id)
     assert "rtx-4060-ti-16gb" in CATALOG.by_id
+    differ = [
+        (row["id"], CATALOG.by_id[row["id"]].memory_gib, row["memory_gb"], row["bandwidth_gbps"])
+        for row in rows
+        if CATALOG.by_id[row["id"]].memory_gib != float(row["memory_gb"])
+        or CATALOG.by_id[row["id"]].bandwidth_gb_s != float(row["bandwidth_gbps"])
+    ]
+    assert not differ, differ
 
 
 def test_every_card_has_source_capacity_and_bandwidth() -> None:

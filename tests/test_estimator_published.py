@@ -125,8 +125,6 @@ def test_llm_int8_paper_largest_runnable_models(
     model: str, precision: Precision, card: str, gpus: int, fits: bool
 ) -> None:
     """Row 65: LLM.int8() Table 2 — the largest model that runs on each setup, 8-bit vs 16-bit."""
-    if model == "opt-175b" and model not in REGISTRY.by_id:
-        pytest.skip("opt-175b not in the registry")
     query = Query(task=Task.INFERENCE, model=model, precision=precision, card=card, gpus=gpus, seq=512)
     verdict = next(v for v in estimate(query).verdicts if v.count == gpus)
     assert (verdict.fits is not Fit.NO) is fits, verdict
