@@ -195,6 +195,12 @@ async def test_restart_keeps_buttons_working(
 
 
 async def test_commands_published_in_both_languages(running_bot: BotHarness) -> None:
-    scopes = {(scope, lang) for scope, lang in running_bot.fake.commands}
-    assert len(scopes) == 4
-    assert any(lang == "zh" for _, lang in scopes)
+    commands = running_bot.fake.commands  # (scope as JSON, language code) -> the commands
+    private, group = '{"type": "all_private_chats"}', '{"type": "all_group_chats"}'
+    # English is the default menu (no language code), Chinese the one for zh clients, in both scopes
+    assert set(commands) == {(private, ""), (private, "zh"), (group, ""), (group, "zh")}
+    for scope in (private, group):
+        english, chinese = commands[(scope, "")], commands[(scope, "zh")]
+        assert [c["command"] for c in english] == [c["command"] for c in chinese]
+        assert all(c["description"].isascii() for c in english)
+        assert all(any("\u4e00" <= ch <= "\u9fff" for ch in c["description"]) for c in chinese)
