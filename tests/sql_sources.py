@@ -68,6 +68,10 @@ class SqlSources:
             )
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             return self._literal_text(node.left) and self._literal_text(node.right)
+        if isinstance(node, ast.IfExp):
+            return self._literal_text(node.body) and self._literal_text(node.orelse)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):  # LITERALS.get(key)
+            return node.func.attr == "get" and self._literal_source(node.func.value)
         if isinstance(node, ast.Call):  # int(...) cannot carry SQL; no other call is trusted
             return isinstance(node.func, ast.Name) and node.func.id == "int"
         if isinstance(node, ast.Subscript | ast.Attribute):  # picks a part of a literal source

@@ -205,6 +205,9 @@ _UNSAFE_SQL = {
     "a loop over input": "def f(db, texts):\n    for sql in texts:\n        db.execute(sql)",
     "a name it cannot trace": "def f(db):\n    db.execute(SQL)",
     "a computed constant": "import os\nSQL = os.environ['Q']\ndef f(db):\n    db.execute(SQL)",
+    "a branch with a value": "def f(db, text, x):\n    db.execute('SELECT 1' if x else text)",
+    "a lookup in input": "def f(db, names, key):\n    db.execute(f'SELECT {names.get(key)}')",
+    "a join": "def f(db, cols):\n    db.execute('SELECT ' + ', '.join(cols))",
 }
 _SAFE_SQL = {
     "a literal": "def f(db, x):\n    db.execute('SELECT ?', (x,))",
@@ -223,6 +226,12 @@ _SAFE_SQL = {
         "        db.execute(f'DELETE FROM {table} WHERE {column} = ?', (user,))"
     ),
     "an int in a PRAGMA": "def f(db, ms):\n    db.execute(f'PRAGMA busy_timeout = {int(ms)}')",
+    "one of two literals": "def f(db, x):\n    db.execute('SELECT 1' if x else 'SELECT 2')",
+    "rows of literal objects": (
+        "USER_TABLES = (Table(name='sessions', user_column='user_id'),)\n"
+        "def f(db, user):\n    for table in USER_TABLES:\n"
+        "        db.execute(f'DELETE FROM {table.name} WHERE {table.user_column} = ?', (user,))"
+    ),
     "a helper every caller gives a literal": (
         "class S:\n    def one(self, db, sql, params):\n        db.execute(sql, params)\n"
         "    def get(self, db, x):\n        return self.one(db, 'SELECT ?', (x,))"
