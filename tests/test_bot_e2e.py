@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from botapi_server import ANN, BOB, BOT_USERNAME, GROUP, LI, BotApiServer, BotHarness, start_bot
+from telegram.constants import InlineKeyboardButtonLimit, MessageLimit
 
 from bot.app import running
 from bot.fake_telegram import FakeTelegram, parse_html
@@ -35,7 +36,8 @@ async def test_private_question_in_english(running_bot: BotHarness) -> None:
     assert "4090" in reply.text
     assert reply.entities, "the answer uses formatting (bold, code, the bars)"
     data = _button_data(running_bot)
-    assert data and all(d.startswith("v1:") and len(d.encode()) <= 64 for d in data)
+    assert data and all(d.startswith("v1:") for d in data)
+    assert all(len(d.encode()) <= InlineKeyboardButtonLimit.MAX_CALLBACK_DATA for d in data)
 
 
 async def test_private_question_in_chinese(running_bot: BotHarness) -> None:
@@ -78,7 +80,7 @@ async def test_button_edits_the_answer_in_place(running_bot: BotHarness) -> None
 
 async def test_deep_link_asks_the_shared_question(running_bot: BotHarness) -> None:
     payload = question_payload("13b lora 4090")
-    assert payload is not None and len(payload) <= 64
+    assert payload is not None and len(payload) <= MessageLimit.DEEP_LINK_LENGTH
     [reply] = await running_bot.say(BOB, BOB, f"/start {payload}")
     assert "4090" in reply.text
 
