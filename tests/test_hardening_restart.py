@@ -26,7 +26,7 @@ async def _say(fake: FakeTelegram, chat_id: int, user_id: int, text: str) -> tup
     """A user writes; wait for the bot's next message there. Returns the update id and that message."""
     before = len(fake.bot_messages(chat_id))
     fake.send_text(chat_id, user_id, text)
-    update_id = fake._updates[-1]["update_id"]
+    update_id = fake.last_update_id
     await fake.wait_for(
         lambda: len(fake.bot_messages(chat_id)) > before, within=WAIT, what=f"a reply to {text!r}"
     )

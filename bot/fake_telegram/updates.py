@@ -39,6 +39,11 @@ class UpdateQueue(JsonWire):
     def pending_updates(self) -> int:
         return len(self._updates)
 
+    @property
+    def last_update_id(self) -> int:
+        """The id of the newest update still held (0 if none): what a test waits to see confirmed."""
+        return self._updates[-1]["update_id"] if self._updates else 0
+
     async def _get_updates(self, params: JSON) -> list[JSON]:
         if self.webhook["url"]:
             raise ApiError(
