@@ -3,10 +3,11 @@
 The property: SQL text is built only from literals written in the module. A value reaches the database
 only as a bound parameter (`?`), never as part of the statement. The checker follows each execute()'s first
 argument back through names, whatever they are called: an assignment, a `for` over literal statements, a
-module constant made of literals (a subscript of it picks one of those literals), a function parameter
-(then every call of that function in the module must pass such SQL), an f-string whose every value is
-itself such text or an `int(...)`. Anything else (a `%` or `.format()`, text from a parameter some caller
-fills from input, a name it cannot trace) is reported.
+module constant made of literals (containers, or records of a class defined in the module, holding only
+literals; a subscript of it picks one of them), a function parameter (then every call of that function in
+the module must pass such SQL), an f-string whose every value is itself such text or an `int(...)`.
+Anything else (a `%` or `.format()`, text from a parameter some caller fills from input, a name it cannot
+trace) is reported.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import ast
 from dataclasses import dataclass, field
 
 EXECUTE = frozenset({"execute", "executemany", "executescript"})
+_CONTAINERS = frozenset({"tuple", "list", "dict", "set", "frozenset"})
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 
@@ -27,11 +29,13 @@ class SqlSources:
     _parents: dict[ast.AST, ast.AST] = field(default_factory=dict)
     _constants: dict[str, ast.expr] = field(default_factory=dict)
     _visiting: set[tuple[int, str]] = field(default_factory=set)
+    _classes: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         for parent in ast.walk(self.tree):
             for child in ast.iter_child_nodes(parent):
                 self._parents[child] = parent
+        self._classes = {s.name for s in self.tree.body if isinstance(s, ast.ClassDef)} | _CONTAINERS
         for statement in self.tree.body:
             if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
                 target, value = statement.targets[0], statement.value
@@ -138,7 +142,8 @@ class SqlSources:
             )
         if isinstance(node, ast.Starred):
             return self._made_of_literals(node.value)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):  # a constructor on literals
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self._classes:
+            # a record or container built from literals (a function's result is not: input() is a call too)
             return all(self._made_of_literals(a) for a in node.args) and all(
                 self._made_of_literals(k.value) for k in node.keywords
             )

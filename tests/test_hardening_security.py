@@ -207,6 +207,7 @@ _UNSAFE_SQL = {
     "a computed constant": "import os\nSQL = os.environ['Q']\ndef f(db):\n    db.execute(SQL)",
     "a branch with a value": "def f(db, text, x):\n    db.execute('SELECT 1' if x else text)",
     "a lookup in input": "def f(db, names, key):\n    db.execute(f'SELECT {names.get(key)}')",
+    "a function's result": "SQL = input()\ndef f(db):\n    db.execute(SQL)",
     "a join": "def f(db, cols):\n    db.execute('SELECT ' + ', '.join(cols))",
 }
 _SAFE_SQL = {
@@ -228,6 +229,7 @@ _SAFE_SQL = {
     "an int in a PRAGMA": "def f(db, ms):\n    db.execute(f'PRAGMA busy_timeout = {int(ms)}')",
     "one of two literals": "def f(db, x):\n    db.execute('SELECT 1' if x else 'SELECT 2')",
     "rows of literal objects": (
+        "class Table:\n    pass\n"
         "USER_TABLES = (Table(name='sessions', user_column='user_id'),)\n"
         "def f(db, user):\n    for table in USER_TABLES:\n"
         "        db.execute(f'DELETE FROM {table.name} WHERE {table.user_column} = ?', (user,))"
