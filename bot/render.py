@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, pass_context
 from jinja2.runtime import Context
 from markupsafe import Markup
+from telegram.constants import MessageLimit
 
 from core.paths import TEMPLATES_DIR
 from core.units import GB, GIB
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from core.estimator import Estimate
 
 LANGS = ("en", "zh")
-TELEGRAM_LIMIT = 4096
+TELEGRAM_LIMIT = int(MessageLimit.MAX_TEXT_LENGTH)
 ALLOWED_TAGS = frozenset(
     {
         "b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "a", "code", "pre",
