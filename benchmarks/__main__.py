@@ -7,7 +7,7 @@ import time
 import traceback
 from collections.abc import Callable
 
-from benchmarks import coldstart, e2e, pipeline, store
+from benchmarks import coldstart, e2e, fresh, pipeline, store
 from benchmarks.common import Row, print_table
 
 BENCHMARKS: tuple[tuple[str, Callable[..., list[Row]]], ...] = (
@@ -15,6 +15,7 @@ BENCHMARKS: tuple[tuple[str, Callable[..., list[Row]]], ...] = (
     ("2 end to end + 4 memory", e2e.run),
     ("3 store", store.run),
     ("4 cold start", coldstart.run),
+    ("5 fresh start", fresh.run),
 )
 
 

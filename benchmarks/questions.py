@@ -275,3 +275,58 @@ def all_questions() -> list[Question]:
 
 QUESTIONS = all_questions()
 assert len(QUESTIONS) == 200, len(QUESTIONS)
+
+
+# -- a question new to the process for every user (benchmark 5) ----------------------------------------------
+
+_TYPED_CARDS = (
+    "4090", "3090", "5090", "A100 80GB", "A100 40GB", "H100", "H200", "L40S", "L4", "T4", "A10G", "A6000",
+    "H20", "A800", "910B", "MI300X", "V100 32GB", "3060 12GB", "4060 Ti 16GB", "RTX 6000 Ada", "L20", "B200",
+    "A40", "2080 Ti", "P40",
+)  # fmt: skip
+_TYPED_MODELS = (
+    "llama 3.1 8b", "llama 3.1 70b", "llama 2 7b", "llama 2 13b", "llama 3 70b", "llama 3.2 3b",
+    "qwen2.5 7b", "qwen2.5 14b", "qwen2.5 32b", "qwen2.5 72b", "qwen2.5 1.5b", "qwen3 8b", "qwen3 14b",
+    "qwen3 32b", "qwen3 30b a3b", "mistral 7b", "mixtral 8x7b", "mistral nemo 12b", "gemma 2 9b",
+    "gemma 2 27b", "gemma 3 12b", "gemma 3 27b", "phi-4", "phi-3 mini", "yi 34b", "yi 6b", "baichuan2 13b",
+    "glm4 9b", "chatglm3 6b", "internlm2.5 7b", "internlm2 20b", "deepseek r1 distill qwen 32b",
+    "deepseek r1 distill llama 8b", "deepseek coder 33b", "deepseek v2 lite", "gpt-oss 20b", "falcon 40b",
+    "opt 13b", "bloom 7b1", "qwen1.5 14b",
+)  # fmt: skip
+_EN_FORMS = (
+    "can a {card} run {model}?",
+    "lora fine-tune {model} on a {card}",
+    "qlora {model} on one {card}, seq 2048",
+    "full fine-tune {model} on {n}x {card}",
+    "serve {model} on {n} {card} with vllm, 8k context",
+    "{model} int4 inference on a {card}",
+)
+_ZH_FORMS = (
+    "{card}能跑{model}吗",
+    "{model} lora微调 单卡{card}够吗",
+    "{n}张{card} 全参微调 {model} 行不行",
+    "{model} qlora 微调，{card}，显存够吗",
+    "用{n}张{card}部署{model}，并发20",
+    "{model} int8 推理 {card}",
+)
+
+
+def fresh_questions(count: int, seed: int = 13) -> list[str]:
+    """`count` different texts (the 200 above first, then model × card × phrasing in both languages),
+    shuffled with a fixed seed so answer kinds interleave: each user of benchmark 5 asks one never seen."""
+    import random
+
+    generated: list[str] = []
+    rng = random.Random(seed)
+    combos = [(m, c) for m in _TYPED_MODELS for c in _TYPED_CARDS]
+    rng.shuffle(combos)
+    for index, (model, card) in enumerate(combos):
+        forms = _ZH_FORMS if index % 2 else _EN_FORMS
+        form = forms[(index // 2) % len(forms)]
+        generated.append(form.format(model=model, card=card, n=2 + index % 3 * 2))
+    texts = list(dict.fromkeys([q.text for q in QUESTIONS] + generated))
+    if count > len(texts):
+        raise ValueError(f"only {len(texts)} different questions, {count} asked for")
+    chosen = texts[:count]
+    rng.shuffle(chosen)
+    return chosen

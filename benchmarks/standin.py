@@ -1,9 +1,10 @@
-"""The Telegram side of benchmark 2, in its own process: the loopback Bot API stand-in plus 200 users typing.
+"""The Telegram side of benchmarks 2 and 5, in its own process: the loopback Bot API stand-in, users typing.
 
-Run by benchmarks/e2e.py as `python -m benchmarks.standin …`; it prints one JSON line with its address, waits
-for the bot's first getUpdates, sends a warm-up round (one message per user, not measured), then the measured
-load (paced at --rate messages/s, or all at once with --rate 0), and prints one JSON line of results. It keeps
-serving until its stdin closes, so the bot can stop polling cleanly.
+Run by benchmarks/e2e.py and benchmarks/fresh.py as `python -m benchmarks.standin …`; it prints one JSON line
+with its address, waits for the bot's first getUpdates, sends a warm-up round (one message per user, not
+measured; none with --fresh, where every message is a text not asked before), then the measured load (paced
+at --rate messages/s, or all at once with --rate 0), and prints one JSON line of results. It keeps serving
+until its stdin closes, so the bot can stop polling cleanly.
 
 Latency is taken inside the stand-in, from the moment an update is enqueued for getUpdates to the moment the
 bot's sendMessage for that chat arrives (first-in, first-out per chat; one reply per question, since answers
@@ -24,11 +25,12 @@ from typing import Any
 from botapi_server import BotApiServer
 
 from benchmarks.common import percentile
-from benchmarks.questions import QUESTIONS
+from benchmarks.questions import QUESTIONS, fresh_questions
 from bot.fake_telegram import FakeTelegram
 
 FIRST_USER = 10_001
 STRIDE = 37  # coprime with 200: each user asks 10 different questions
+FIRST = 20  # the first answers after a start, reported on their own
 
 
 class TimedTelegram(FakeTelegram):
@@ -36,8 +38,10 @@ class TimedTelegram(FakeTelegram):
 
     def __init__(self) -> None:
         super().__init__(bot_username="GpufitBenchBot")
-        self.pending: dict[int, deque[float]] = defaultdict(deque)
-        self.latencies: list[float] = []
+        self.pending: dict[int, deque[tuple[int, float]]] = defaultdict(deque)
+        self.latencies: list[float] = []  # in reply order
+        self.by_index: dict[int, float] = {}  # the same, by the question's place in the load
+        self.asked = 0
         self.replies = 0
         self.unmatched = 0
         self.last_reply = 0.0
@@ -50,7 +54,8 @@ class TimedTelegram(FakeTelegram):
         return await super()._get_updates(params)
 
     def ask(self, chat_id: int, text: str) -> None:
-        self.pending[chat_id].append(time.perf_counter())
+        self.pending[chat_id].append((self.asked, time.perf_counter()))
+        self.asked += 1
         self.send_text(chat_id, chat_id, text)
 
     def _send_message(self, params: dict[str, Any], files: Any) -> dict[str, Any]:
@@ -58,12 +63,19 @@ class TimedTelegram(FakeTelegram):
         now = time.perf_counter()
         queue = self.pending.get(int(params.get("chat_id", 0)))
         if queue:
-            self.latencies.append(now - queue.popleft())
+            index, asked_at = queue.popleft()
+            self.latencies.append(now - asked_at)
+            self.by_index[index] = now - asked_at
         else:
             self.unmatched += 1
         self.replies += 1
         self.last_reply = now
         return result
+
+
+def fresh_plan(messages: int, users: int) -> list[tuple[int, str]]:
+    """Message j comes from user j % users; no text is asked twice (benchmark 5: one question per user)."""
+    return [(FIRST_USER + j % users, text) for j, text in enumerate(fresh_questions(messages))]
 
 
 def load_plan(messages: int, users: int) -> list[tuple[int, str]]:
@@ -79,6 +91,8 @@ async def drive(
     fake: TimedTelegram, plan: list[tuple[int, str]], rate: float, within: float
 ) -> dict[str, Any]:
     fake.latencies.clear()
+    fake.by_index.clear()
+    fake.asked = 0
     fake.unmatched = 0
     before = fake.replies
     start = time.perf_counter()
@@ -107,6 +121,9 @@ async def drive(
         "p99_s": percentile(lat, 99),
         "max_s": max(lat) if lat else float("nan"),
         "refused": len(fake.refused()),
+        "first_s": [fake.by_index.get(i, float("nan")) for i in range(min(FIRST, len(plan)))],
+        "rest_p50_s": percentile([v for i, v in fake.by_index.items() if i >= FIRST], 50),
+        "rest_p99_s": percentile([v for i, v in fake.by_index.items() if i >= FIRST], 99),
     }
 
 
@@ -117,9 +134,13 @@ async def main(args: argparse.Namespace) -> None:
     async with BotApiServer(fake) as server:
         print(json.dumps({"base_url": server.base_url, "token": fake.token}), flush=True)
         await fake.wait_for(lambda: fake.polling, within=60, what="the bot polling")
-        warm = await drive(fake, load_plan(args.users, args.users), 0, args.within)
-        result = await drive(fake, load_plan(args.messages, args.users), args.rate, args.within)
-        result["warmup_replies"] = warm["replies"]
+        warmup_replies = 0
+        if not args.fresh:
+            warm = await drive(fake, load_plan(args.users, args.users), 0, args.within)
+            warmup_replies = warm["replies"]
+        plan = (fresh_plan if args.fresh else load_plan)(args.messages, args.users)
+        result = await drive(fake, plan, args.rate, args.within)
+        result["warmup_replies"] = warmup_replies
         print(json.dumps(result), flush=True)
         await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
 
@@ -130,4 +151,9 @@ if __name__ == "__main__":
     parser.add_argument("--users", type=int, default=200)
     parser.add_argument("--rate", type=float, default=100.0, help="messages/s; 0 = all at once")
     parser.add_argument("--within", type=float, default=120.0, help="seconds to wait for the replies")
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="no warm-up round, and every message a text not asked before (the first answers after a start)",
+    )
     asyncio.run(main(parser.parse_args()))
