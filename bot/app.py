@@ -33,6 +33,7 @@ from bot.session import STORE_KEY
 from bot.settings import Settings
 from bot.store import SessionStore, StoreUnavailable
 from bot.transport import RetryingRequest
+from bot.warm import warm
 
 logger = logging.getLogger(__name__)
 
@@ -112,7 +113,9 @@ def register(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
 
 
 async def on_start(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
-    """Open the session store (answers still work without it) and publish the command menus."""
+    """Load what answers need (bot/warm.py: the first user should not wait for it), open the session store
+    (answers still work without it) and publish the command menus."""
+    warm()
     if STORE_KEY not in app.bot_data:
         settings: Settings = app.bot_data["settings"]
         try:

@@ -1,0 +1,32 @@
+"""Every table an answer reads, loaded in one go: for processes that answer many people."""
+
+from __future__ import annotations
+
+from core.advisor.scenarios import load_scenarios
+from core.catalog import load_catalog
+from core.cost import price_book_in_force
+from core.estimator.calibration import load_calibration
+from core.parser.card_names import find_cards
+from core.parser.model_names import find_model
+from core.registry import load_registry
+from core.speed import load_speed_constants
+
+
+def warm() -> None:
+    """Load the card catalog, model registry, price book, calibration and speed constants and the scenario
+    table, and compile the parser's name tables, now instead of on the first question that needs each.
+
+    Core stays lazy on purpose: importing it reads nothing, and a one-shot `gpufit ask` loads only what its
+    one answer needs. A long-running process (the bot, the console chat) calls this once at start, so that
+    its first user does not wait for the tables (hundreds of milliseconds) while the hundredth does not.
+    Every loader here is cached, so a second call costs nothing; a missing or broken price file is left to
+    the answers, which say so (`price_book_in_force` returns None).
+    """
+    load_catalog()
+    load_registry()
+    load_calibration()
+    load_speed_constants()
+    price_book_in_force()
+    load_scenarios()
+    find_cards("")  # builds and compiles the card-name table (every alias of every card)
+    find_model("")  # the same for model names and the size grammar
