@@ -117,11 +117,22 @@ def _plans(
         if group not in best or key(plan) < key(best[group]):
             best[group] = plan
 
+    # Cards share variants (equal queries): each variant × count is built and sized once per search, not per
+    # card (copying a pydantic model was the search's biggest cost after the estimates).
+    sized: dict[tuple[Query, int], tuple[Query, int]] = {}
+
+    def sized_trial(variant: Query, count: int) -> tuple[Query, int]:
+        found = sized.get((variant, count))
+        if found is None:
+            trial = variant.model_copy(update={"gpus": count})
+            found = sized[(variant, count)] = (trial, need_bytes(trial))
+        return found
+
     for card in candidates:
         for variant in variants_for(base, card):
             for count in counts:
-                trial = variant.model_copy(update={"gpus": count})
-                if need_bytes(trial) > card.memory_bytes:
+                trial, need = sized_trial(variant, count)
+                if need > card.memory_bytes:
                     continue  # screened without building the estimate: it cannot fit this card
                 if by_hourly_price:
                     price = card_price(card.id, money, book)
