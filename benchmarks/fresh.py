@@ -21,6 +21,7 @@ import argparse
 import asyncio
 import json
 import math
+import os
 import subprocess
 import sys
 import tempfile
@@ -93,6 +94,7 @@ async def one_bot(bot: str) -> dict[str, Any]:
         "start_cpu_s": polling_cpu,  # process_time counts from the interpreter's start
         "load_cpu_s": load_cpu,
         "cpu_per_reply_s": load_cpu / result["replies"] if result["replies"] else float("nan"),
+        "load_average": os.getloadavg()[0],  # the machine's 1-minute load when the run ended
     } | result
 
 
@@ -131,7 +133,10 @@ def rows_from(runs: dict[str, dict[str, Any]], *, verbose: bool = True) -> list[
             )
             if r["unmatched"] or r["refused"]:
                 print(f"     !! unmatched replies {r['unmatched']}, refused by the stand-in {r['refused']}")
-            print("     first 20 (ms): " + " ".join(f"{v * 1e3:.0f}" for v in r["first_s"]))
+            print(
+                "     first 20 (ms): " + " ".join(f"{v * 1e3:.0f}" for v in r["first_s"]),
+                f"(machine load {r['load_average']:.1f})",
+            )
     gpufit, echo = runs["gpufit"], runs["echo"]
     first_max = max((v for v in gpufit["first_s"] if not math.isnan(v)), default=math.nan)
     ratio = gpufit["cpu_per_reply_s"] / echo["cpu_per_reply_s"]

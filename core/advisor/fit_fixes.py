@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import lru_cache
+from itertools import groupby
 
 from core.advisor.model import QUALITY_RANK, Fix
 from core.advisor.shared import card_price, speed_value, stated_only
@@ -238,19 +239,29 @@ def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix,
 
 
 def _bigger_card(query: Query, card: Card, count: int, currency: Currency) -> Card | None:
-    """The smallest card with more memory on which the job fits, cheapest first among equals."""
+    """The smallest card with more memory on which the job fits, cheapest first among equals.
+
+    Tried from the smallest memory up, stopping after the first size on which something fits: a job that
+    fits a 32 GB card is not estimated on the forty cards above it.
+    """
     catalog = load_catalog()
-    fitting: list[tuple[float, float, Card]] = []
-    for other in catalog.cards:
-        if other.memory_bytes <= card.memory_bytes or other.vendor != card.vendor:
-            continue
-        if query.precision in (None, Precision.BF16) and other.bf16_tflops == 0:
-            continue  # the job asks for bf16; an fp16-only card would change the recipe
-        result = estimate(query.model_copy(update={"card": other.id, "gpus": count}))
-        verdict = verdict_for_count(result, count)
-        if verdict is not None and verdict.fits is not Fit.NO:
-            price = card_price(other.id, currency)
-            fitting.append((other.memory_gib, price.per_hour if price else float("inf"), other))
-    if not fitting:
-        return None
-    return min(fitting, key=lambda t: (t[0], t[1]))[2]
+    bigger = [
+        other
+        for other in catalog.cards
+        if other.memory_bytes > card.memory_bytes
+        and other.vendor == card.vendor
+        # the job asks for bf16; an fp16-only card would change the recipe
+        and not (query.precision in (None, Precision.BF16) and other.bf16_tflops == 0)
+    ]
+    bigger.sort(key=lambda other: other.memory_gib)  # stable: catalog order within a size
+    for _, same_size in groupby(bigger, key=lambda other: other.memory_gib):
+        fitting: list[tuple[float, Card]] = []
+        for other in same_size:
+            result = estimate(query.model_copy(update={"card": other.id, "gpus": count}))
+            verdict = verdict_for_count(result, count)
+            if verdict is not None and verdict.fits is not Fit.NO:
+                price = card_price(other.id, currency)
+                fitting.append((price.per_hour if price else float("inf"), other))
+        if fitting:
+            return min(fitting, key=lambda t: t[0])[1]
+    return None
