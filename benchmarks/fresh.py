@@ -10,6 +10,10 @@ echo bot, in its own fresh process, on the same stand-in at the same pace.
   first use), beside the p99 of the rest.
 - CPU per reply is the bot process's CPU time (all threads) from the start of polling until every reply is in,
   divided by the replies; what the start itself cost (imports, building, initialising) is reported apart.
+- CPU per update is the same clock around each update the Application handles (store checks included), in
+  order: the first 20 beside the rest. On a busy machine updates queue and every latency grows, the first
+  ones' included; the CPU an update takes does not, so this is the figure that says whether the first users
+  pay for loading.
 
 Run as `python -m benchmarks.fresh` (benchmarks/__main__.py does); each bot runs in a child
 `python -m benchmarks.fresh --bot gpufit|echo` so that "after a start" means a fresh interpreter.
