@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+from core.advisor.card_advice import advice_rules
+from core.advisor.largest_model import preferred_examples
 from core.advisor.scenarios import load_scenarios
 from core.catalog import load_catalog
 from core.cost import price_book_in_force
 from core.estimator.calibration import load_calibration
 from core.parser.card_names import find_cards
 from core.parser.model_names import find_model
+from core.parser.vision import find_vision_model
 from core.registry import load_registry
 from core.speed import load_speed_constants
+from core.vision.defaults import load_vision_constants
+from core.vision.registry import load_vision_registry
 
 
 def warm() -> None:
-    """Load the card catalog, model registry, price book, calibration and speed constants and the scenario
-    table, and compile the parser's name tables, now instead of on the first question that needs each.
+    """Load the card catalog, the model registries (language and vision), the price book, the calibration,
+    speed and vision constants, the scenario and card-advice tables and the preferred example models, and
+    compile the parser's name tables, now instead of on the first question that needs each.
 
     Core stays lazy on purpose: importing it reads nothing, and a one-shot `gpufit ask` loads only what its
     one answer needs. A long-running process (the bot, the console chat) calls this once at start, so that
@@ -28,5 +34,10 @@ def warm() -> None:
     load_speed_constants()
     price_book_in_force()
     load_scenarios()
+    advice_rules()
+    preferred_examples()
+    load_vision_registry()
+    load_vision_constants()
     find_cards("")  # builds and compiles the card-name table (every alias of every card)
     find_model("")  # the same for model names and the size grammar
+    find_vision_model("")  # and for vision model names
