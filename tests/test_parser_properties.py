@@ -33,9 +33,11 @@ def _valid(parsed: Parsed) -> None:
     assert isinstance(parsed, Parsed)
     assert parsed.intent in Intent
     assert parsed.lang in Lang
-    if parsed.intent in (Intent.FIT, Intent.PLAN):
+    if parsed.intent in (Intent.FIT, Intent.PLAN) and parsed.vision is None:
         assert parsed.query is not None
         assert parsed.query.model or parsed.query.params_b
+    if parsed.vision is not None:  # an image / video / vision / speech job ('SDXL') names its model
+        assert parsed.vision.model
     if parsed.intent is Intent.CLARIFY:
         assert parsed.clarify in ("model", "nonsense")
     if parsed.query is not None:
@@ -64,6 +66,12 @@ def test_language_is_the_message_script(text: str) -> None:
     if has_han:
         assert detect_lang(text) is Lang.ZH
     assert parse(text).lang is detect_lang(text)
+
+
+def test_a_bare_vision_model_name_is_a_vision_job() -> None:
+    parsed = parse("SDXL")
+    _valid(parsed)
+    assert parsed.vision is not None and parsed.query is None
 
 
 def test_very_long_messages() -> None:
