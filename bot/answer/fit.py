@@ -187,7 +187,10 @@ def fit_view(
     instead = _instead(fixes, currency) if job is not None and not job.fits else None
     no = verdict is not None and verdict.fits is Fit.NO
     needed = needed_facts(query, est, currency) if no and not light else None
-    view = memory_view(est, query, lang, typed=typed) | {
+    view = memory_view(est, query, lang, typed=typed)
+    said = set(speed["notes"]) if speed else set()
+    view["notes"] = [note for note in view["notes"] if note not in said]  # each note once per answer
+    view |= {
         "needed": needed,
         "single": single if single is not None and single is not verdict else None,
         "speed": speed,
