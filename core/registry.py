@@ -43,6 +43,20 @@ class ModelArch(BaseModel):
     mlp_bias: bool = False
     max_context: int = 4096
     sliding_window: int = 0
+    # Share of layers that slide when only some do (Gemma 2: 0.5, Gemma 3: 5/6); 0 with a window = all slide.
+    sliding_layers_fraction: float = 0.0
+    # Llama 4: chunked local attention (attention_chunk_size) on a share of layers, the rest global.
+    attention_chunk: int = 0
+    chunked_layers_fraction: float = 0.0
+    # Linear-attention layers (Qwen3-Next Gated DeltaNet, MiniMax lightning): a fixed-size state per layer.
+    linear_attention: Literal["", "gated_deltanet", "lightning"] = ""
+    linear_attention_layers: int = 0
+    linear_key_heads: int = 0
+    linear_value_heads: int = 0
+    linear_key_head_dim: int = 0
+    linear_value_head_dim: int = 0
+    linear_conv_kernel: int = 0
+    attention_output_gate: bool = False  # Qwen3-Next: q_proj also emits a per-head output gate
     position: str = "rope"
     attention: Literal["sdpa", "eager"] = "sdpa"
     native_precision: str | None = None
@@ -60,6 +74,23 @@ class ModelArch(BaseModel):
     encoder_layers: int = 0
     decoder_layers: int = 0
     d_kv: int = 0
+    # Vision tower of a vision-language model (a ViT; its projector maps into the text model's width).
+    vision_layers: int = 0
+    vision_hidden: int = 0
+    vision_intermediate: int = 0
+    vision_mlp: Literal["gated", "plain"] = "plain"
+    vision_patch: int = 14
+    vision_in_patch: int = 0  # extra input factor (Qwen-VL's temporal patch of 2 frames); 0 = 1
+    vision_projector_in: int = 0
+    vision_projector_hidden: int = 0
+    vision_params_extra: int = 0  # learned position tables, deepstack mergers, class tokens
+    image_tokens: int = 0  # context tokens one 1024×1024 image takes
+    # Quantised checkpoint: its method and the weights' real bytes at rest (0 = computed from the format).
+    quant_method: str = ""
+    checkpoint_bytes: int = 0
+    # Where the description came from and which memory terms could not be computed from it.
+    origin: Literal["registry", "hub", "cache", "name"] = "registry"
+    unknown_terms: list[str] = []
     aliases: list[str] = []
     verified: bool = True
     source: str = ""
@@ -109,9 +140,69 @@ class ModelArch(BaseModel):
             o = self.heads * self.v_head_dim * h
             return q + kv_a + kv_b + o
         q_out, kv_out = self.heads * d, self.n_kv_heads * d
-        weights = h * q_out + 2 * h * kv_out + q_out * h
+        gate = h * q_out if self.attention_output_gate else 0
+        weights = h * q_out + 2 * h * kv_out + q_out * h + gate
         bias = (q_out + 2 * kv_out) if self.attention_bias else 0
         return weights + bias
+
+    @property
+    def full_attention_layers(self) -> int:
+        """Layers with softmax attention over the whole context (no window, no chunk, not linear)."""
+        layers = self.decoder_layers or self.layers
+        return layers - self.sliding_layers - self.chunked_layers - self.linear_attention_layers
+
+    @property
+    def sliding_layers(self) -> int:
+        if not self.sliding_window:
+            return 0
+        softmax = (self.decoder_layers or self.layers) - self.linear_attention_layers
+        return round(softmax * self.sliding_layers_fraction) if self.sliding_layers_fraction else softmax
+
+    @property
+    def chunked_layers(self) -> int:
+        return round(self.layers * self.chunked_layers_fraction) if self.attention_chunk else 0
+
+    @cached_property
+    def linear_attention_params(self) -> int:
+        """One linear-attention layer's parameters (0 when the model has none).
+
+        Gated DeltaNet (Qwen3-Next, transformers' Qwen3NextGatedDeltaNet): in_proj_qkvz, in_proj_ba, a
+        depthwise conv over q/k/v, out_proj, per-head A and dt, a gated RMSNorm. Lightning attention
+        (MiniMax-M1): qkv, an output gate and out_proj of the softmax layer's width, plus a norm.
+        """
+        h = self.hidden
+        if self.linear_attention == "gated_deltanet":
+            key, value = (
+                self.linear_key_heads * self.linear_key_head_dim,
+                self.linear_value_heads * self.linear_value_head_dim,
+            )
+            qkvz = h * (2 * key + 2 * value)
+            ba = h * 2 * self.linear_value_heads
+            conv = (2 * key + value) * self.linear_conv_kernel
+            return qkvz + ba + conv + value * h + 2 * self.linear_value_heads + self.linear_value_head_dim
+        if self.linear_attention == "lightning":
+            inner = self.heads * self.dim_head
+            return h * 3 * inner + h * inner + inner * h + inner
+        return 0
+
+    @cached_property
+    def mixer_params(self) -> int:
+        """Every block's token mixer: softmax attention on most layers, linear attention on the rest."""
+        softmax = (self.decoder_layers or self.layers) - self.linear_attention_layers
+        return softmax * self.attention_params + self.linear_attention_layers * self.linear_attention_params
+
+    def linear_state_values(self) -> int:
+        """Values in one sequence's linear-attention state, all layers (it does not grow with context)."""
+        if self.linear_attention == "gated_deltanet":
+            key = self.linear_key_heads * self.linear_key_head_dim
+            recurrent = self.linear_value_heads * self.linear_key_head_dim * self.linear_value_head_dim
+            conv = (2 * key + self.linear_value_heads * self.linear_value_head_dim) * max(
+                0, self.linear_conv_kernel - 1
+            )
+            return self.linear_attention_layers * (recurrent + conv)
+        if self.linear_attention == "lightning":
+            return self.linear_attention_layers * self.heads * self.dim_head * self.dim_head
+        return 0
 
     def _mlp(self, intermediate: int) -> int:
         matrices = 3 if self.mlp == "gated" else 2
@@ -154,15 +245,36 @@ class ModelArch(BaseModel):
             enc = self.attention_params + self._mlp(self.intermediate) + self.norm_params_per_layer
             dec = 2 * self.attention_params + self._mlp(self.intermediate) + 3 * self.hidden
             return self.encoder_layers * enc + self.decoder_layers * dec
-        per_dense = self.attention_params + self._mlp(self.intermediate) + self.norm_params_per_layer
+        per_dense = self._mlp(self.intermediate) + self.norm_params_per_layer
         if not self.is_moe:
-            return self.layers * per_dense
-        per_moe = self.attention_params + self.moe_block_params[0] + self.norm_params_per_layer
-        return self.dense_layers * per_dense + self.moe_layers * per_moe
+            return self.mixer_params + self.layers * per_dense
+        per_moe = self.moe_block_params[0] + self.norm_params_per_layer
+        return self.mixer_params + self.dense_layers * per_dense + self.moe_layers * per_moe
+
+    @cached_property
+    def vision_params(self) -> int:
+        """The vision tower (a ViT: patch embedding, blocks, final norm) and its projector."""
+        if not self.vision_layers:
+            return 0
+        vh, vi = self.vision_hidden, self.vision_intermediate
+        patch = 3 * max(1, self.vision_in_patch) * self.vision_patch**2 * vh + vh
+        attention = 4 * vh * vh + 4 * vh  # qkv and proj with biases
+        mlp = (3 if self.vision_mlp == "gated" else 2) * vh * vi + vi + vh
+        block = attention + mlp + 4 * vh  # two LayerNorms
+        projector = 0
+        if self.vision_projector_in:
+            inner = self.vision_projector_hidden
+            if inner:
+                projector = self.vision_projector_in * inner + inner + inner * self.hidden + self.hidden
+            else:
+                projector = self.vision_projector_in * self.hidden
+        return patch + self.vision_layers * block + 2 * vh + projector + self.vision_params_extra
 
     @cached_property
     def total_params(self) -> int:
-        return self.embedding_params + self.lm_head_params + self.layer_params + self.hidden
+        return (
+            self.embedding_params + self.lm_head_params + self.layer_params + self.hidden + self.vision_params
+        )
 
     @cached_property
     def active_params(self) -> int:

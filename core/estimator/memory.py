@@ -78,7 +78,9 @@ def _inference(
     weights = terms.weight_bytes(model, query.precision) // gpus
     kv_dtype = terms.activation_dtype_bytes(query.precision)
     vllm = query.runtime is Runtime.VLLM
-    kv_cache = terms.kv_cache_bytes(model, tokens, kv_dtype, gpus=gpus, compressed_mla=vllm)
+    kv_cache = terms.kv_cache_bytes(
+        model, query.seq, kv_dtype, sequences=query.batch, gpus=gpus, compressed_mla=vllm
+    )
     if vllm:
         # vLLM's profile run: one bounded prefill chunk through the model, fp32 logits for every token of it
         # plus a near-constant rest. The chunk without a card here; `_vllm_card_chunk_logits` adds what a

@@ -69,6 +69,8 @@ def activation_dtype_bytes(precision: Precision) -> int:
 def weight_bytes(model: ModelArch, precision: Precision) -> int:
     """All parameters at rest in their storage format (every MoE expert is resident)."""
     per = BYTES_PER_WEIGHT[precision]
+    if model.checkpoint_bytes and model.native_precision == precision.value:
+        return model.checkpoint_bytes  # a quantised checkpoint served as released: its real bytes
     if precision in LINEAR_ONLY:
         rest = model.total_params - model.linear_params
         return int(model.linear_params * per + rest * 2)
@@ -116,11 +118,37 @@ def kv_share_per_card(model: ModelArch, gpus: int, *, compressed_mla: bool) -> f
 
 
 def kv_cache_bytes(
-    model: ModelArch, tokens: int, kv_dtype_bytes: int, *, gpus: int, compressed_mla: bool
+    model: ModelArch,
+    seq: int,
+    kv_dtype_bytes: int,
+    *,
+    sequences: int = 1,
+    gpus: int,
+    compressed_mla: bool,
 ) -> int:
-    """The KV cache of `tokens` tokens on one of `gpus` cards: per-token KV × tokens × the card's share."""
-    per_token = kv_bytes_per_token(model, kv_dtype_bytes, compressed_mla=compressed_mla)
-    return int(per_token * tokens * kv_share_per_card(model, gpus, compressed_mla=compressed_mla))
+    """The KV cache of `sequences` sequences of `seq` tokens on one of `gpus` cards: each sequence's KV by
+    layer kind (`kv_bytes_per_sequence`) × sequences × the card's share."""
+    per_sequence = kv_bytes_per_sequence(model, kv_dtype_bytes, seq, compressed_mla=compressed_mla)
+    return int(per_sequence * sequences * kv_share_per_card(model, gpus, compressed_mla=compressed_mla))
+
+
+def kv_bytes_per_sequence(model: ModelArch, kv_dtype_bytes: int, seq: int, *, compressed_mla: bool) -> int:
+    """KV cache of one sequence of `seq` tokens, by layer kind.
+
+    Full-attention layers grow with the context; sliding-window layers stop at the window and chunked
+    layers (Llama 4) at the chunk (transformers' DynamicSlidingWindowLayer and vLLM's sliding-window manager
+    keep only those tokens); linear-attention layers (Qwen3-Next, MiniMax) hold a fixed state whatever the
+    context.
+    """
+    layers = model.decoder_layers or model.layers
+    per_token_all = kv_bytes_per_token(model, kv_dtype_bytes, compressed_mla=compressed_mla)
+    if model.is_mla or not layers:
+        return per_token_all * seq
+    per_layer_token = per_token_all // layers
+    held = model.full_attention_layers * seq
+    held += model.sliding_layers * min(seq, model.sliding_window or seq)
+    held += model.chunked_layers * min(seq, model.attention_chunk or seq)
+    return per_layer_token * held + model.linear_state_values() * kv_dtype_bytes
 
 
 def mlp_width_per_token(model: ModelArch) -> int:
