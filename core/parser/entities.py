@@ -226,6 +226,9 @@ _UNIT_B = {"b": 1.0, "bn": 1.0, "billion": 1.0, "m": 1e-3, "million": 1e-3, "亿
 _UNIT_B |= {"千亿": 100.0, "万亿": 1000.0}
 
 
+_MOE_TAIL = _c(r"[\s\-_]*(?:a\d+(?:\.\d+)?b|(?P<experts>\d+)e)(?![a-z0-9])")
+
+
 def _moe_model(experts: str, size: str) -> str | None:
     label = f"{int(experts)}x{float(size):g}b"
     for model in load_registry().models:
@@ -243,6 +246,11 @@ def _read_sizes(text: str, ex: Extraction) -> str:
                 continue
             groups = match.groupdict()
             value = float(match.group("num")) * _UNIT_B[match.group("unit")]
+            tail = _MOE_TAIL.match(text, match.end())
+            if tail:  # '17B-16E': the active count of a MoE, not its total; '30B-A3B': the total
+                spans[-1] = (match.start(), tail.end())
+                if tail.group("experts"):
+                    continue
             if groups.get("n"):
                 moe = _moe_model(groups["n"], match.group("num"))
                 if moe:

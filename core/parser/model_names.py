@@ -35,10 +35,12 @@ _NOISE = frozenset(
 @dataclass(frozen=True)
 class ModelMention:
     model_id: str | None  # None: a family and size the registry does not have
-    params_b: float | None
+    params_b: float | None  # the total; None when the name gives only the active count ('17B-16E')
     typed: str
     start: int
     end: int
+    active_params_b: float | None = None  # MoE names: 'A3B' in '30B-A3B', '17B' in '17B-16E'
+    experts: int | None = None  # '16E'
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,7 @@ def _table() -> _ModelTable:
         rf"(?<![a-z0-9])(?P<fam>{fams})(?![a-z])"
         r"(?P<mid>(?:[\s\-_/:.]*+(?:v?\d++(?:\.\d+)?+|[a-z]++)){0,4}?)[\s\-_/:]*"
         r"(?P<size>(?:\d+\s*x)?\d+(?:\.\d+)?)\s*(?P<unit>b|m|亿)(?![a-z0-9])"
+        r"(?:[\s\-_]*(?:a(?P<active>\d+(?:\.\d+)?)b|(?P<experts>\d+)e)(?![a-z0-9]))?"
     )
     names = "|".join(
         re.escape(f) for f in sorted(families, key=len, reverse=True) if len(f) >= _FAMILY_ONLY_MIN
@@ -157,10 +160,24 @@ def _family_of(entry: _Entry, fam: str) -> bool:
     return entry.family == fam or entry.model.id.startswith(fam)
 
 
+def moe_name_sizes(
+    size_b: float, active: str | None, experts: str | None
+) -> tuple[float | None, float | None]:
+    """(total, active) billions from a MoE name: '30B-A3B' is 30 total, 3 active; '17B-16E' is 17 active,
+    the total unknown from the name (Llama 4 Scout is 109B); a dense '7B' is the total."""
+    if active:
+        return size_b, float(active)
+    if experts:
+        return None, size_b
+    return size_b, None
+
+
 def _from_grammar(match: re.Match[str]) -> ModelMention:
     table = _table()
     fam = re.sub(r"[\s_]", "-", match.group("fam"))
     label, value = _size_value(match.group("size"), match.group("unit"))
+    total, active = moe_name_sizes(value, match.group("active"), match.group("experts"))
+    experts = int(match.group("experts")) if match.group("experts") else None
     said = _tokens(match.group("mid"))
     numbers = [t for t in said if t[0].isdigit()]
     words = [t for t in said if not t[0].isdigit() and t not in _NOISE]
@@ -170,14 +187,21 @@ def _from_grammar(match: re.Match[str]) -> ModelMention:
         return all(any(t == n or t.startswith(n + ".") for t in entry.tokens) for n in numbers)
 
     candidates = [e for e in candidates if version_ok(e)]
+    if experts:
+        candidates = [e for e in candidates if e.model.experts == experts] or candidates
+    if active:
+        near = [
+            e for e in candidates if e.model.active_params_b and abs(e.model.active_params_b - active) < 1
+        ]
+        candidates = near or candidates
     for word in words:
         narrowed = [e for e in candidates if word in e.tokens]
         if narrowed:
             candidates = narrowed
     typed = match.group(0).strip()
     if not candidates:
-        params = round(value, 6) if value > 0 else None
-        return ModelMention(None, params, typed, match.start(), match.end())
+        params = round(total, 6) if total and total > 0 else None
+        return ModelMention(None, params, typed, match.start(), match.end(), active, experts)
     exact_version = [e for e in candidates if all(n in e.tokens for n in numbers)]
     pool = exact_version or candidates
     best = max(pool, key=lambda e: (e.version, -candidates.index(e)))
