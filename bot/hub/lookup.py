@@ -1,0 +1,212 @@
+"""Look a model up: config.json for the architecture, the safetensors summary for exact parameter counts.
+
+Uses `huggingface_hub` (HfApi.model_info, hf_hub_download) against the configured endpoint (the Hub or a
+mirror), the token for gated repos, a timeout of a few seconds. Never runs code from a repo: config.json is
+data. The result carries a core model description plus where and when its figures came from; failures are
+statuses the answer words (gated, not found, timeout, offline), falling back to the cache when it has the
+model.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+import httpx2
+from huggingface_hub import HfApi, hf_hub_download
+from huggingface_hub.errors import (
+    EntryNotFoundError,
+    GatedRepoError,
+    HfHubHTTPError,
+    LocalEntryNotFoundError,
+    RepositoryNotFoundError,
+)
+
+from bot.hub.cache import CachedModel, ModelCache
+from bot.hub.modelscope import ModelScopeError, ModelScopeNotFound, fetch_config
+from bot.hub.reference import HubRef
+from bot.hub.settings import HubSettings
+from core.model_config import UnreadableConfigError, model_from_config
+from core.registry import ModelArch
+
+
+class LookupStatus(StrEnum):
+    FOUND = "found"  # fetched now
+    CACHED = "cached"  # from the cache (fresh, stale, or because the Hub did not answer)
+    NOT_FOUND = "not_found"
+    GATED = "gated"  # access refused: set HF_TOKEN (with access granted on the model page)
+    TIMEOUT = "timeout"
+    UNREACHABLE = "unreachable"
+    OFFLINE = "offline"  # HF_HUB_OFFLINE and not in the cache
+    UNREADABLE = "unreadable"  # no config.json shape and no parameter count
+    MODELSCOPE_UNAVAILABLE = "modelscope_unavailable"
+
+
+@dataclass(frozen=True)
+class LookupResult:
+    status: LookupStatus
+    ref: HubRef
+    model: ModelArch | None = None
+    source: str = ""  # the endpoint the figures came from
+    fetched_at: datetime | None = None
+    fallback: bool = False  # answered from the cache because the Hub did not answer
+
+    @property
+    def ok(self) -> bool:
+        return self.model is not None
+
+
+class _LookupFailedError(Exception):
+    def __init__(self, status: LookupStatus) -> None:
+        super().__init__(status.value)
+        self.status = status
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class HubLookup:
+    """Models by Hub id or URL, with a cache in front; safe to call from worker threads."""
+
+    def __init__(
+        self,
+        settings: HubSettings,
+        cache: ModelCache | None = None,
+        *,
+        clock: Callable[[], datetime] = _now,
+        background: bool = True,
+    ) -> None:
+        self.settings = settings
+        self.cache = cache
+        self.clock = clock
+        self.background = background
+        self._refreshing: set[str] = set()
+        self._lock = threading.Lock()
+
+    # -- the one public entry ----------------------------------------------------------------------------
+    def lookup(self, ref: HubRef) -> LookupResult:
+        cached = self.cache.get(ref.key) if self.cache else None
+        if self.settings.offline:
+            return self._from_cache(ref, cached) or LookupResult(LookupStatus.OFFLINE, ref)
+        if cached is not None:
+            if cached.age_days(self.clock()) > self.settings.stale_after_days:
+                self._refresh_later(ref)
+            return self._from_cache(ref, cached) or LookupResult(LookupStatus.CACHED, ref)
+        return self.fetch(ref)
+
+    def fetch(self, ref: HubRef) -> LookupResult:
+        """Fetch now (no cache read); store what was found; fall back to the cache when the Hub fails."""
+        try:
+            model, source = self._fetch(ref)
+        except _LookupFailedError as failure:
+            cached = self.cache.get(ref.key) if self.cache else None
+            if failure.status in (LookupStatus.TIMEOUT, LookupStatus.UNREACHABLE) and cached:
+                hit = self._from_cache(ref, cached)
+                if hit:
+                    return LookupResult(
+                        LookupStatus.CACHED, ref, hit.model, hit.source, hit.fetched_at, fallback=True
+                    )
+            return LookupResult(failure.status, ref)
+        fetched_at = self.clock()
+        if self.cache:
+            self.cache.put(CachedModel(ref.key, model, source, fetched_at))
+        return LookupResult(LookupStatus.FOUND, ref, model, source, fetched_at)
+
+    # -- internals -------------------------------------------------------------------------------------------
+    def _from_cache(self, ref: HubRef, cached: CachedModel | None) -> LookupResult | None:
+        if cached is None:
+            return None
+        model = cached.model.model_copy(update={"origin": "cache"})
+        return LookupResult(LookupStatus.CACHED, ref, model, cached.source, cached.fetched_at)
+
+    def _refresh_later(self, ref: HubRef) -> None:
+        with self._lock:
+            if ref.key in self._refreshing:
+                return
+            self._refreshing.add(ref.key)
+
+        def run() -> None:
+            try:
+                self.fetch(ref)
+            finally:
+                with self._lock:
+                    self._refreshing.discard(ref.key)
+
+        if self.background:
+            threading.Thread(target=run, name=f"hub-refresh {ref.repo_id}", daemon=True).start()
+        else:
+            run()
+
+    def _fetch(self, ref: HubRef) -> tuple[ModelArch, str]:
+        if ref.site == "modelscope":
+            return self._fetch_modelscope(ref)
+        endpoint = (ref.endpoint or self.settings.endpoint).rstrip("/")
+        token: str | bool = self.settings.token or False
+        timeout = self.settings.timeout_s
+        try:
+            info = HfApi(endpoint=endpoint, token=token).model_info(
+                ref.repo_id, timeout=timeout, expand=["safetensors", "gated", "sha"]
+            )
+            path = hf_hub_download(
+                ref.repo_id,
+                "config.json",
+                endpoint=endpoint,
+                token=token,
+                etag_timeout=timeout,
+                cache_dir=self.settings.hf_cache_dir,
+            )
+            with open(path, encoding="utf-8") as handle:
+                config: Any = json.load(handle)
+        except GatedRepoError as exc:
+            raise _LookupFailedError(LookupStatus.GATED) from exc
+        except RepositoryNotFoundError as exc:
+            raise _LookupFailedError(LookupStatus.NOT_FOUND) from exc
+        except EntryNotFoundError as exc:  # no config.json (a GGUF-only or diffusers repo)
+            raise _LookupFailedError(LookupStatus.UNREADABLE) from exc
+        except (httpx2.TimeoutException, TimeoutError) as exc:
+            raise _LookupFailedError(LookupStatus.TIMEOUT) from exc
+        except (httpx2.HTTPError, HfHubHTTPError, LocalEntryNotFoundError, OSError, ValueError) as exc:
+            if _caused_by_timeout(exc):
+                raise _LookupFailedError(LookupStatus.TIMEOUT) from exc
+            raise _LookupFailedError(LookupStatus.UNREACHABLE) from exc
+        counts = dict(info.safetensors.parameters) if info.safetensors else None
+        return self._describe(ref, config, counts, endpoint)
+
+    def _fetch_modelscope(self, ref: HubRef) -> tuple[ModelArch, str]:
+        endpoint = self.settings.modelscope_endpoint
+        try:
+            config = fetch_config(endpoint, ref.repo_id, self.settings.timeout_s)
+        except ModelScopeNotFound as exc:
+            raise _LookupFailedError(LookupStatus.NOT_FOUND) from exc
+        except ModelScopeError as exc:
+            raise _LookupFailedError(LookupStatus.MODELSCOPE_UNAVAILABLE) from exc
+        return self._describe(ref, config, None, endpoint)
+
+    def _describe(
+        self, ref: HubRef, config: Any, counts: dict[str, int] | None, endpoint: str
+    ) -> tuple[ModelArch, str]:
+        if not isinstance(config, dict):
+            raise _LookupFailedError(LookupStatus.UNREADABLE)
+        source = f"{endpoint}/{ref.repo_id}"
+        try:
+            model = model_from_config(
+                config, repo_id=ref.repo_id, parameters_by_dtype=counts, source=source, origin="hub"
+            )
+        except UnreadableConfigError as exc:
+            raise _LookupFailedError(LookupStatus.UNREADABLE) from exc
+        return model, endpoint
+
+
+def _caused_by_timeout(exc: BaseException) -> bool:
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, httpx2.TimeoutException | TimeoutError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
