@@ -28,6 +28,9 @@ from telegram.request import BaseRequest, HTTPXRequest
 
 from bot import buttons, checklist, errors, groups, inline, private, throttle
 from bot.delivery import ConfirmAfterHandling, OnceOnlyUpdates
+from bot.hub.cache import SqliteModelCache
+from bot.hub.lookup import HUB_LOOKUP_KEY, HubLookup
+from bot.hub.settings import HubSettings
 from bot.replies import text
 from bot.session import STORE_KEY
 from bot.settings import Settings
@@ -88,6 +91,7 @@ def build_application(
     updates_request.watch(app)
     processor.watch(app)
     app.bot_data["settings"] = settings
+    app.bot_data[HUB_LOOKUP_KEY] = HubLookup(HubSettings.from_env(), SqliteModelCache(settings.db_path))
     app.bot_data[throttle.THROTTLE_KEY] = throttle.Throttle(
         burst=settings.throttle_burst, rate=settings.throttle_rate
     )

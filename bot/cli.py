@@ -7,12 +7,16 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, get_args
 
 from core.catalog import load_catalog
 from core.estimator import UnknownCardError, UnknownModelError, estimate
-from core.query import Method, Precision, Query, Runtime, Task
+from core.query import LoraTargets, Method, Precision, Query, Runtime, Task
 from core.registry import load_registry
 from core.units import parse_quantity, parse_tokens_length
+
+if TYPE_CHECKING:
+    from bot.hub.lookup import HubLookup
 
 _TASKS = {
     "inference": (Task.INFERENCE, None),
@@ -34,16 +38,78 @@ def _tokens(text: str) -> int:
 
 
 def _model_id(name: str | None) -> str | None:
-    """Registry id for a typed name ('llama2 13b', 'ds r1 distill 32b'); an unknown name is kept so the
-    error can name the closest ones."""
+    """Registry id for a typed name ('llama2 13b', 'ds r1 distill 32b'), a Hub id or URL ('Qwen/Qwen3-8B',
+    'https://hf-mirror.com/…', 'https://modelscope.cn/models/…') looked up on the Hub; an unknown name is
+    kept so the error can name the closest ones."""
     if name is None:
         return None
     match = load_registry().resolve(name)
     if match is not None:
         return match.model.id
+    from bot.hub.reference import find_reference
     from core.parser import model_id_for
 
-    return model_id_for(name) or name
+    ref = find_reference(name)
+    if ref is not None:  # a Hub id or URL: the registry's entry for that repo, else the Hub's
+        shipped = load_registry().resolve(ref.repo_id)
+        return shipped.model.id if shipped else (_looked_up(name) or name)
+    return model_id_for(name) or _looked_up(name) or name
+
+
+def _hub_lookup() -> HubLookup:
+    """The command line's lookups: settings from the environment, the cache in the user's cache directory."""
+    from bot.hub.cache import DirectoryCache
+    from bot.hub.lookup import HubLookup
+    from bot.hub.settings import HubSettings, default_cache_dir
+
+    return HubLookup(HubSettings.from_env(), DirectoryCache(default_cache_dir(os.environ)))
+
+
+def _looked_up(name: str) -> str | None:
+    """A model the registry lacks, from the Hub (or the cache); why not, on stderr, when it fails."""
+    from bot.answer.hub import learn
+    from bot.hub.reference import find_reference
+    from bot.render import html_to_terminal, render
+
+    lookup = _hub_lookup()
+    ref = find_reference(name) or lookup.search(name)
+    if ref is None:
+        return None
+    result = lookup.lookup(ref)
+    model = learn(result)
+    if model is None or result.fallback:
+        note = render(
+            "hub_lookup",
+            "en",
+            status=result.status.value,
+            repo=ref.repo_id,
+            site=ref.site,
+            date=result.fetched_at.date().isoformat() if result.fetched_at else "",
+        )
+        print(f"gpufit: {html_to_terminal(note).strip()}", file=sys.stderr)
+    return model.id if model else None
+
+
+_LORA_TARGET_SPELLINGS: dict[str, LoraTargets] = {
+    "all-linear": "all-linear",
+    "all": "all-linear",
+    "all_linear": "all-linear",
+    "attention": "attention",
+    "attn": "attention",
+    "q,k,v,o": "attention",
+    "q_proj,k_proj,v_proj,o_proj": "attention",
+    "q,v": "q,v",
+    "qv": "q,v",
+    "q_proj,v_proj": "q,v",
+}
+
+
+def _lora_targets(text: str) -> LoraTargets:
+    """What people write for the adapted layers: 'q,v', 'qv', 'q_proj,v_proj', 'attention', 'all-linear'."""
+    key = text.strip().lower().replace(" ", "").replace("+", ",")
+    if key in _LORA_TARGET_SPELLINGS:
+        return _LORA_TARGET_SPELLINGS[key]
+    raise argparse.ArgumentTypeError(f"choose from {', '.join(get_args(LoraTargets))} (got {text!r})")
 
 
 def query_from_args(args: argparse.Namespace) -> Query:
@@ -60,7 +126,7 @@ def query_from_args(args: argparse.Namespace) -> Query:
         batch=args.batch,
         seq=args.seq,
         runtime=Runtime(args.runtime) if args.runtime else None,
-        grad_checkpointing=True if args.grad_checkpointing else None,
+        grad_checkpointing=args.grad_checkpointing,
         lora_rank=args.lora_rank,
         lora_targets=targets,
         tokens=args.tokens,
@@ -70,15 +136,29 @@ def query_from_args(args: argparse.Namespace) -> Query:
 def _add_estimate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("estimate", help="memory (and speed, cost) of one job, from flags")
     which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--model", help="registry name, e.g. llama-3.1-8b or 'qwen2.5 72b'")
+    which.add_argument(
+        "--model",
+        help="registry name (llama-3.1-8b, 'qwen2.5 72b'), Hub id (Qwen/Qwen3-8B) or URL (huggingface.co, "
+        "hf-mirror.com, modelscope.cn); honours HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE",
+    )
     which.add_argument("--params", type=_params_b, help="bare size, e.g. 13B (a representative dense shape)")
     p.add_argument("--task", choices=list(_TASKS), default="inference")
     p.add_argument("--precision", choices=[p.value for p in Precision])
     p.add_argument("--batch", type=int)
     p.add_argument("--seq", type=_tokens, help="tokens per sequence, e.g. 4096 or 32k")
-    p.add_argument("--grad-checkpointing", action="store_true")
+    p.add_argument(
+        "--grad-checkpointing",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="recompute activations in the backward pass (fine-tuning default: on)",
+    )
     p.add_argument("--lora-rank", type=int)
-    p.add_argument("--lora-targets", choices=["all-linear", "attention", "q,v"])
+    p.add_argument(
+        "--lora-targets",
+        type=_lora_targets,
+        metavar="TARGETS",
+        help="all-linear (default), attention (q,k,v,o) or q,v (also: all, attn, qv, q_proj,v_proj)",
+    )
     p.add_argument("--runtime", choices=[r.value for r in Runtime])
     p.add_argument("--card", help="catalog name, e.g. 4090, a100-80gb-sxm, h20")
     p.add_argument("--gpus", type=int)
@@ -223,10 +303,10 @@ def _cmd_models(args: argparse.Namespace) -> int:
 
 
 def _cmd_ask(args: argparse.Namespace) -> int:
-    from bot.answer import answer
+    from bot.answer.hub import answer_looking_up
     from bot.render import html_to_terminal
 
-    reply = answer(" ".join(args.question), lang=args.lang)
+    reply = answer_looking_up(" ".join(args.question), lookup=_hub_lookup(), lang=args.lang)
     if args.json:
         print(json.dumps(reply.to_json(), ensure_ascii=False, indent=2))
     else:

@@ -5,6 +5,7 @@ Handlers translate Telegram into calls to bot.answer and send what it renders; n
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import defaultdict
 from typing import Any
@@ -14,7 +15,8 @@ from telegram.ext import BaseHandler, CommandHandler, ContextTypes, MessageHandl
 
 from bot import session
 from bot.answer import Answer, Lang, answer_query, card_answer, compare_answer, help_answer
-from bot.answer import answer as core_answer
+from bot.answer.hub import answer_looking_up
+from bot.hub.lookup import HUB_LOOKUP_KEY
 from bot.keyboards import lang_keyboard, payload_question
 from bot.replies import label, reply_html, send_answer, text
 from core.catalog import load_catalog
@@ -49,8 +51,18 @@ async def ask(update: Update, context: ContextTypes.DEFAULT_TYPE, question: str)
     previous = await session.last_query(context, chat_id, user_id)
     lang = await session.lang_override(context, chat, user_id)
     previous_vision = session.last_vision(context, chat_id, user_id)
+    # A model the registry lacks is looked up on the Hub (I/O, a few seconds at most): in a worker thread.
+    lookup = context.bot_data.get(HUB_LOOKUP_KEY)
+    found = await asyncio.to_thread(
+        answer_looking_up,
+        question,
+        lookup=lookup,
+        previous=previous,
+        lang=lang,
+        previous_vision=previous_vision,
+    )
     reply = with_chat_currency(
-        core_answer(question, previous=previous, lang=lang, previous_vision=previous_vision),
+        found,
         (await session.group_settings(context, chat_id)).currency,
     )
     if reply.query is not None:

@@ -472,7 +472,9 @@ def _from_parameter_count(
     update = base | {
         "params_b": round(total / 1e9, 4),
         "unknown_terms": unknown,
-        "representative": True,
+        # Its own model (answers name it), not a bare size; unverified widens the uncertainty band.
+        "representative": False,
+        "verified": False,
         "aliases": [],
         "native_precision": native,
         "checkpoint_bytes": _checkpoint_bytes(parameters_by_dtype) if native in ("fp8", "int8") else 0,

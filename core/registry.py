@@ -90,6 +90,7 @@ class ModelArch(BaseModel):
     checkpoint_bytes: int = 0
     # Where the description came from and which memory terms could not be computed from it.
     origin: Literal["registry", "hub", "cache", "name"] = "registry"
+    fetched_on: str = ""  # ISO date a looked-up description was fetched
     unknown_terms: list[str] = []
     aliases: list[str] = []
     verified: bool = True
@@ -341,7 +342,7 @@ class Registry:
         self._by_alias: dict[str, ModelArch] = {}
         self._representatives: dict[float, ModelArch] = {}
         for model in models:
-            for alias in (model.id, model.name, *model.aliases, model.hf_repo.split("/")[-1]):
+            for alias in (model.id, model.name, *model.aliases, model.hf_repo, model.hf_repo.split("/")[-1]):
                 if alias:
                     self._by_alias.setdefault(normalize_model_name(alias), model)
 
@@ -351,6 +352,22 @@ class Registry:
 
     def get(self, model_id: str) -> ModelArch:
         return self.by_id[model_id]
+
+    def learn(self, model: ModelArch) -> ModelArch:
+        """A model described outside the shipped list (a Hub lookup, read by core.model_config): known by
+        its id and repo name from now on. The caller does the I/O; the registry only holds the description.
+        A model already shipped keeps its registry entry."""
+        shipped = self.by_id.get(model.id)
+        if shipped is not None and shipped.origin == "registry":
+            return shipped
+        self.by_id[model.id] = model
+        for alias in (model.id, model.hf_repo, model.hf_repo.split("/")[-1]):
+            if alias:
+                key = normalize_model_name(alias)
+                known = self._by_alias.get(key)
+                if known is None or known.origin != "registry":
+                    self._by_alias[key] = model
+        return model
 
     def resolve(self, name: str) -> ModelMatch | None:
         key = normalize_model_name(name)

@@ -17,6 +17,7 @@ machine.
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -37,6 +38,11 @@ from botapi_server import (
 from bot.app import build_application, running
 from bot.fake_telegram import FakeTelegram, FakeTelegramRequest
 from bot.settings import Settings
+
+# No test reaches the real Hugging Face Hub: lookups answer from their cache or say they are offline; the
+# lookup tests point their own settings at the loopback stand-in (tests/hub_server.py).
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["HF_ENDPOINT"] = "http://127.0.0.1:9"
 
 
 @pytest.fixture(autouse=True)

@@ -18,6 +18,7 @@ from bot.answer.model import (
     TypedNames,
 )
 from bot.answer.needed import needed_facts
+from bot.answer.provenance import model_origin
 from core import advisor
 from core.advisor import Fix, Plan, SortKey
 from core.assessment import Assessment, assess
@@ -267,6 +268,7 @@ def memory_view(
         "model_name": model_label(est, lang),
         "card_typed": typed.card,
         "model_typed": typed.model if est.representative_shape else None,
+        "model_origin": model_origin(est.query.model, est.model_name),
         "card": card,
         "card_label": card.name if card else None,
         "capacity": capacity,

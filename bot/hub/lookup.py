@@ -10,8 +10,11 @@ model.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -33,6 +36,8 @@ from bot.hub.reference import HubRef
 from bot.hub.settings import HubSettings
 from core.model_config import UnreadableConfigError, model_from_config
 from core.registry import ModelArch
+
+HUB_LOOKUP_KEY = "hub_lookup"  # where the bot keeps its HubLookup in Application.bot_data
 
 
 class LookupStatus(StrEnum):
@@ -71,6 +76,12 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
+# Hub calls run here so a slow server never holds an answer longer than the deadline (the call itself is
+# abandoned, not killed: its thread finishes on its own and the cache takes what it brings).
+_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hub")
+_DEADLINE_FACTOR = 2.5  # model_info + config.json HEAD + GET, each bounded by timeout_s
+
+
 class HubLookup:
     """Models by Hub id or URL, with a cache in front; safe to call from worker threads."""
 
@@ -100,10 +111,33 @@ class HubLookup:
             return self._from_cache(ref, cached) or LookupResult(LookupStatus.CACHED, ref)
         return self.fetch(ref)
 
+    def search(self, name: str) -> HubRef | None:
+        """The most downloaded Hub repo whose id contains the typed name ('vicuna 13b' -> 'vicuna-13b')."""
+        if self.settings.offline:
+            return None
+        term = re.sub(r"\s+", "-", name.strip())
+        endpoint = self.settings.endpoint
+        token: str | bool = self.settings.token or False
+
+        def run() -> list[str]:
+            found = HfApi(endpoint=endpoint, token=token).list_models(search=term, sort="downloads", limit=1)
+            return [m.id for m in found]
+
+        try:
+            ids = _POOL.submit(run).result(timeout=self.settings.timeout_s)
+        except (FutureTimeout, httpx2.HTTPError, HfHubHTTPError, OSError, ValueError):
+            return None
+        return HubRef("hf", ids[0]) if ids else None
+
     def fetch(self, ref: HubRef) -> LookupResult:
         """Fetch now (no cache read); store what was found; fall back to the cache when the Hub fails."""
         try:
-            model, source = self._fetch(ref)
+            try:
+                model, source = _POOL.submit(self._fetch, ref).result(
+                    timeout=self.settings.timeout_s * _DEADLINE_FACTOR
+                )
+            except FutureTimeout as exc:
+                raise _LookupFailedError(LookupStatus.TIMEOUT) from exc
         except _LookupFailedError as failure:
             cached = self.cache.get(ref.key) if self.cache else None
             if failure.status in (LookupStatus.TIMEOUT, LookupStatus.UNREACHABLE) and cached:

@@ -46,9 +46,26 @@ def find_reference(text: str) -> HubRef | None:
         return HubRef("modelscope", _clean(scope.group("repo")))
     for bare in _BARE.finditer(text):
         repo = _clean(bare.group("repo"))
-        if not _NOT_REPOS.match(repo) and re.search(r"[A-Za-z]", repo.split("/")[0]):
+        if _looks_like_repo(repo):
             return HubRef("hf", repo)
     return None
+
+
+def _looks_like_repo(repo: str) -> bool:
+    """'Qwen/Qwen3-8B' yes; 'a100/h100', 'fp16/bf16', 'lora/qlora', '2/4' no (cards, formats, words)."""
+    from core.catalog import load_catalog
+    from core.query import Precision
+
+    owner, name = repo.split("/", 1)
+    if _NOT_REPOS.match(repo) or not re.search(r"[A-Za-z]", owner):
+        return False
+    if not re.search(r"\d|-|\.", name) or not re.search(r"[A-Za-z]", name):
+        return False  # model repo names carry a size, a version or a dash
+    formats = {p.value for p in Precision}
+    if owner.lower() in formats or name.lower() in formats:
+        return False
+    catalog = load_catalog()
+    return catalog.resolve(owner) is None and catalog.resolve(name) is None
 
 
 def _clean(repo: str) -> str:

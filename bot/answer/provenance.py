@@ -1,0 +1,27 @@
+"""Where a model's figures came from, for the answer's provenance line: built in, or looked up (when, where,
+and which memory terms its config could not give)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.registry import load_registry
+
+
+def model_origin(model_id: str | None, model_name: str) -> dict[str, Any] | None:
+    """Where a looked-up model's figures came from, for the answer's provenance line (None: built in)."""
+    registry = load_registry()
+    model = registry.by_id.get(model_id or "")
+    if model is None:
+        match = registry.resolve(model_name)
+        model = match.model if match else None
+    if model is None or model.origin not in ("hub", "cache"):
+        return None
+    return {
+        "name": model.hf_repo or model.name,
+        "origin": model.origin,
+        "source": model.source or model.hf_repo,
+        "date": model.fetched_on,
+        "unknown": model.unknown_terms,
+        "from_count": any(t.startswith("kv_cache: unrecognised") for t in model.unknown_terms),
+    }
