@@ -8,6 +8,7 @@ queries, and last the private catch-all text handler.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -27,6 +28,7 @@ from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, Defaul
 from telegram.request import BaseRequest, HTTPXRequest
 
 from bot import buttons, checklist, errors, groups, inline, private, throttle
+from bot.answer.hub import learn_cached
 from bot.delivery import ConfirmAfterHandling, OnceOnlyUpdates
 from bot.hub.cache import SqliteModelCache
 from bot.hub.lookup import HUB_LOOKUP_KEY, HubLookup
@@ -132,6 +134,10 @@ async def on_start(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
             logger.error(
                 "session store %s unavailable (%s): answering without memory", settings.db_path, error
             )
+    lookup = app.bot_data.get(HUB_LOOKUP_KEY)
+    if isinstance(lookup, HubLookup) and isinstance(lookup.cache, SqliteModelCache):
+        # Models looked up before a restart stay known to stored queries and buttons.
+        await asyncio.to_thread(learn_cached, lookup.cache)
     await publish_commands(app)
 
 

@@ -159,3 +159,19 @@ async def test_bot_looks_up_and_keeps_the_model_in_its_sqlite_store(
     with sqlite3.connect(db) as conn:
         rows = conn.execute("SELECT key, source FROM hub_models").fetchall()
     assert rows == [(f"hf:{AWQ}", hub.url)]
+
+
+def test_models_looked_up_before_a_restart_are_known_again(hub: HubServer, tmp_path: Path) -> None:
+    from bot.answer import answer_query
+    from bot.answer.hub import learn_cached
+    from core.query import Query
+    from core.registry import load_registry
+
+    lookup = lookup_for(hub, tmp_path)
+    answer_looking_up("can a 4090 run state-spaces/mamba-2.8b-hf", lookup=lookup, lang="en")
+    registry = load_registry()
+    registry.by_id.pop("state-spaces/mamba-2.8b-hf")  # what a fresh process has
+    assert isinstance(lookup.cache, SqliteModelCache)
+    assert learn_cached(lookup.cache) >= 1
+    reply = answer_query(Query(model="state-spaces/mamba-2.8b-hf", card="h100-sxm"), lang="en")
+    assert reply.kind == "fit" and "architecture not recognised" in html_to_terminal(reply.html)

@@ -14,6 +14,7 @@ from typing import Any
 from bot.answer import answer
 from bot.answer.common import to_lang
 from bot.answer.model import Answer, Lang
+from bot.hub.cache import SqliteModelCache
 from bot.hub.lookup import HubLookup, LookupResult, LookupStatus
 from bot.hub.reference import HubRef, find_reference
 from bot.render import render
@@ -35,6 +36,19 @@ def learn(result: LookupResult) -> ModelArch | None:
         update={"fetched_on": result.fetched_at.date().isoformat() if result.fetched_at else ""}
     )
     return load_registry().learn(dated)
+
+
+def learn_cached(cache: SqliteModelCache) -> int:
+    """Teach the registry every model the bot looked up before; how many."""
+    registry = load_registry()
+    count = 0
+    for entry in cache.entries():
+        dated = entry.model.model_copy(
+            update={"origin": "cache", "fetched_on": entry.fetched_at.date().isoformat()}
+        )
+        registry.learn(dated)
+        count += 1
+    return count
 
 
 def find_and_look_up(
@@ -115,4 +129,4 @@ def _with_note(reply: Answer, lang: Lang, result: LookupResult) -> Answer:
     )
 
 
-__all__ = ["LookupStatus", "answer_looking_up", "find_and_look_up", "learn"]
+__all__ = ["LookupStatus", "answer_looking_up", "find_and_look_up", "learn", "learn_cached"]

@@ -109,6 +109,16 @@ class SqliteModelCache:
             return None
         return _decode(row[0]) if row else None
 
+    def entries(self) -> list[CachedModel]:
+        """Every model looked up before (the bot teaches them to the registry when it starts, so a stored
+        query or a button naming one still answers after a restart)."""
+        try:
+            with closing(self._connect()) as db:
+                rows = db.execute("SELECT entry FROM hub_models ORDER BY key").fetchall()
+        except sqlite3.Error:
+            return []
+        return [entry for (text,) in rows if (entry := _decode(text)) is not None]
+
     def put(self, entry: CachedModel) -> None:
         try:
             with closing(self._connect()) as db:
