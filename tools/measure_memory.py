@@ -107,6 +107,10 @@ def _cases() -> list[Case]:
         ("phi-3-mini", 1, 4096),
         # measured after the calibration was fitted (held out): MLA + DeepSeek MoE, explicit head_dim
         ("deepseek-v2-lite", 2, 4096), ("mistral-nemo-12b", 1, 8192), ("gemma-2-2b", 1, 4096),
+        # issue 11: contexts past the sliding window (Mistral v0.1, Gemma 2 eager, Gemma 3's 512), MLA at
+        # long context, hybrid linear attention (Qwen3-Next), a 152k vocabulary at batch 8
+        ("mistral-7b-v0.1", 1, 16384), ("gemma-2-2b", 1, 16384), ("gemma-3-1b", 1, 16384),
+        ("deepseek-v2-lite", 1, 32768), ("qwen3-next-80b-a3b", 1, 32768), ("qwen3-0.6b", 8, 4096),
     ]  # fmt: skip
     full = [
         ("qwen2.5-0.5b", 1, 512, 0), ("qwen2.5-0.5b", 4, 2048, 0), ("qwen2.5-0.5b", 8, 4096, 1),
@@ -115,6 +119,8 @@ def _cases() -> list[Case]:
         ("llama-3.2-3b", 2, 4096, 1), ("qwen2.5-3b", 1, 16384, 1), ("llama-3.1-8b", 2, 2048, 1),
         ("llama-3.1-8b", 1, 4096, 0), ("qwen2.5-7b", 4, 4096, 1), ("qwen2.5-14b", 1, 2048, 1),
         ("qwen1.5-moe-a2.7b", 2, 2048, 0), ("qwen3-30b-a3b", 1, 4096, 1), ("qwen2.5-72b", 1, 2048, 1),
+        # issue 11: small models with 152k-262k vocabularies, no checkpointing, batch >= 4
+        ("qwen3-0.6b", 4, 2048, 0), ("gemma-3-1b", 4, 2048, 0),
     ]  # fmt: skip
     full_bf16 = [("llama-3.2-3b", 4, 768, 0)]
     lora = [
@@ -123,6 +129,10 @@ def _cases() -> list[Case]:
         ("llama-3.1-8b", 1, 8192, 0), ("qwen2.5-7b", 1, 32768, 1), ("llama-2-13b", 4, 2048, 1),
         ("qwen2.5-14b", 2, 4096, 1), ("qwen2.5-32b", 1, 4096, 1), ("llama-3.1-70b", 1, 2048, 1),
         ("mixtral-8x7b", 1, 2048, 1), ("qwen1.5-moe-a2.7b", 4, 2048, 1), ("qwen2.5-72b", 1, 8192, 1),
+        # issue 11: big vocabularies without checkpointing at batch >= 4; with checkpointing at
+        # batch x seq >= 32k tokens, where the logits of a 128k+ vocabulary outweigh the weights
+        ("qwen3-0.6b", 8, 2048, 0), ("gemma-3-1b", 4, 2048, 0), ("llama-3.2-1b", 8, 4096, 1),
+        ("qwen3-1.7b", 16, 2048, 1), ("qwen3-8b", 4, 8192, 1),
     ]  # fmt: skip
     out = [Case("inference", m, b, s) for m, b, s in inf]
     out += [Case("full", m, b, s, g) for m, b, s, g in full]
@@ -164,6 +174,25 @@ def config_kwargs(m: dict[str, Any]) -> dict[str, Any]:
     # it off (use_sliding_window=False) as their shipped configs do.
     if mt in ("mistral", "mixtral", "phi3"):
         kw["sliding_window"] = m.get("sliding_window") or None
+    layers = m["layers"]
+    if mt in ("gemma2", "gemma3_text") and m.get("sliding_window"):
+        # Local layers: Gemma 2 alternates (even layers local), Gemma 3 has 5 local : 1 global.
+        period = 2 if mt == "gemma2" else 6
+        kw["sliding_window"] = m["sliding_window"]
+        kw["layer_types"] = [
+            "full_attention" if (i + 1) % period == 0 else "sliding_attention" for i in range(layers)
+        ]
+    if mt == "qwen3_next":
+        # Gated DeltaNet layers with one gated-attention layer every four.
+        kw.update(
+            linear_num_key_heads=m["linear_key_heads"],
+            linear_num_value_heads=m["linear_value_heads"],
+            linear_key_head_dim=m["linear_key_head_dim"],
+            linear_value_head_dim=m["linear_value_head_dim"],
+            linear_conv_kernel_dim=m.get("linear_conv_kernel", 4),
+            layer_types=["full_attention" if (i + 1) % 4 == 0 else "linear_attention" for i in range(layers)],
+            shared_expert_intermediate_size=m["shared_expert_intermediate"],
+        )
     if mt in ("deepseek_v2", "deepseek_v3"):
         # MLA and DeepSeek's MoE (routed + shared experts, the first k layers dense).
         kw.update(
@@ -191,7 +220,7 @@ def config_kwargs(m: dict[str, Any]) -> dict[str, Any]:
             kw["mlp_only_layers"] = []
         if mt == "qwen2_moe":
             kw["shared_expert_intermediate_size"] = m.get("shared_expert_intermediate", m["intermediate"])
-        if mt == "qwen3_moe":
+        if mt in ("qwen3_moe", "qwen3_next"):
             kw["norm_topk_prob"] = True
     return kw
 

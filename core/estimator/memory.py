@@ -95,6 +95,7 @@ def _inference(
     fp32 = query.precision is Precision.FP32
     activations = terms.block_activation_bytes(model, tokens, cal.inference, fp32=fp32)
     activations += terms.eager_scores_bytes(model, query.batch, query.seq, cal.eager_attention.inference)
+    activations += terms.sliding_window_mask_bytes(model, query.batch, query.seq)
     logits = int(terms.logit_bytes(query.batch, model, cal.inference.logits_per_vocab))
     return (
         Breakdown(weights=weights, kv_cache=kv_cache, activations=activations, logits=logits),
@@ -141,6 +142,7 @@ def _training(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> tu
     fp32 = query.precision is Precision.FP32
     block = float(terms.block_activation_bytes(model, tokens, coeff, fp32=fp32))
     block += terms.eager_scores_bytes(model, query.batch, query.seq, cal.eager_attention.training)
+    block += terms.sliding_window_mask_bytes(model, query.batch, query.seq)
     activations = terms.stored_activation_bytes(
         model,
         tokens,
