@@ -39,6 +39,7 @@ class ModelArch(BaseModel):
     tied_embeddings: bool = False
     mlp: Literal["gated", "plain"] = "gated"
     norm: Literal["rms", "layer"] = "rms"
+    post_norms: int = 0  # norms per block beyond the two pre-norms (Gemma 2/3: after attention and MLP)
     attention_bias: bool = False
     mlp_bias: bool = False
     max_context: int = 4096

@@ -20,6 +20,8 @@ class ActivationCoefficients(BaseModel):
     checkpoint_hidden: float = 0.0
     logits_per_vocab: float
     embedding_grad_copies: float = 0.0
+    # Per token per extra norm per hidden unit (Gemma 2/3 also normalise after attention and after the MLP).
+    extra_norm: float = 0.0
 
 
 class RuntimeConstants(BaseModel):

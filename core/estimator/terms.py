@@ -176,6 +176,7 @@ def block_activation_bytes(
         + coeff.intermediate * mlp_width_per_token(model)
         + coeff.q * q_width
         + coeff.kv * kv_width
+        + coeff.extra_norm * model.hidden * model.post_norms
     )
     return int(tokens * per_token * (2 if fp32 else 1))
 
