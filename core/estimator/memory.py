@@ -79,7 +79,7 @@ def _inference(
     kv_dtype = terms.activation_dtype_bytes(query.precision)
     vllm = query.runtime is Runtime.VLLM
     kv_cache = terms.kv_cache_bytes(
-        model, query.seq, kv_dtype, sequences=query.batch, gpus=gpus, compressed_mla=vllm
+        model, query.seq, kv_dtype, sequences=query.batch, gpus=gpus, compressed_mla=vllm, windowed=vllm
     )
     if vllm:
         # vLLM's profile run: one bounded prefill chunk through the model, fp32 logits for every token of it
