@@ -111,6 +111,8 @@ def _cases() -> list[Case]:
         # long context, hybrid linear attention (Qwen3-Next), a 152k vocabulary at batch 8
         ("mistral-7b-v0.1", 1, 16384), ("gemma-2-2b", 1, 16384), ("gemma-3-1b", 1, 16384),
         ("deepseek-v2-lite", 1, 32768), ("qwen3-next-80b-a3b", 1, 8192), ("qwen3-0.6b", 8, 4096),
+        # a vision-language model (a text prompt: the vision tower's weights are resident)
+        ("qwen2.5-vl-3b", 2, 4096),
     ]  # fmt: skip
     full = [
         ("qwen2.5-0.5b", 1, 512, 0), ("qwen2.5-0.5b", 4, 2048, 0), ("qwen2.5-0.5b", 8, 4096, 1),
@@ -193,6 +195,17 @@ def config_kwargs(m: dict[str, Any]) -> dict[str, Any]:
             layer_types=["full_attention" if (i + 1) % 4 == 0 else "linear_attention" for i in range(layers)],
             shared_expert_intermediate_size=m["shared_expert_intermediate"],
         )
+    if mt == "qwen2_5_vl":
+        # Nested text and vision configs (Qwen2_5_VLConfig); the vision tower as models.toml gives it.
+        vision = {
+            "depth": m["vision_layers"],
+            "hidden_size": m["vision_hidden"],
+            "intermediate_size": m["vision_intermediate"],
+            "out_hidden_size": m["hidden"],
+            "patch_size": m.get("vision_patch", 14),
+        }
+        text = dict(kw, attention_bias=True)
+        return {"text_config": text, "vision_config": vision, "tie_word_embeddings": text["tie_word_embeddings"]}
     if mt in ("deepseek_v2", "deepseek_v3"):
         # MLA and DeepSeek's MoE (routed + shared experts, the first k layers dense).
         kw.update(
@@ -232,7 +245,7 @@ def _measure(case: Case, model_cfg: dict[str, Any]) -> dict[str, Any]:
     from torch import nn
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.distributed._tools.mem_tracker import MemTracker
-    from transformers import AutoConfig, AutoModelForCausalLM
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForImageTextToText
 
     try:
         import peft
@@ -311,7 +324,8 @@ def _measure(case: Case, model_cfg: dict[str, Any]) -> dict[str, Any]:
         prev = torch.get_default_dtype()
         torch.set_default_dtype(param_dtype)
         try:
-            model = AutoModelForCausalLM.from_config(cfg, **build_kwargs)
+            auto = AutoModelForImageTextToText if model_cfg.get("vision_layers") else AutoModelForCausalLM
+            model = auto.from_config(cfg, **build_kwargs)
         finally:
             torch.set_default_dtype(prev)
         n_params = sum(p.numel() for p in model.parameters())
