@@ -205,7 +205,8 @@ def config_kwargs(m: dict[str, Any]) -> dict[str, Any]:
             "patch_size": m.get("vision_patch", 14),
         }
         text = dict(kw, attention_bias=True)
-        return {"text_config": text, "vision_config": vision, "tie_word_embeddings": text["tie_word_embeddings"]}
+        tied = text["tie_word_embeddings"]
+        return {"text_config": text, "vision_config": vision, "tie_word_embeddings": tied}
     if mt in ("deepseek_v2", "deepseek_v3"):
         # MLA and DeepSeek's MoE (routed + shared experts, the first k layers dense).
         kw.update(
