@@ -62,7 +62,10 @@ def test_unrecognised_architecture_lists_what_was_not_computed(hub: HubServer, t
     )
     text = html_to_terminal(reply.html)
     assert "architecture not recognised" in text
-    assert "Not computed: kv_cache: unrecognised architecture (mamba)" in text
+    assert "KV cache not computed: unrecognised architecture (mamba)" in text
+    question = "state-spaces/mamba-2.8b-hf 用 T4 推理"
+    zh = answer_looking_up(question, lookup=lookup_for(hub, tmp_path), lang="zh")
+    assert "KV 缓存未能计算：架构未识别" in html_to_terminal(zh.html)
 
 
 def test_offline_without_cache_says_so_and_with_cache_answers(hub: HubServer, tmp_path: Path) -> None:

@@ -22,6 +22,12 @@ def model_origin(model_id: str | None, model_name: str) -> dict[str, Any] | None
         "origin": model.origin,
         "source": model.source or model.hf_repo,
         "date": model.fetched_on,
-        "unknown": model.unknown_terms,
+        "unknown": [_term(t) for t in model.unknown_terms],
         "from_count": any(t.startswith("kv_cache: unrecognised") for t in model.unknown_terms),
     }
+
+
+def _term(text: str) -> dict[str, str]:
+    """'kv_cache: unrecognised architecture (mamba)' -> {'term': 'kv_cache', 'reason': 'unrecognised …'}."""
+    term, _, reason = text.partition(": ")
+    return {"term": term, "reason": reason or term}
