@@ -98,3 +98,13 @@ def test_long_context_kv_of_hybrid_models_stays_small() -> None:
     # transformers' prefill keeps a view of the whole prompt's KV in its sliding-window layers (measured)
     prefill = estimate(Query(model="gemma-3-27b", task=Task.INFERENCE, seq=131072))
     assert prefill.breakdown.kv_cache == uncapped
+
+
+def test_vl_answers_say_what_an_image_costs_in_context() -> None:
+    from bot.answer import answer
+    from bot.render import html_to_terminal
+
+    vl = html_to_terminal(answer("can qwen2.5-vl-7b run on a 4090", lang="en").html)
+    assert f"about {(1024 // 28) ** 2:,} tokens of the context" in vl
+    text_only = html_to_terminal(answer("can qwen2.5 7b run on a 4090", lang="en").html)
+    assert "🖼" not in text_only

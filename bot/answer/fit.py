@@ -18,7 +18,7 @@ from bot.answer.model import (
     TypedNames,
 )
 from bot.answer.needed import needed_facts
-from bot.answer.provenance import model_origin
+from bot.answer.provenance import image_tokens, model_origin
 from core import advisor
 from core.advisor import Fix, Plan, SortKey
 from core.assessment import Assessment, assess
@@ -269,6 +269,7 @@ def memory_view(
         "card_typed": typed.card,
         "model_typed": typed.model if est.representative_shape else None,
         "model_origin": model_origin(est.query.model, est.model_name),
+        "image_tokens": image_tokens(est.query.model),
         "card": card,
         "card_label": card.name if card else None,
         "capacity": capacity,

@@ -31,3 +31,9 @@ def _term(text: str) -> dict[str, str]:
     """'kv_cache: unrecognised architecture (mamba)' -> {'term': 'kv_cache', 'reason': 'unrecognised …'}."""
     term, _, reason = text.partition(": ")
     return {"term": term, "reason": reason or term}
+
+
+def image_tokens(model_id: str | None) -> int:
+    """Context tokens one 1024×1024 image takes in a vision-language model (0: a text model)."""
+    model = load_registry().by_id.get(model_id or "")
+    return model.image_tokens if model is not None else 0
