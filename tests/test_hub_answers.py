@@ -39,6 +39,13 @@ def test_hub_id_in_a_question_is_looked_up_and_the_answer_says_so(hub: HubServer
     text = html_to_terminal(reply.html)
     assert "config.json" in text and hub.url in text
     assert reply.facts["model_name"] == AWQ
+    assert reply.facts["model_source"]["kind"] == "hub" and reply.facts["model_source"]["source"].startswith(
+        hub.url
+    )
+    built_in = answer_looking_up("can a 4090 run qwen2.5 7b", lookup=None, lang="en")
+    assert built_in.facts["model_source"]["kind"] == "registry"
+    by_size = answer_looking_up("can a 4090 run vicuna 13b", lookup=None, lang="en")
+    assert by_size.facts["model_source"]["kind"] == "name"
 
 
 def test_question_in_chinese_through_a_mirror_endpoint(hub: HubServer, tmp_path: Path) -> None:

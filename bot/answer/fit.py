@@ -18,7 +18,7 @@ from bot.answer.model import (
     TypedNames,
 )
 from bot.answer.needed import needed_facts
-from bot.answer.provenance import image_tokens, model_origin
+from bot.answer.provenance import image_tokens, model_origin, model_source
 from core import advisor
 from core.advisor import Fix, Plan, SortKey
 from core.assessment import Assessment, assess
@@ -320,6 +320,7 @@ def _fit_facts(est: Estimate, view: dict[str, Any]) -> dict[str, Any]:
         "plans": [advisor.plan_json(p) for p in view["plans"]],
         "cheaper": advisor.plan_json(view["cheaper"]) if view["cheaper"] else None,
         "cards_needed": view.get("needed"),
+        "model_source": model_source(est, view.get("model_origin")),
     } | _setup_that_runs(view)
 
 

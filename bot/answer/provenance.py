@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.estimator import Estimate
 from core.registry import load_registry
 
 
@@ -37,3 +38,19 @@ def image_tokens(model_id: str | None) -> int:
     """Context tokens one 1024×1024 image takes in a vision-language model (0: a text model)."""
     model = load_registry().by_id.get(model_id or "")
     return model.image_tokens if model is not None else 0
+
+
+def model_source(est: Estimate, origin: dict[str, Any] | None) -> dict[str, Any]:
+    """Where the figures came from, for the JSON contract: the built-in list, the Hub, the cache of an
+    earlier lookup, or only the size in the name (a typical dense shape)."""
+    if origin is not None:
+        return {
+            "kind": origin["origin"],
+            "source": origin["source"],
+            "date": origin["date"],
+            "not_computed": [t["term"] for t in origin["unknown"]],
+        }
+    if est.representative_shape:
+        return {"kind": "name", "source": "", "date": "", "not_computed": []}
+    model = load_registry().by_id.get(est.query.model or "")
+    return {"kind": "registry", "source": model.source if model else "", "date": "", "not_computed": []}
