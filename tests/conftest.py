@@ -17,6 +17,7 @@ machine.
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -39,8 +40,11 @@ from bot.app import build_application, running
 from bot.fake_telegram import FakeTelegram, FakeTelegramRequest
 from bot.settings import Settings
 
-# No test reaches the real Hugging Face Hub: lookups answer from their cache or say they are offline; the
-# lookup tests point their own settings at the loopback stand-in (tests/hub_server.py).
+# No test reaches the real Hugging Face Hub: lookups built from the environment answer from their cache or
+# say they are offline; the lookup tests pass their own settings, pointed at the loopback stand-in
+# (tests/hub_server.py). huggingface_hub reads HF_HUB_OFFLINE once, at import: it is imported before the
+# variable is set, so its own offline switch stays off and gpufit's settings decide.
+importlib.import_module("huggingface_hub")
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_ENDPOINT"] = "http://127.0.0.1:9"
 
