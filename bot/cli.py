@@ -17,6 +17,7 @@ from core.units import parse_quantity, parse_tokens_length
 
 if TYPE_CHECKING:
     from bot.hub.lookup import HubLookup
+    from core.parser import Parsed
 
 _TASKS = {
     "inference": (Task.INFERENCE, None),
@@ -318,6 +319,17 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     return plan_command(" ".join(args.question), as_json=args.json, lang=args.lang)
 
 
+def _with_looked_up_model(question: str, parsed: Parsed) -> Query | None:
+    """The parsed query, its model replaced by a Hub model when the question names one the registry lacks."""
+    from bot.answer.hub import find_and_look_up, learn
+
+    _, result = find_and_look_up(question, parsed, _hub_lookup())
+    model = learn(result) if result is not None else None
+    if model is None:
+        return parsed.query
+    return (parsed.query or Query()).model_copy(update={"model": model.id, "params_b": None})
+
+
 def plan_command(question: str, *, as_json: bool, lang: str | None) -> int:
     """`gpufit plan "<question>"`: the ranked plans for a question in words."""
     from bot.render import html_to_terminal, render_plan
@@ -326,7 +338,7 @@ def plan_command(question: str, *, as_json: bool, lang: str | None) -> int:
     from core.parser import parse
 
     parsed = parse(question)
-    query = parsed.query
+    query = _with_looked_up_model(question, parsed)
     language = lang or parsed.lang
     if query is None or (query.model is None and query.params_b is None):
         print('gpufit: which model? e.g. gpufit plan "Qwen2.5 7B LoRA fine-tune"', file=sys.stderr)

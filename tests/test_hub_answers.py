@@ -185,3 +185,14 @@ def test_models_looked_up_before_a_restart_are_known_again(hub: HubServer, tmp_p
     assert learn_cached(lookup.cache) >= 1
     reply = answer_query(Query(model="state-spaces/mamba-2.8b-hf", card="h100-sxm"), lang="en")
     assert reply.kind == "fit" and "architecture not recognised" in html_to_terminal(reply.html)
+
+
+def test_cli_plan_takes_a_hub_id(
+    hub: HubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("HF_ENDPOINT", hub.url)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert main(["plan", f"serve {AWQ} for 4 users", "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found["query"]["model"] == AWQ.lower() and found["plans"]
