@@ -1,8 +1,8 @@
 """The estimator against the peaks PyTorch really allocated (data/measured/memory.csv).
 
 Acceptance (issue 2): estimate minus runtime overhead within ±10% of MemTracker's peak for every
-measured case, median within 5%; and the same bounds for each model's cases when the coefficients are
-fitted without that model (README "Accuracy", leave-one-model-out).
+measured case, median within 3% (issue 11; it was 5%); and the same bounds for each model's cases when the
+coefficients are fitted without that model (README "Accuracy", leave-one-model-out).
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ def test_each_case_within_ten_percent(case: MeasuredCase) -> None:
     assert abs(error) <= 0.10, f"{case.case_id}: estimate off by {error:+.1%}"
 
 
-def test_median_error_within_five_percent() -> None:
+def test_median_error_within_three_percent() -> None:
     errors = [abs(relative_error(case)) for case in CASES]
-    assert statistics.median(errors) <= 0.05
+    assert statistics.median(errors) <= 0.03
 
 
 def test_each_model_left_out_of_the_fit_is_still_predicted() -> None:
@@ -49,7 +49,7 @@ def test_each_model_left_out_of_the_fit_is_still_predicted() -> None:
     assert sorted(c.case.case_id for c, _ in held_out) == sorted(c.case_id for c in CASES)
     far = [(c.case.case_id, f"{e:+.1%}") for c, e in held_out if abs(e) > 0.10]
     assert not far, far
-    assert statistics.median(abs(e) for _, e in held_out) <= 0.05
+    assert statistics.median(abs(e) for _, e in held_out) <= 0.03
     # the refits did leave the models out: most predictions moved from those of the shipped coefficients
     shipped = {c.case.case_id: e for c, e in zip(prepared, errors(calibration, prepared), strict=True)}
     moved = [c.case.case_id for c, e in held_out if abs(e - shipped[c.case.case_id]) > 1e-6]
