@@ -15,7 +15,7 @@ from bot.answer import answer
 from bot.answer.common import to_lang
 from bot.answer.model import Answer, Lang
 from bot.hub.cache import SqliteModelCache
-from bot.hub.lookup import HubLookup, LookupResult, LookupStatus
+from bot.hub.lookup import HubLookup, LookupResult
 from bot.hub.reference import HubRef, find_reference
 from bot.render import render
 from core.parser import Intent, Parsed, detect_lang, parse
@@ -129,4 +129,4 @@ def _with_note(reply: Answer, lang: Lang, result: LookupResult) -> Answer:
     )
 
 
-__all__ = ["LookupStatus", "answer_looking_up", "find_and_look_up", "learn", "learn_cached"]
+__all__ = ["answer_looking_up", "find_and_look_up", "learn", "learn_cached"]

@@ -61,10 +61,6 @@ class LookupResult:
     fetched_at: datetime | None = None
     fallback: bool = False  # answered from the cache because the Hub did not answer
 
-    @property
-    def ok(self) -> bool:
-        return self.model is not None
-
 
 class _LookupFailedError(Exception):
     def __init__(self, status: LookupStatus) -> None:
