@@ -135,6 +135,8 @@ def _cases() -> list[Case]:
         # batch x seq >= 32k tokens, where the logits of a 128k+ vocabulary outweigh the weights
         ("qwen3-0.6b", 8, 2048, 0), ("gemma-3-1b", 4, 2048, 0), ("llama-3.2-1b", 8, 4096, 1),
         ("qwen3-1.7b", 16, 2048, 1), ("qwen3-8b", 4, 8192, 1),
+        # eager attention trained at long context (Gemma 2: the seq² probabilities are saved per layer)
+        ("gemma-2-2b", 1, 8192, 1), ("gemma-2-2b", 2, 4096, 0),
     ]  # fmt: skip
     out = [Case("inference", m, b, s) for m, b, s in inf]
     out += [Case("full", m, b, s, g) for m, b, s, g in full]
