@@ -137,6 +137,8 @@ def _cases() -> list[Case]:
         ("qwen3-1.7b", 16, 2048, 1), ("qwen3-8b", 4, 8192, 1),
         # eager attention trained at long context (Gemma 2: the seq² probabilities are saved per layer)
         ("gemma-2-2b", 1, 8192, 1), ("gemma-2-2b", 2, 4096, 0),
+        # MLA + DeepSeek MoE trained at long context
+        ("deepseek-v2-lite", 1, 16384, 1),
     ]  # fmt: skip
     out = [Case("inference", m, b, s) for m, b, s in inf]
     out += [Case("full", m, b, s, g) for m, b, s, g in full]
