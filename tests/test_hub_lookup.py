@@ -153,6 +153,7 @@ def test_modelscope_found_and_down(hub: HubServer, tmp_path: Path) -> None:
         ("compare a100/h100 for qwen2.5 7b", None),
         ("fp16/bf16 on a 4090", None),
         ("lora/qlora for llama 3 8b", None),
+        ("lora on data/train.jsonl with qwen2.5 7b", None),
         ("BAAI/bge-m3 embeddings on a T4", HubRef("hf", "BAAI/bge-m3")),
     ],
 )

@@ -17,6 +17,9 @@ _HF_URL = re.compile(
 )
 _MS_URL = re.compile(rf"https?://(?:www\.)?modelscope\.cn/models/{_REPO}(?:[/?#]\S*)?", re.IGNORECASE)
 _BARE = re.compile(rf"(?<![\w./:-]){_REPO}(?![\w/-])")
+_FILE = re.compile(
+    r"\.(?:jsonl?|txt|csv|tsv|parquet|py|ipynb|ya?ml|md|sh|bin|pt|pth|safetensors|gguf|zip|tar|gz)$", re.I
+)
 # Not model ids even though they look like owner/name.
 _NOT_REPOS = re.compile(r"^(?:\d+/\d+|[a-z]+/(?:s|h|sec|hour|day|month|月|天|小时))$", re.IGNORECASE)
 
@@ -61,6 +64,8 @@ def _looks_like_repo(repo: str) -> bool:
         return False
     if not re.search(r"\d|-|\.", name) or not re.search(r"[A-Za-z]", name):
         return False  # model repo names carry a size, a version or a dash
+    if _FILE.search(name):
+        return False  # 'data/train.jsonl': a path, not a repo
     formats = {p.value for p in Precision}
     if owner.lower() in formats or name.lower() in formats:
         return False
