@@ -154,6 +154,7 @@ def test_modelscope_found_and_down(hub: HubServer, tmp_path: Path) -> None:
         ("fp16/bf16 on a 4090", None),
         ("lora/qlora for llama 3 8b", None),
         ("lora on data/train.jsonl with qwen2.5 7b", None),
+        ("llama3/qwen2.5 which is better on a 4090", None),
         ("BAAI/bge-m3 embeddings on a T4", HubRef("hf", "BAAI/bge-m3")),
     ],
 )

@@ -20,6 +20,7 @@ _BARE = re.compile(rf"(?<![\w./:-]){_REPO}(?![\w/-])")
 _FILE = re.compile(
     r"\.(?:jsonl?|txt|csv|tsv|parquet|py|ipynb|ya?ml|md|sh|bin|pt|pth|safetensors|gguf|zip|tar|gz)$", re.I
 )
+_FAMILY_VERSION = re.compile(r"^[A-Za-z]+-?\d+(?:\.\d+)?$")
 # Not model ids even though they look like owner/name.
 _NOT_REPOS = re.compile(r"^(?:\d+/\d+|[a-z]+/(?:s|h|sec|hour|day|month|月|天|小时))$", re.IGNORECASE)
 
@@ -66,6 +67,8 @@ def _looks_like_repo(repo: str) -> bool:
         return False  # model repo names carry a size, a version or a dash
     if _FILE.search(name):
         return False  # 'data/train.jsonl': a path, not a repo
+    if _FAMILY_VERSION.match(owner) and _FAMILY_VERSION.match(name):
+        return False  # 'llama3/qwen2.5': two models side by side
     formats = {p.value for p in Precision}
     if owner.lower() in formats or name.lower() in formats:
         return False
