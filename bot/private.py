@@ -126,7 +126,7 @@ async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     lang = await lang_for_words(update, context)
     user = update.effective_user
-    name = user.first_name if user and not in_group(update) else ""
+    name = user.first_name.strip() if user and not in_group(update) else ""
     await reply_html(message, text("bot_start", lang, user_name=name, examples=examples(lang)))
 
 
@@ -208,12 +208,28 @@ async def _cards_answer(update: Update, context: ContextTypes.DEFAULT_TYPE, comm
     await send_answer(update, context, reply, compact=in_group(update))
 
 
+# What `/lang <word>` accepts, to the stored choice.
+_LANG_ARGS = {
+    "en": "en", "english": "en", "英文": "en", "英语": "en",
+    "zh": "zh", "cn": "zh", "chinese": "zh", "中文": "zh", "汉语": "zh",
+    "auto": "auto", "自动": "auto",
+}  # fmt: skip
+
+
 async def lang_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """/lang: buttons English / 中文 / auto."""
+    """/lang: buttons English / 中文 / auto; `/lang zh` (en, auto, 中文, english) switches directly."""
     message = update.effective_message
     if message is None:
         return
-    _, user_id = session.ids(update)
+    chat_id, user_id = session.ids(update)
+    wanted = _LANG_ARGS.get((context.args or [""])[0].strip().lower()) if context.args else None
+    if wanted is not None:
+        choice = None if wanted == "auto" else wanted
+        saved = await session.set_lang(context, chat_id, user_id, choice)
+        words = session.ui_lang(choice, update.effective_user)
+        reply = text("bot_lang_set", words, choice=wanted) if saved else text("bot_forget", words, ok=False)
+        await reply_html(message, reply)
+        return
     current = await session.lang_override(context, update.effective_chat, user_id)
     lang = session.ui_lang(current, update.effective_user)
     labels = {c: label(f"lang_{c}", lang) for c in ("en", "zh", "auto")}

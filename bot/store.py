@@ -99,6 +99,27 @@ SCHEMA_VERSION = len(MIGRATIONS)
 GROUP_SETTING_COLUMNS = {"lang": "lang", "currency": "currency"}
 
 
+class UserTable(BaseModel):
+    """A table that holds rows about one user: `/forget` and retention both walk `USER_TABLES`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    user_column: str  # a private chat's id is its user's id, so `chat_id` names the user there
+    time_column: str  # when the row was last touched, for retention
+
+
+# Every table with rows about a person; a new one is added here once, and /forget and retention follow.
+USER_TABLES: tuple[UserTable, ...] = (
+    UserTable(name="sessions", user_column="user_id", time_column="updated_at"),
+    UserTable(name="checklists", user_column="user_id", time_column="updated_at"),
+    UserTable(name="keyboard_queries", user_column="chat_id", time_column="created_at"),
+    UserTable(name="blocked_chats", user_column="chat_id", time_column="blocked_at"),
+)
+# Tables about no person: a group's settings (set by its admins) and the update ids already handled.
+OTHER_TABLES = ("group_settings", "handled_updates", "schema_version")
+
+
 class StoreUnavailable(RuntimeError):  # noqa: N818 (the name handlers already code against)
     """The session store cannot be used right now (locked, corrupt, closed); plain answers still work."""
 
@@ -348,32 +369,27 @@ class SessionStore:
 
         async def op(db: aiosqlite.Connection) -> int:
             deleted = 0
-            for sql in (
-                "DELETE FROM sessions WHERE user_id = ?",
-                "DELETE FROM checklists WHERE user_id = ?",
-                # A private chat's id is the user's id: its keyboards and blocked flag are about the user.
-                "DELETE FROM keyboard_queries WHERE chat_id = ?",
-                "DELETE FROM blocked_chats WHERE chat_id = ?",
-            ):
-                cursor = await db.execute(sql, (user_id,))
+            for table in USER_TABLES:
+                cursor = await db.execute(
+                    f"DELETE FROM {table.name} WHERE {table.user_column} = ?",
+                    (user_id,),
+                )
                 deleted += max(cursor.rowcount, 0)
             return deleted
 
         return await self._write(op)
 
     async def purge_expired(self) -> int:
-        """Delete sessions, checklists and keyboard queries untouched for longer than the retention period."""
+        """Delete rows of `USER_TABLES` untouched for longer than the retention period."""
         cutoff = self._cutoff()
 
         async def op(db: aiosqlite.Connection) -> int:
             deleted = 0
-            for sql in (
-                "DELETE FROM sessions WHERE updated_at < ?",
-                "DELETE FROM checklists WHERE updated_at < ?",
-                "DELETE FROM keyboard_queries WHERE created_at < ?",
-                "DELETE FROM blocked_chats WHERE blocked_at < ?",
-            ):
-                cursor = await db.execute(sql, (cutoff,))
+            for table in USER_TABLES:
+                cursor = await db.execute(
+                    f"DELETE FROM {table.name} WHERE {table.time_column} < ?",
+                    (cutoff,),
+                )
                 deleted += max(cursor.rowcount, 0)
             cursor = await db.execute(
                 "DELETE FROM handled_updates WHERE handled_at < ?",
