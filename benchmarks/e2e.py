@@ -73,7 +73,7 @@ def gpufit_bot(
         log_level="WARNING",
         # The scripted users send ~10 questions each as fast as the run goes; the per-user flood throttle
         # (its own tests in tests/test_hardening_input.py) would turn the unpaced burst into notices.
-        **({} if rate_limited else {"throttle_burst": 1_000_000}),
+        throttle_burst=8 if rate_limited else 1_000_000,
     )
     app = build_application(
         settings, request=loopback_request(), get_updates_request=loopback_updates_request()

@@ -23,7 +23,7 @@ def run_bot(webhook_url: str | None = None, webhook_secret: str | None = None) -
     except SettingsError as error:
         print(f"gpufit bot: {error}", file=sys.stderr)
         return 2
-    token = settings.token.get_secret_value()
+    token = settings.token_value
     secret = settings.webhook_secret.get_secret_value() if settings.webhook_secret else None
     if settings.webhook_url and secret is None:
         secret = secrets.token_urlsafe(32)  # set on every start, so Telegram and we always agree

@@ -35,7 +35,7 @@ from bot.hub.lookup import HUB_LOOKUP_KEY, HubLookup
 from bot.hub.settings import HubSettings
 from bot.replies import text
 from bot.session import STORE_KEY
-from bot.settings import Settings
+from bot.settings import Settings, apply_to_core
 from bot.store import SessionStore, StoreUnavailable
 from bot.transport import RetryingRequest
 from bot.warm import warm
@@ -72,11 +72,12 @@ def build_application(
 ) -> Application[Any, Any, Any, Any, Any, Any]:
     """The bot: HTML by default, flood control with retries, the session store opened on start, each update
     confirmed to Telegram only once handled (bot/delivery.py)."""
+    apply_to_core(settings)
     updates_request = ConfirmAfterHandling(get_updates_request or default_get_updates_request())
     processor = OnceOnlyUpdates()
     app = (
         ApplicationBuilder()
-        .token(settings.token.get_secret_value())
+        .token(settings.token_value)
         .base_url(settings.base_url)
         .base_file_url(settings.base_file_url)
         .defaults(

@@ -380,9 +380,9 @@ def _cmd_chat(args: argparse.Namespace) -> int:
 
 def _cmd_start(args: argparse.Namespace) -> int:
     """The README's main command: the bot when a token is configured, the offline console chat otherwise."""
-    from bot.settings import token_configured
+    from bot.settings import load_settings
 
-    if token_configured():
+    if load_settings(require_token=False).token is not None:
         return _cmd_bot(argparse.Namespace(webhook_url=None, webhook_secret=None))
     print("No TELEGRAM_BOT_TOKEN set: starting the offline console chat (same bot, same handlers).")
     return _cmd_chat(args)
@@ -427,6 +427,13 @@ _COMMANDS = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from bot.settings import SettingsError, apply_to_core, load_settings
+
+    try:
+        apply_to_core(load_settings(require_token=False))  # GPUFIT_PRICES, from the environment or .env
+    except SettingsError as error:
+        print(f"gpufit: {error}", file=sys.stderr)
+        return 2
     try:
         return _COMMANDS[args.command](args)
     except BrokenPipeError:

@@ -1,11 +1,16 @@
-"""The bot's settings, from the environment or a `.env` file, validated once at start.
+"""Every setting of gpufit, read in one place (pydantic-settings): the environment, then `.env`, then
+defaults. A real environment variable wins over the same name in `.env`; an empty one counts as unset.
 
-Environment variables: TELEGRAM_BOT_TOKEN (required for the bot), TELEGRAM_API_URL (a self-hosted Bot API
-server; default the official one), GPUFIT_DB (SQLite path; default under the user's data directory),
-GPUFIT_WEBHOOK_URL / GPUFIT_WEBHOOK_SECRET / GPUFIT_WEBHOOK_LISTEN / GPUFIT_WEBHOOK_PORT (webhook mode),
-GPUFIT_LOG_LEVEL, GPUFIT_RETENTION_DAYS (how long sessions and checklists are kept; default 30),
-GPUFIT_THROTTLE_BURST / GPUFIT_THROTTLE_RATE (per-user flood limit: messages at once, then per second;
-default 8 and 1). A real environment variable wins over the same name in `.env`.
+- TELEGRAM_BOT_TOKEN (required for the bot, not for the console); TELEGRAM_API_URL (a self-hosted Bot API
+  server; default the official one)
+- GPUFIT_DB: the SQLite file, by default under the user's data directory (the bot and the console share it)
+- GPUFIT_PRICES: an operator's own price file, same schema as data/prices.toml
+- GPUFIT_RETENTION_DAYS: how long sessions and checklists are kept (default 30)
+- GPUFIT_THROTTLE_BURST / GPUFIT_THROTTLE_RATE: per-user flood limit, messages at once then per second (8, 1)
+- GPUFIT_WEBHOOK_URL / GPUFIT_WEBHOOK_SECRET / GPUFIT_WEBHOOK_LISTEN / GPUFIT_WEBHOOK_PORT: webhook mode
+- GPUFIT_LOG_LEVEL
+
+core/ never reads any of this: the outer layer hands core what it needs (`apply_to_core`).
 """
 
 from __future__ import annotations
@@ -13,42 +18,91 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 from telegram.constants import WebhookLimit
+
+from core.cost import use_price_file
 
 OFFICIAL_API_URL = "https://api.telegram.org"
 _TOKEN = re.compile(r"^\d{3,}:[A-Za-z0-9_-]{20,}$")
 _MAX_SECRET = int(WebhookLimit.MAX_SECRET_TOKEN_LENGTH)
 _SECRET = re.compile(rf"^[A-Za-z0-9_-]{{1,{_MAX_SECRET}}}$")
+_VARIABLE_PREFIXES = ("gpufit_", "telegram_")
 
 
 class SettingsError(ValueError):
     """Settings that cannot start the bot; `str()` is one line for the user."""
 
 
-class Settings(BaseModel):
-    """Everything the bot needs to start; the token never appears in `repr()` or logs."""
+def default_db_path() -> Path:
+    """The per-user data directory the platform expects (XDG on Linux)."""
+    if sys.platform == "win32":
+        root = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
+    elif sys.platform == "darwin":
+        root = Path.home() / "Library" / "Application Support"
+    else:
+        root = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return root / "gpufit" / "gpufit.sqlite3"
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
-    token: SecretStr
-    api_url: str = OFFICIAL_API_URL
-    db_path: Path = Field(default_factory=lambda: default_db_path())  # noqa: PLW0108 (defined below)
-    webhook_url: str | None = None
-    webhook_secret: SecretStr | None = None
-    webhook_listen: str = "0.0.0.0"
-    webhook_port: int = Field(default=8443, ge=1, le=65535)
-    log_level: str = "INFO"
-    retention_days: int = Field(default=30, ge=1, le=3650)
-    throttle_burst: int = Field(default=8, ge=1, le=1_000_000)
-    throttle_rate: float = Field(default=1.0, gt=0, le=1_000_000)
+class Settings(BaseSettings):
+    """Everything the bot and the console need to start; the token never appears in `repr()` or logs.
+
+    Fields are named for the code; `validation_alias` is the variable people set. Built directly (tests, the
+    console's stand-in) it takes the keyword arguments; `load_settings` adds the environment and `.env`.
+    """
+
+    model_config = SettingsConfigDict(
+        frozen=True,
+        extra="ignore",
+        populate_by_name=True,
+        env_ignore_empty=True,
+        env_file=None,
+        env_file_encoding="utf-8",
+    )
+
+    token: SecretStr | None = Field(default=None, validation_alias="TELEGRAM_BOT_TOKEN")
+    api_url: str = Field(default=OFFICIAL_API_URL, validation_alias="TELEGRAM_API_URL")
+    db_path: Path = Field(default_factory=default_db_path, validation_alias="GPUFIT_DB")
+    prices_path: Path | None = Field(default=None, validation_alias="GPUFIT_PRICES")
+    webhook_url: str | None = Field(default=None, validation_alias="GPUFIT_WEBHOOK_URL")
+    webhook_secret: SecretStr | None = Field(default=None, validation_alias="GPUFIT_WEBHOOK_SECRET")
+    webhook_listen: str = Field(default="0.0.0.0", validation_alias="GPUFIT_WEBHOOK_LISTEN")
+    webhook_port: int = Field(default=8443, ge=1, le=65535, validation_alias="GPUFIT_WEBHOOK_PORT")
+    log_level: str = Field(default="INFO", validation_alias="GPUFIT_LOG_LEVEL")
+    retention_days: int = Field(default=30, ge=1, le=3650, validation_alias="GPUFIT_RETENTION_DAYS")
+    throttle_burst: int = Field(default=8, ge=1, le=1_000_000, validation_alias="GPUFIT_THROTTLE_BURST")
+    throttle_rate: float = Field(default=1.0, gt=0, le=1_000_000, validation_alias="GPUFIT_THROTTLE_RATE")
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Command-line flags (passed as keywords) win, then the environment, then `.env`; of those two only
+        GPUFIT_* and TELEGRAM_* names count (a field's own name, `token` or `db_path`, is no setting)."""
+        for source in (env_settings, dotenv_settings):
+            if isinstance(source, EnvSettingsSource):
+                source.env_vars = {
+                    name: value
+                    for name, value in source.env_vars.items()
+                    if name.lower().startswith(_VARIABLE_PREFIXES)
+                }
+        return (init_settings, env_settings, dotenv_settings)
 
     @field_validator("token")
     @classmethod
-    def _token_shape(cls, value: SecretStr) -> SecretStr:
+    def _token_shape(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None:
+            return None
         if not _TOKEN.match(value.get_secret_value().strip()):
             raise ValueError(
                 "does not look like a bot token (expected <digits>:<35 letters>, from @BotFather)"
@@ -85,6 +139,16 @@ class Settings(BaseModel):
         return level
 
     @property
+    def token_value(self) -> str:
+        """The token for PTB; raises SettingsError when none is configured (the console needs none)."""
+        if self.token is None:
+            raise SettingsError(
+                "TELEGRAM_BOT_TOKEN is not set: get a token from @BotFather and put it in the environment or "
+                "in .env (or run `gpufit chat` to try the bot offline)."
+            )
+        return self.token.get_secret_value()
+
+    @property
     def base_url(self) -> str:
         """PTB's base_url: `<api>/bot` (PTB appends the token)."""
         return self.api_url if self.api_url.endswith("/bot") else f"{self.api_url}/bot"
@@ -95,99 +159,37 @@ class Settings(BaseModel):
         return f"{root}/file/bot"
 
 
-def default_db_path() -> Path:
-    """The per-user data directory the platform expects (XDG on Linux)."""
-    if sys.platform == "win32":
-        root = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
-    elif sys.platform == "darwin":
-        root = Path.home() / "Library" / "Application Support"
-    else:
-        root = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
-    return root / "gpufit" / "gpufit.sqlite3"
-
-
-def read_dotenv(path: Path) -> dict[str, str]:
-    """KEY=VALUE lines (optional `export`, quotes, comments); a missing file is empty."""
-    values: dict[str, str] = {}
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (FileNotFoundError, IsADirectoryError, PermissionError, UnicodeDecodeError):
-        return values
-    for raw in lines:
-        line = raw.strip()
-        if not line or line.startswith("#") or "=" not in line:
-            continue
-        key, _, value = line.removeprefix("export ").partition("=")
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        else:
-            value = value.split(" #", 1)[0].strip()
-        values[key.strip()] = value
-    return values
-
-
-def _environment(env: Mapping[str, str] | None, dotenv: Path | None) -> dict[str, str]:
-    merged = read_dotenv(dotenv if dotenv is not None else Path.cwd() / ".env")
-    merged.update(os.environ if env is None else env)
-    return {k: v for k, v in merged.items() if v != ""}
+# For error messages: the field a validation error names, as the user set it.
+_FLAG_NAMES = {"webhook_url": "--webhook-url", "webhook_secret": "--webhook-secret"}
 
 
 def load_settings(
-    env: Mapping[str, str] | None = None,
     *,
     dotenv: Path | None = None,
+    require_token: bool = True,
     webhook_url: str | None = None,
     webhook_secret: str | None = None,
 ) -> Settings:
-    """Settings from the environment and `.env`; command-line webhook flags win. Raises SettingsError."""
-    values = _environment(env, dotenv)
-    token = values.get("TELEGRAM_BOT_TOKEN")
-    if not token:
-        raise SettingsError(
-            "TELEGRAM_BOT_TOKEN is not set: get a token from @BotFather and put it in the environment or in "
-            ".env (or run `gpufit chat` to try the bot offline)."
-        )
-    fields: dict[str, object] = {"token": token}
-    for name, key in (
-        ("api_url", "TELEGRAM_API_URL"),
-        ("db_path", "GPUFIT_DB"),
-        ("webhook_url", "GPUFIT_WEBHOOK_URL"),
-        ("webhook_secret", "GPUFIT_WEBHOOK_SECRET"),
-        ("webhook_listen", "GPUFIT_WEBHOOK_LISTEN"),
-        ("webhook_port", "GPUFIT_WEBHOOK_PORT"),
-        ("log_level", "GPUFIT_LOG_LEVEL"),
-        ("retention_days", "GPUFIT_RETENTION_DAYS"),
-        ("throttle_burst", "GPUFIT_THROTTLE_BURST"),
-        ("throttle_rate", "GPUFIT_THROTTLE_RATE"),
-    ):
-        if key in values:
-            fields[name] = values[key]
+    """Settings from the environment and `.env` (default: the one in the working directory); command-line
+    webhook flags win. Raises SettingsError with one line naming the variable."""
+    flags: dict[str, Any] = {}
     if webhook_url:
-        fields["webhook_url"] = webhook_url
+        flags["webhook_url"] = webhook_url
     if webhook_secret:
-        fields["webhook_secret"] = webhook_secret
+        flags["webhook_secret"] = webhook_secret
+    env_file = dotenv if dotenv is not None else Path.cwd() / ".env"
     try:
-        return Settings.model_validate(fields)
+        settings = Settings(_env_file=env_file, **flags)
     except ValidationError as err:
         first = err.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "settings"
-        names = {
-            "token": "TELEGRAM_BOT_TOKEN",
-            "api_url": "TELEGRAM_API_URL",
-            "db_path": "GPUFIT_DB",
-            "webhook_url": "--webhook-url",
-            "webhook_secret": "--webhook-secret",
-            "webhook_port": "GPUFIT_WEBHOOK_PORT",
-            "log_level": "GPUFIT_LOG_LEVEL",
-            "retention_days": "GPUFIT_RETENTION_DAYS",
-            "throttle_burst": "GPUFIT_THROTTLE_BURST",
-            "throttle_rate": "GPUFIT_THROTTLE_RATE",
-        }
+        where = str(first["loc"][0]) if first["loc"] else "settings"
         message = str(first["msg"]).removeprefix("Value error, ")
-        raise SettingsError(f"{names.get(where, where)} {message}") from None
+        raise SettingsError(f"{_FLAG_NAMES.get(where, where)} {message}") from None
+    if require_token:
+        settings.token_value  # noqa: B018 (raises SettingsError when missing)
+    return settings
 
 
-def token_configured(env: Mapping[str, str] | None = None, *, dotenv: Path | None = None) -> bool:
-    """Whether a bot token is set (environment or .env): `gpufit start` runs the bot, else the console."""
-    return bool(_environment(env, dotenv).get("TELEGRAM_BOT_TOKEN", "").strip())
+def apply_to_core(settings: Settings) -> None:
+    """Hand core the settings it uses (it reads no environment): the price file in force."""
+    use_price_file(settings.prices_path)

@@ -1,4 +1,4 @@
-"""Dated GPU-hour prices (data/prices.toml, or an operator's file via GPUFIT_PRICES) and what a job costs.
+"""Dated GPU-hour prices (data/prices.toml, or an operator's file the outer layer names) and what a job costs.
 
 A price answer always names whose list it came from, the provider and the date: public prices go stale in
 weeks. For one card the typical price is the median on-demand row (the lower middle one, so a real provider
@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
-from core.paths import prices_path
+from core.paths import PRICES_PATH
 from core.query import Currency
 
 Billing = Literal["on-demand", "spot", "reserved", "serverless"]
@@ -232,9 +232,23 @@ def _load(path: Path, mtime_ns: int) -> PriceBook:
     return _read(path)
 
 
+_price_file: list[Path] = [PRICES_PATH]
+
+
+def use_price_file(path: Path | None) -> None:
+    """Make `path` the price list in force (None: data/prices.toml). The outer layer calls this at start with
+    its setting (GPUFIT_PRICES): core reads no environment."""
+    _price_file[0] = path if path is not None else PRICES_PATH
+
+
+def price_file() -> Path:
+    """The price file in force."""
+    return _price_file[0]
+
+
 def load_price_book() -> PriceBook:
-    """The price list in force (GPUFIT_PRICES or data/prices.toml), re-read only when the file changes."""
-    path = prices_path()
+    """The price list in force (`use_price_file`, else data/prices.toml), re-read when the file changes."""
+    path = _price_file[0]
     try:
         mtime = path.stat().st_mtime_ns
     except OSError as err:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -10,7 +9,5 @@ DATA_DIR = ROOT / "data"
 TEMPLATES_DIR = ROOT / "templates"
 
 
-def prices_path() -> Path:
-    """An operator's own price file (same schema) replaces the public one with one setting."""
-    override = os.environ.get("GPUFIT_PRICES")
-    return Path(override) if override else DATA_DIR / "prices.toml"
+# The public price list; an operator's own file is a setting (GPUFIT_PRICES, bot/settings.py).
+PRICES_PATH = DATA_DIR / "prices.toml"

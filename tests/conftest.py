@@ -58,6 +58,16 @@ def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _no_settings_from_the_outside(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A developer's GPUFIT_* / TELEGRAM_* variables must not change what the tests see."""
+    import os
+
+    for name in list(os.environ):
+        if name.upper().startswith(("GPUFIT_", "TELEGRAM_")):
+            monkeypatch.delenv(name)
+
+
+@pytest.fixture(autouse=True)
 def _fresh_answer_caches() -> None:
     """bot.answer caches its pure answers; a test that monkeypatches their inputs must not see an old one."""
     from bot import answer

@@ -14,12 +14,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from telegram.constants import InlineKeyboardButtonLimit, MessageLimit
 
-from bot.console import chat_loop
+from bot.console import chat_session
 from bot.fake_telegram import ApiError, FakeTelegram, parse_html, parse_message_text, validate_reply_markup
 from bot.keyboards import MAX_CALLBACK_BYTES, action_data, parse_callback, payload_question, question_payload
 from bot.logging_setup import REDACTED, RedactingFilter, redact
 from bot.replies import messages
-from bot.settings import SettingsError, load_settings, read_dotenv, token_configured
+from bot.settings import Settings, SettingsError, load_settings
 
 TOKEN = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0"
 
@@ -131,30 +131,33 @@ def test_bad_payload_is_no_question() -> None:
 # -- settings and the token ------------------------------------------------------------------------
 
 
-def test_missing_and_malformed_token_give_one_line(tmp_path: Path) -> None:
+def test_missing_and_malformed_token_give_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(SettingsError) as missing:
-        load_settings({}, dotenv=tmp_path / ".env")
+        load_settings(dotenv=tmp_path / ".env")
     assert "TELEGRAM_BOT_TOKEN" in str(missing.value) and "\n" not in str(missing.value)
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", "hello")
     with pytest.raises(SettingsError) as bad:
-        load_settings({"TELEGRAM_BOT_TOKEN": "hello"}, dotenv=tmp_path / ".env")
+        load_settings(dotenv=tmp_path / ".env")
     assert str(bad.value).startswith("TELEGRAM_BOT_TOKEN ") and "hello" not in str(bad.value)
 
 
-def test_settings_from_dotenv_and_environment(tmp_path: Path) -> None:
+def test_settings_from_dotenv_and_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     dotenv = tmp_path / ".env"
     dotenv.write_text(
-        f'export TELEGRAM_BOT_TOKEN="{TOKEN}"\n# comment\nGPUFIT_DB=/tmp/x.db\n', encoding="utf-8"
+        f'TELEGRAM_BOT_TOKEN="{TOKEN}"\n# comment\nGPUFIT_DB=/tmp/x.db\nGPUFIT_RETENTION_DAYS=9\n',
+        encoding="utf-8",
     )
-    assert read_dotenv(dotenv)["GPUFIT_DB"] == "/tmp/x.db"
-    settings = load_settings({"TELEGRAM_API_URL": "http://localhost:8081"}, dotenv=dotenv)
-    assert settings.token.get_secret_value() == TOKEN
+    monkeypatch.setenv("TELEGRAM_API_URL", "http://localhost:8081")
+    monkeypatch.setenv("GPUFIT_RETENTION_DAYS", "12")  # the environment wins over .env
+    settings = load_settings(dotenv=dotenv)
+    assert settings.token_value == TOKEN
     assert settings.base_url == "http://localhost:8081/bot"
     assert settings.base_file_url == "http://localhost:8081/file/bot"
-    assert str(settings.db_path) == "/tmp/x.db"
+    assert str(settings.db_path) == "/tmp/x.db" and settings.retention_days == 12
     assert TOKEN not in repr(settings)
-    assert token_configured({}, dotenv=dotenv) and not token_configured({}, dotenv=tmp_path / "none")
+    assert load_settings(dotenv=tmp_path / "none", require_token=False).token is None
     with pytest.raises(SettingsError, match="https"):
-        load_settings({"TELEGRAM_BOT_TOKEN": TOKEN}, dotenv=dotenv, webhook_url="http://example.com/hook")
+        load_settings(dotenv=dotenv, webhook_url="http://example.com/hook")
 
 
 def test_token_is_redacted_from_logs() -> None:
@@ -205,10 +208,11 @@ async def test_inprocess_question_and_lang_choice(inprocess_app: InProcessBot) -
     assert await inprocess_app.app.bot_data["store"].get_lang(ANN, ANN) is None
 
 
-async def test_console_chat_prints_answers_and_numbered_buttons(tmp_path: Path) -> None:
+def test_console_chat_prints_answers_and_numbered_buttons(tmp_path: Path) -> None:
     lines = iter(["13b lora on a 4090\n", "2\n", "/quit\n"])
     out = io.StringIO()
-    code = await chat_loop(lambda: next(lines, ""), out, tmp_path / "c.sqlite3", ansi=False, lang="en")
+    settings = Settings(db_path=tmp_path / "c.sqlite3")
+    code = chat_session(lambda: next(lines, ""), out, settings, ansi=False, lang="en")
     printed = out.getvalue()
     assert code == 0
     assert "4090" in printed and "[1] " in printed and "[2] " in printed

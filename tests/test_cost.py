@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from core.cost import PriceBookError, currency_for, job_cost, load_price_book
+from bot.settings import apply_to_core, load_settings
+from core.cost import PriceBookError, currency_for, job_cost, load_price_book, use_price_file
 from core.query import Currency
 
 OPERATOR_FILE = """
@@ -74,10 +76,23 @@ def test_currency_choice() -> None:
     assert currency_for(Currency.USD, "zh") is Currency.USD
 
 
-def test_operator_file_via_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def price_file_setting() -> Iterator[None]:
+    """Tests below change the price file in force; the next test sees data/prices.toml again."""
+    yield
+    use_price_file(None)
+
+
+def test_operator_file_from_dotenv(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, price_file_setting: None
+) -> None:
+    """GPUFIT_PRICES in .env reaches core through the settings (core itself reads no environment)."""
     path = tmp_path / "prices.toml"
     path.write_text(OPERATOR_FILE, encoding="utf-8")
-    monkeypatch.setenv("GPUFIT_PRICES", str(path))
+    monkeypatch.delenv("GPUFIT_PRICES", raising=False)
+    dotenv = tmp_path / ".env"
+    dotenv.write_text(f"GPUFIT_PRICES={path}\n", encoding="utf-8")
+    apply_to_core(load_settings(dotenv=dotenv, require_token=False))
     book = load_price_book()
     assert book.owner == "Acme GPU cloud (operator list)"
     cny = book.price_for("rtx-4090", Currency.CNY)
@@ -88,14 +103,23 @@ def test_operator_file_via_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert h100 is not None and h100.per_hour == pytest.approx(14.0)
 
 
-def test_bad_operator_file_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_core_ignores_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, price_file_setting: None
+) -> None:
+    path = tmp_path / "prices.toml"
+    path.write_text(OPERATOR_FILE, encoding="utf-8")
+    monkeypatch.setenv("GPUFIT_PRICES", str(path))
+    assert load_price_book().owner != "Acme GPU cloud (operator list)"
+
+
+def test_bad_operator_file_is_a_clear_error(tmp_path: Path, price_file_setting: None) -> None:
     path = tmp_path / "bad.toml"
     meta = '[meta]\nname = "x"\ndate = 2026-01-01\nusd_to_cny = 7\n'
     path.write_text(meta + '[[price]]\ncard = "t4"\nprovider = "p"\ndate = 2026-01-01\n')
-    monkeypatch.setenv("GPUFIT_PRICES", str(path))
+    use_price_file(path)
     with pytest.raises(PriceBookError, match="neither"):
         load_price_book()
-    monkeypatch.setenv("GPUFIT_PRICES", str(tmp_path / "missing.toml"))
+    use_price_file(tmp_path / "missing.toml")
     with pytest.raises(PriceBookError, match="not found"):
         load_price_book()
 

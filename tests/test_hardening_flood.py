@@ -5,8 +5,10 @@ nothing here depends on how fast the machine is.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import pytest
 from botapi_server import ANN, BOB, BOT_USERNAME, GROUP, LI, BotHarness, start_bot
 from telegram.ext import AIORateLimiter
 
@@ -55,13 +57,13 @@ def test_full_buckets_are_pruned(monkeypatch: Any) -> None:
     assert len(throttle._buckets) == 1
 
 
-def test_settings_defaults_and_environment() -> None:
-    token = "123456789:TEST-token-for-the-fake-bot-api-00000"
-    defaults = load_settings({"TELEGRAM_BOT_TOKEN": token})
+def test_settings_defaults_and_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", "123456789:TEST-token-for-the-fake-bot-api-00000")
+    defaults = load_settings(dotenv=tmp_path / ".env")
     assert (defaults.throttle_burst, defaults.throttle_rate) == (DEFAULT_BURST, DEFAULT_RATE) == (8, 1.0)
-    tuned = load_settings(
-        {"TELEGRAM_BOT_TOKEN": token, "GPUFIT_THROTTLE_BURST": "20", "GPUFIT_THROTTLE_RATE": "0.5"}
-    )
+    monkeypatch.setenv("GPUFIT_THROTTLE_BURST", "20")
+    monkeypatch.setenv("GPUFIT_THROTTLE_RATE", "0.5")
+    tuned = load_settings(dotenv=tmp_path / ".env")
     assert (tuned.throttle_burst, tuned.throttle_rate) == (20, 0.5)
 
 

@@ -92,12 +92,14 @@ async def test_token_never_logged_even_at_debug_with_errors(
     assert token not in output and secret not in output
 
 
-def test_token_is_not_in_settings_repr_or_errors() -> None:
+def test_token_is_not_in_settings_repr_or_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     token = "123456789:TEST-token-for-the-fake-bot-api-00000"
-    settings = load_settings({"TELEGRAM_BOT_TOKEN": token})
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", token)
+    settings = load_settings(dotenv=tmp_path / ".env")
     assert token not in repr(settings) and token not in str(settings)
+    monkeypatch.setenv("TELEGRAM_API_URL", "not a url")
     with pytest.raises(ValueError) as error:
-        load_settings({"TELEGRAM_BOT_TOKEN": token, "TELEGRAM_API_URL": "not a url"})
+        load_settings(dotenv=tmp_path / ".env")
     assert token not in str(error.value)
 
 
@@ -309,20 +311,21 @@ async def test_forget_leaves_no_row_about_the_user(running_bot: BotHarness, db_p
     assert _cells_mentioning(db_path, VICTIM) == []
 
 
-async def test_retention_is_configurable(bot_settings: Settings, botapi_server: BotApiServer) -> None:
-    settings = load_settings(
-        {
-            "TELEGRAM_BOT_TOKEN": botapi_server.fake.token,
-            "TELEGRAM_API_URL": botapi_server.base_url,
-            "GPUFIT_DB": str(bot_settings.db_path),
-            "GPUFIT_RETENTION_DAYS": "7",
-        }
-    )
+async def test_retention_is_configurable(
+    bot_settings: Settings, botapi_server: BotApiServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dotenv = tmp_path / ".env"
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", botapi_server.fake.token)
+    assert load_settings(dotenv=dotenv).retention_days == 30
+    monkeypatch.setenv("TELEGRAM_API_URL", botapi_server.base_url)
+    monkeypatch.setenv("GPUFIT_DB", str(bot_settings.db_path))
+    monkeypatch.setenv("GPUFIT_RETENTION_DAYS", "7")
+    settings = load_settings(dotenv=dotenv)
     assert settings.retention_days == 7
     app, _ = start_bot(settings)
     async with running(app, poll_timeout=2):
         store = app.bot_data[STORE_KEY]
         assert isinstance(store, SessionStore) and store.retention_days == 7
-    assert load_settings({"TELEGRAM_BOT_TOKEN": botapi_server.fake.token}).retention_days == 30
+    monkeypatch.setenv("GPUFIT_RETENTION_DAYS", "0")
     with pytest.raises(ValueError, match="GPUFIT_RETENTION_DAYS"):
-        load_settings({"TELEGRAM_BOT_TOKEN": botapi_server.fake.token, "GPUFIT_RETENTION_DAYS": "0"})
+        load_settings(dotenv=dotenv)
