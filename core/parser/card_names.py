@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from core.catalog import CardMatch, load_catalog, normalize_name
+from core.parser.aliases import alias_pattern
 
 CARD_MARK = "\ue000"  # stands in for a found card, so counts like '2x<card>' can be read around it
 
@@ -25,25 +26,8 @@ class CardMention:
     end: int
 
 
-_SEP = r"[\s\-_/]*"
-
-
 def _canon(text: str) -> str:
     return re.sub(r"[\s\-_/]+", "", normalize_name(text))
-
-
-def _alias_pattern(key: str) -> str:
-    pieces = re.findall(r"\d+|[a-z]+|[^\sa-z\d]+", key)
-    out: list[str] = []
-    for i, piece in enumerate(pieces):
-        if i:
-            prev = pieces[i - 1]
-            out.append(r"[\s\-_/]+" if prev.isdigit() and piece.isdigit() else _SEP)
-        if piece == "g" and i and pieces[i - 1].isdigit():
-            out.append(r"(?:gib|gb|g)")
-        else:
-            out.append(re.escape(piece))
-    return "".join(out)
 
 
 @dataclass(frozen=True)
@@ -66,7 +50,7 @@ def _table() -> _CardTable:
             keys.add(key)
             alias_by_canon.setdefault(_canon(alias), alias)
     ordered = sorted(keys, key=lambda k: (-len(_canon(k)), k))
-    body = "|".join(_alias_pattern(k) for k in ordered)
+    body = "|".join(alias_pattern(k) for k in ordered)
     pattern = re.compile(rf"(?:(?<![a-z0-9.])|(?<=\dx))(?:{body})(?:s)?(?:(?![a-z0-9])|(?=x\d))")
     numbers = frozenset(m for k in keys for m in re.findall(r"(?<![a-z0-9])\d{4}(?![0-9])", k))
     return _CardTable(pattern, alias_by_canon, numbers)

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
+from core.parser.aliases import alias_pattern
 from core.parser.normalize import normalize
 from core.registry import ModelArch, load_registry
 
@@ -74,22 +75,6 @@ def _version(model_id: str, family: str) -> float:
     return float(match.group(1)) if match else 0.0
 
 
-def _piece_pattern(key: str) -> str:
-    pieces = re.findall(r"\d+(?:\.\d+)?|[a-z]+|[^\sa-z\d\-_/:.]+", key)
-    out: list[str] = []
-    for i, piece in enumerate(pieces):
-        if i:
-            prev = pieces[i - 1]
-            if prev[0].isdigit() and piece[0].isdigit():
-                out.append(r"[\s\-_/:]+")
-            elif prev[0].isdigit() and piece in ("b", "m"):
-                out.append(r"\s*")
-            else:
-                out.append(r"[\s\-_/:]*")
-        out.append(re.escape(piece))
-    return "".join(out)
-
-
 @dataclass(frozen=True)
 class _ModelTable:
     exact: re.Pattern[str]
@@ -123,7 +108,7 @@ def _table() -> _ModelTable:
         tokens = frozenset(t for name in (model.id, *model.aliases) for t in _tokens(normalize(name)))
         entries.append(_Entry(model, family, tokens, _nominal_size(model.id), _version(model.id, family)))
     keys = sorted(by_key, key=lambda k: (-len(k.replace(" ", "")), k))
-    body = "|".join(_piece_pattern(k) for k in keys)
+    body = "|".join(alias_pattern(k) for k in keys)
     exact = re.compile(rf"(?<![a-z0-9.])(?:{body})(?![a-z0-9])")
     fams = "|".join(re.escape(f).replace(r"\-", r"[\s\-_]?") for f in sorted(families, key=len, reverse=True))
     grammar = re.compile(
