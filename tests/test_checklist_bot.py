@@ -143,15 +143,15 @@ async def test_english_typed_answers_skip_back_and_errors(running_bot: BotHarnes
     assert "3/7" in reply.text
     [reply] = await h.say(BOB, BOB, "/back")
     assert "2/7" in reply.text and "Qwen2.5 72B" in reply.text  # the earlier answer is shown
-    [reply] = await h.say(BOB, BOB, "/skip")
-    assert "3/7" in reply.text
+    [reply] = await h.say(BOB, BOB, "/skip")  # the prompt says "/skip keeps it"
+    assert "3/7" in reply.text and "Qwen2.5 72B" in reply.text
     for answer in ("int4", "about 32k with 16 concurrent users", "20k requests a day", "$30/h"):
         await h.say(BOB, BOB, answer)
     replies = await h.say(BOB, BOB, "recommend")
     assert "Pre-rental sheet" in "\n".join(m.text for m in replies)
     state = await (await _store(h)).get_checklist(BOB, BOB)
     assert state is not None and state.done
-    assert state.answers.params_b == ck.DEFAULT_PARAMS_B and ck.Step.MODEL in state.answers.skipped
+    assert state.answers.model == "qwen2.5-72b" and ck.Step.MODEL not in state.answers.skipped
     assert (state.answers.seq, state.answers.batch, state.answers.requests_per_day) == (32768, 16, 20000)
 
 

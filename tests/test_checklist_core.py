@@ -305,8 +305,14 @@ def test_any_text_gives_a_state_or_an_error_never_an_exception(step: ck.Step, te
 
 
 @pytest.mark.parametrize(
-    ("text", "value"),
-    [("七十", 70), ("两", 2), ("一百二十八", 128), ("三万五千", 35_000), ("七十亿", 7e9), ("一千亿", 1e11)],
+    ("step", "text", "field", "value"),
+    [
+        (ck.Step.MODEL, "七十亿", "params_b", 7.0),
+        (ck.Step.MODEL, "一千亿参数", "params_b", 100.0),
+        (ck.Step.SHAPE, "两千零四十八 token", "seq", 2048),
+    ],
 )
-def test_chinese_numbers(text: str, value: float) -> None:
-    assert ck.chinese_number(text) == value
+def test_chinese_numerals_read_by_the_parser_table(
+    step: ck.Step, text: str, field: str, value: float
+) -> None:
+    assert getattr(_answer(step, text), field) == value

@@ -3,8 +3,9 @@
 The bot stores `ChecklistState` as JSON after every answer and feeds the user's next answer back in here, so a
 restart resumes at the same step, and the same code drives the Telegram flow, the tests and any other
 front end.
-Each step takes a button's choice id or free text in either language ("70亿", "about 32k", "2 x 4090");
-`skip` takes the default the prompt states, `back` returns to the previous step with its answer kept.
+Each step takes a button's choice id or free text in either language ("70亿", "about 32k", "2 x 4090"), read
+by core/parser's readers; `skip` keeps an answer given earlier or takes the default the prompt states, `back`
+returns to the previous step with its answer kept.
 """
 
 from __future__ import annotations
@@ -26,8 +27,7 @@ from core.checklist.model import (
     StepError,
     default_currency,
 )
-from core.checklist.numbers import Number, chinese_number, find_numbers, params_b_from_text
-from core.checklist.reading import READERS, card_in_text, count_in_text, precision_from_text
+from core.checklist.reading import read_answer
 from core.checklist.result import (
     CARD_PLAN_LIMIT,
     DAYS_PER_MONTH,
@@ -55,7 +55,6 @@ __all__ = [
     "MIN_SHOWN_SHARE",
     "PARAMS_B_RANGE",
     "PLAN_LIMIT",
-    "READERS",
     "SAFETY_MARGIN",
     "SEQ_RANGE",
     "STEPS",
@@ -64,25 +63,19 @@ __all__ = [
     "ChecklistResult",
     "ChecklistState",
     "Job",
-    "Number",
     "ProviderQuestion",
     "Step",
     "StepError",
     "answer_step",
     "answers_view",
     "back",
-    "card_in_text",
-    "chinese_number",
     "choice_data",
     "choice_views",
     "choices",
-    "count_in_text",
     "default_currency",
     "defaults",
-    "find_numbers",
-    "params_b_from_text",
-    "precision_from_text",
     "provider_questions",
+    "read_answer",
     "restart",
     "result",
     "result_view",

@@ -12,7 +12,7 @@ from core.checklist.model import (
     StepError,
     default_currency,
 )
-from core.checklist.reading import READERS
+from core.checklist.reading import read_answer
 from core.query import DEFAULT_BATCH, DEFAULT_SEQ, Query
 
 
@@ -28,28 +28,32 @@ def answer_step(state: ChecklistState, text: str) -> tuple[ChecklistState, StepE
     text = text.strip()
     if not text:
         return state, StepError(code="empty")
-    outcome = READERS[step](state.answers, text, state.lang)
+    outcome = read_answer(step, state.answers, text, state.lang)
     if isinstance(outcome, StepError):
         return state, outcome
-    skipped = [s for s in outcome.skipped if s is not step]
-    answers = outcome.model_copy(update={"skipped": skipped})
-    return state.model_copy(update={"answers": answers, "step": state.step + 1}), None
+    answered, noted = outcome
+    skipped = [s for s in answered.skipped if s is not step and s not in noted]
+    answers = answered.model_copy(update={"skipped": skipped})
+    update = {"answers": answers, "step": state.step + 1, "understood": [step, *noted]}
+    return state.model_copy(update=update), None
 
 
 def skip(state: ChecklistState) -> ChecklistState:
-    """Take the stated default for the current step and move on."""
+    """Move on: an answer the step already holds (given at an earlier step) is kept, else the default."""
     step = state.current
     if step is None:
         return state
+    if state.answers.has(step):
+        return state.model_copy(update={"step": state.step + 1, "understood": [step]})
     answers = _apply_default(state.answers, step, state.lang)
     skipped = [*[s for s in answers.skipped if s is not step], step]
     answers = answers.model_copy(update={"skipped": skipped})
-    return state.model_copy(update={"answers": answers, "step": state.step + 1})
+    return state.model_copy(update={"answers": answers, "step": state.step + 1, "understood": []})
 
 
 def back(state: ChecklistState) -> ChecklistState:
     """One step back; the earlier answer stays until the user answers again."""
-    return state.model_copy(update={"step": max(0, state.step - 1)})
+    return state.model_copy(update={"step": max(0, state.step - 1), "understood": []})
 
 
 def restart(state: ChecklistState) -> ChecklistState:
@@ -67,9 +71,14 @@ def _apply_default(answers: ChecklistAnswers, step: Step, lang: str) -> Checklis
     elif step is Step.SHAPE:
         updates = {"seq": None, "batch": None}
     elif step is Step.WORKLOAD:
-        updates = {"tokens": None, "requests_per_day": None}
+        updates = {"tokens": None, "requests_per_day": None, "samples": None, "epochs": None}
     elif step is Step.BUDGET:
-        updates = {"budget": None, "budget_per_hour": None, "currency": default_currency(lang)}
+        updates = {
+            "budget": None,
+            "budget_per_hour": None,
+            "budget_per_month": None,
+            "currency": answers.currency or default_currency(lang),
+        }
     else:
         updates = {"card": None, "gpus": None}
     return answers.model_copy(update=updates)

@@ -52,6 +52,18 @@ _JOB_TASK: dict[Job, tuple[Task, Method | None]] = {
 }
 
 
+# The answer fields each step fills (a step "has an answer" when one of them is set).
+STEP_FIELDS: dict[Step, tuple[str, ...]] = {
+    Step.JOB: ("job",),
+    Step.MODEL: ("model", "params_b"),
+    Step.PRECISION: ("precision",),
+    Step.SHAPE: ("seq", "batch"),
+    Step.WORKLOAD: ("tokens", "requests_per_day"),
+    Step.BUDGET: ("budget", "currency"),
+    Step.CARD: ("card",),
+}
+
+
 class ChecklistAnswers(BaseModel):
     """What the user answered so far; `None` means not asked yet, skipped, or "no preference"."""
 
@@ -64,13 +76,22 @@ class ChecklistAnswers(BaseModel):
     seq: int | None = Field(default=None, ge=1)
     batch: int | None = Field(default=None, ge=1)
     tokens: float | None = Field(default=None, gt=0)
+    samples: float | None = Field(default=None, gt=0)  # as said ("20k samples"), for the confirmation
+    epochs: float | None = Field(default=None, gt=0)
     requests_per_day: float | None = Field(default=None, gt=0)
     budget: float | None = Field(default=None, gt=0)
     budget_per_hour: bool | None = None
+    budget_per_month: bool | None = None  # neither per hour nor per month: a total
     currency: Currency | None = None
     card: str | None = None
     gpus: int | None = Field(default=None, ge=1, le=4096)
     skipped: list[Step] = Field(default_factory=list)
+
+    def has(self, step: Step) -> bool:
+        """Whether the step holds an answer the user gave (at that step or earlier), not a default."""
+        if step in self.skipped:
+            return False
+        return any(getattr(self, name) is not None for name in STEP_FIELDS[step])
 
     @property
     def task(self) -> Task:
@@ -95,6 +116,9 @@ class ChecklistState(BaseModel):
     lang: str = "en"
     answers: ChecklistAnswers = Field(default_factory=ChecklistAnswers)
     prompt_message_id: int | None = None
+    # What the last answer gave, for the next message to confirm: the step answered and later steps it
+    # also filled ("serve llama 3.1 70b" at the job step fills the model step too).
+    understood: list[Step] = Field(default_factory=list)
 
     @property
     def done(self) -> bool:

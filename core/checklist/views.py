@@ -42,7 +42,7 @@ def step_view(state: ChecklistState) -> dict[str, Any]:
     step = state.current
     assert step is not None
     view = answers_view(state)
-    current = _has_answer(state.answers, step)
+    current = state.answers.has(step)
     return {
         "step": step.value,
         "index": state.step + 1,
@@ -51,22 +51,8 @@ def step_view(state: ChecklistState) -> dict[str, Any]:
         "serving": view["serving"],
         "training": view["training"],
         "current": current,
+        "understood": [s.value for s in state.understood],
     }
-
-
-def _has_answer(answers: ChecklistAnswers, step: Step) -> bool:
-    if step in answers.skipped:
-        return False
-    fields = {
-        Step.JOB: ("job",),
-        Step.MODEL: ("model", "params_b"),
-        Step.PRECISION: ("precision",),
-        Step.SHAPE: ("seq", "batch"),
-        Step.WORKLOAD: ("tokens", "requests_per_day"),
-        Step.BUDGET: ("budget", "currency"),
-        Step.CARD: ("card",),
-    }[step]
-    return any(getattr(answers, name) is not None for name in fields)
 
 
 def choice_views(step: Step, lang: str, answers: ChecklistAnswers) -> list[dict[str, Any]]:

@@ -34,6 +34,7 @@ class Extraction:
     method_words: bool = False  # fine-tune said without a method
     gpus_added: int = 0  # 'one more card': relative to the previous count
     card_counts: dict[str, int] = field(default_factory=dict)  # '8张4090和2张A100': a count per card
+    budget_per_month: bool = False  # '$3000 a month' (Query itself has per hour or total)
     residue: str = ""  # the text with names and quantities masked, for intent keywords
 
     @property
@@ -61,6 +62,7 @@ _PER_HOUR = _c(
     r"/\s*(?:h|hr|hrs|hour|小时|时|卡时|gpu\s*h)(?![a-z])|per\s*(?:gpu[\s-]*)?h(?:ou)?r|an\s*hour|hourly|a\s*hour"
     r"|每\s*(?:个)?\s*(?:卡)?\s*(?:每)?\s*小时|1\s*小时|一小时|时租|按小时|/h|每卡时|每小时"
 )
+_PER_MONTH = _c(r"/\s*(?:mo|month)(?![a-z])|per\s*month|a\s*month|monthly|每\s*(?:个)?\s*月|/月|月租|包月")
 _BUDGET_CONTEXT = _c(
     r"预算|budget|以内|不超过|每小时|per|/|hour|小时|时租|钱|价|cost|price|spend|under|below|便宜"
 )
@@ -91,6 +93,7 @@ def _read_money(text: str, ex: Extraction) -> str:
                 continue
             ex.fields["budget"] = value
             ex.fields["budget_per_hour"] = bool(_PER_HOUR.search(window))
+            ex.budget_per_month = not ex.fields["budget_per_hour"] and bool(_PER_MONTH.search(window))
             currency = groups.get("pre") or suffix
             if currency:
                 ex.fields["currency"] = Currency.CNY if currency in _CUR_CNY else Currency.USD
