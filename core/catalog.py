@@ -49,6 +49,8 @@ class Card(BaseModel):
     tdp_w: int | None = None
     popularity: int = 0
     aliases: list[str] = []
+    markets: list[Literal["cn", "global"]] = ["cn", "global"]  # where it is rented (data/cards.toml)
+    markets_source: str = ""
     notes: str = ""
     source: str
 

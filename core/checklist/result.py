@@ -8,6 +8,8 @@ from core.advisor import Fix, Plan, fixes, plans
 from core.assessment import Assessment, assess
 from core.catalog import Card, Segment, load_catalog
 from core.checklist.model import DEFAULT_PARAMS_B, ChecklistAnswers, ChecklistState, default_currency
+from core.checklist.provision import MachineNeeds, machine_needs, stack_question
+from core.checklist.shortlist import Shortlist, shortlist
 from core.estimator import Estimate, Fit
 from core.query import Currency, Query
 
@@ -42,6 +44,7 @@ SAFETY_MARGIN = 1.2  # the article's redundancy factor on top of the estimate
 PLAN_LIMIT = 6
 MIN_SHOWN_SHARE = 0.001  # breakdown components below 0.1% of the total are left out of the sheet
 CARD_PLAN_LIMIT = 3
+CANDIDATES_PER_PLAN = 4  # plans searched per plan shown: some fail the margin or the user's market
 
 
 class ProviderQuestion(BaseModel):
@@ -89,6 +92,8 @@ class ChecklistResult(BaseModel):
     plans: list[Plan] = Field(default_factory=list)
     card_plans: list[Plan] = Field(default_factory=list)
     over_budget: bool = False
+    shortlist: Shortlist = Field(default_factory=Shortlist)
+    needs: MachineNeeds | None = None
     fixes: list[Fix] = Field(default_factory=list)
     questions: list[ProviderQuestion] = Field(default_factory=list)
     currency: Currency
@@ -107,12 +112,17 @@ def result(state: ChecklistState) -> ChecklistResult:
     currency = asked.currency or default_currency(state.lang)
     card = load_catalog().by_id.get(asked.card) if asked.card else None
 
-    general = asked.model_copy(update={"card": None, "gpus": None})
-    found = plans(general, limit=PLAN_LIMIT, currency=currency)
-    over_budget = False
-    if not found and asked.budget is not None:
-        found = plans(general.model_copy(update={"budget": None}), limit=PLAN_LIMIT, currency=currency)
-        over_budget = bool(found)
+    general = asked.model_copy(update={"card": None, "gpus": None, "budget": None})
+    short = shortlist(
+        plans(general, limit=PLAN_LIMIT * CANDIDATES_PER_PLAN, currency=currency),
+        answers=answers,
+        currency=currency,
+        margin=SAFETY_MARGIN,
+        limit=PLAN_LIMIT,
+        hours_per_day=HOURS_PER_DAY,
+        days_per_month=DAYS_PER_MONTH,
+    )
+    found = short.plans
 
     card_plans: list[Plan] = []
     count = asked.gpus
@@ -133,6 +143,13 @@ def result(state: ChecklistState) -> ChecklistResult:
     est = job.estimate
     need = est.total_bytes
     check = _card_check(job, answers.gpus is not None) if job.card is not None else None
+    needs = machine_needs(
+        task=est.query.task,
+        weights_bytes=est.folk.weights_bytes,
+        trainable_params=est.trainable_params,
+        tokens=answers.tokens,
+        gpu_memory_bytes=_box_memory(card, count or 1, found),
+    )
     fix_list: list[Fix] = []
     if check is not None and check.verdict is not Fit.FITS:
         fix_list = fixes(asked.model_copy(update={"gpus": count}), currency=currency)
@@ -147,9 +164,11 @@ def result(state: ChecklistState) -> ChecklistResult:
         check=check,
         plans=found,
         card_plans=card_plans,
-        over_budget=over_budget,
+        over_budget=short.over_budget,
+        shortlist=short,
+        needs=needs,
         fixes=fix_list,
-        questions=provider_questions(card, count or 1, found),
+        questions=provider_questions(card, count or 1, found, needs),
         currency=currency,
         requests_per_day=answers.requests_per_day if answers.serving else None,
     )
@@ -175,7 +194,18 @@ def _card_check(job: Assessment, count_said: bool) -> CardCheck:
     )
 
 
-def provider_questions(card: Card | None, count: int, found: list[Plan]) -> list[ProviderQuestion]:
+def _box_memory(card: Card | None, count: int, found: list[Plan]) -> int:
+    """GPU memory of the machine to rent: the user's cards, else the top plan's."""
+    if card is not None:
+        return card.memory_bytes * count
+    if found:
+        return found[0].capacity_bytes * found[0].count
+    return 0
+
+
+def provider_questions(
+    card: Card | None, count: int, found: list[Plan], needs: MachineNeeds | None = None
+) -> list[ProviderQuestion]:
     """What to ask before renting, most decisive first; card-specific ones name the cards concerned."""
     catalog = load_catalog()
     considered = (
@@ -186,13 +216,25 @@ def provider_questions(card: Card | None, count: int, found: list[Plan]) -> list
     pcie_only = [c.name for c in considered if not c.has_nvlink]
     consumer = [c.name for c in considered if c.segment is not Segment.DATACENTER]
     no_ecc = [c.name for c in considered if not c.ecc]
-    questions = [
-        ProviderQuestion(code="vram_fixed", cards=names),
-        ProviderQuestion(code="driver_cuda", cards=names),
+    stacks: dict[str, list[str]] = {}
+    for considered_card in considered:
+        stacks.setdefault(stack_question(considered_card), []).append(considered_card.name)
+    questions = [ProviderQuestion(code="vram_fixed", cards=names)]
+    questions += [
+        ProviderQuestion(code=code, cards=list(dict.fromkeys(cards))) for code, cards in stacks.items()
+    ] or [ProviderQuestion(code="driver_cuda")]
+    questions += [
         ProviderQuestion(code="interconnect_multi" if multi else "interconnect", cards=pcie_only),
         ProviderQuestion(code="ecc", cards=no_ecc),
     ]
     if consumer:
         questions.append(ProviderQuestion(code="throttling", cards=list(dict.fromkeys(consumer))))
-    questions += [ProviderQuestion(code="storage_bandwidth"), ProviderQuestion(code="billing")]
+    questions += [
+        ProviderQuestion(code="disk"),
+        ProviderQuestion(code="ram"),
+        ProviderQuestion(code="storage_bandwidth"),
+        ProviderQuestion(code="transfer_charges"),
+        ProviderQuestion(code="region"),
+        ProviderQuestion(code="billing"),
+    ]
     return questions
