@@ -83,6 +83,11 @@ def test_help_says_how_to_press_a_button_and_quit(tmp_path: Path) -> None:
     assert "Ctrl-C" in printed and "/quit" in printed
 
 
+def test_start_greets_nobody_rather_than_a_made_up_name(tmp_path: Path) -> None:
+    printed = _chat(Settings(db_path=tmp_path / "s.sqlite3"), ["/start"])
+    assert "Hi! I'm gpufit." in printed and "Hi you" not in printed
+
+
 def test_prompt_shows_when_output_is_piped(tmp_path: Path) -> None:
     printed = _chat(Settings(db_path=tmp_path / "s.sqlite3"), ["hello"])
     assert printed.count(PROMPT) >= 2
