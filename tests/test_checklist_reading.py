@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from bot.checklist import step_text
+from bot.render import plain_text
 from core import checklist as ck
 from core.parser.entities import extract
 from core.parser.normalize import normalize
 from core.query import Precision
-from core.render import plain_text
 
 
 def _walk(lang: str, *answers: str) -> ck.ChecklistState:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from bot.render import plain_text, render
 from core import checklist as ck
 from core.catalog import load_catalog
-from core.render import plain_text, render
 
 
 def _finish(lang: str, *answers: str) -> tuple[ck.ChecklistState, ck.ChecklistResult]:

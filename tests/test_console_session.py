@@ -39,7 +39,10 @@ class Console:
         }
         self.child = pexpect.spawn(
             sys.executable,
-            ["-m", "core", "chat"],
+            [
+                "-c",
+                "import sys; from bot.cli import main; sys.exit(main(['chat']))",
+            ],  # what `gpufit chat` runs
             cwd=str(home),
             env=env,
             encoding="utf-8",
