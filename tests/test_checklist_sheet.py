@@ -45,6 +45,13 @@ def test_recommended_plans_keep_the_sheets_own_margin(lang: str, answers: tuple[
             assert plan.need_bytes * found.margin <= plan.capacity_bytes, plan.card
 
 
+def test_a_plan_short_of_the_margin_is_tried_on_more_cards_rather_than_dropped() -> None:
+    _, found = _finish("en", "full fine-tune", "qwen2.5 7b", "bf16", "4096, batch 8", "1b tokens")
+    assert not found.shortlist.margin_short
+    assert len(found.plans) >= 3
+    assert any(plan.count > 1 for plan in found.plans)
+
+
 def test_a_total_budget_for_serving_is_read_as_a_month_and_never_contradicted() -> None:
     """The issue's case: "nothing fits within ¥5,000" above plans at ¥886/month."""
     state, found = _finish(

@@ -9,7 +9,7 @@ from core.assessment import Assessment, assess
 from core.catalog import Card, Segment, load_catalog
 from core.checklist.model import DEFAULT_PARAMS_B, ChecklistAnswers, ChecklistState, default_currency
 from core.checklist.provision import MachineNeeds, machine_needs, stack_question
-from core.checklist.shortlist import Shortlist, shortlist
+from core.checklist.shortlist import Shortlist, keeping_margin, shortlist
 from core.estimator import Estimate, Fit
 from core.query import Currency, Query
 
@@ -113,8 +113,9 @@ def result(state: ChecklistState) -> ChecklistResult:
     card = load_catalog().by_id.get(asked.card) if asked.card else None
 
     general = asked.model_copy(update={"card": None, "gpus": None, "budget": None})
+    candidates = plans(general, limit=PLAN_LIMIT * CANDIDATES_PER_PLAN, currency=currency)
     short = shortlist(
-        plans(general, limit=PLAN_LIMIT * CANDIDATES_PER_PLAN, currency=currency),
+        keeping_margin(candidates, general, margin=SAFETY_MARGIN, currency=currency),
         answers=answers,
         currency=currency,
         margin=SAFETY_MARGIN,

@@ -16,10 +16,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.advisor import Plan
+from core.advisor import Plan, plans
 from core.catalog import load_catalog
 from core.checklist.model import ChecklistAnswers
-from core.query import Currency
+from core.query import Currency, Query
 
 BudgetReading = Literal["hour", "month", "total"]
 
@@ -54,6 +54,35 @@ def budget_reading(answers: ChecklistAnswers) -> tuple[BudgetReading | None, boo
 
 def market_of(currency: Currency) -> Literal["cn", "global"]:
     return "cn" if currency is Currency.CNY else "global"
+
+
+# More cards tried for a plan that fits only without the margin: twice, then four times as many.
+_WIDER = (2, 4)
+
+
+def keeping_margin(candidates: list[Plan], query: Query, *, margin: float, currency: Currency) -> list[Plan]:
+    """Each plan that fits only without the margin, tried again on more of the same card (the need per card
+    falls as the job is split); the result ranked by cost, plans without a price last."""
+    kept: list[Plan] = []
+    for plan in candidates:
+        better = plan
+        if plan.need_bytes * margin > plan.capacity_bytes:
+            for factor in _WIDER:
+                wider = query.model_copy(
+                    update={"gpus": plan.count * factor, "precision": plan.precision, "method": plan.method}
+                )
+                found = plans(wider, limit=1, currency=currency, cards=[plan.card])
+                if found and found[0].need_bytes * margin <= found[0].capacity_bytes:
+                    better = found[0]
+                    break
+        if better not in kept:
+            kept.append(better)
+    return sorted(kept, key=_cost_key)
+
+
+def _cost_key(plan: Plan) -> tuple[bool, float]:
+    cost = plan.total_cost if plan.total_cost is not None else plan.cost_per_hour
+    return (cost is None, cost or 0.0)
 
 
 def shortlist(
