@@ -70,6 +70,14 @@ class Console:
     def ctrl_c(self) -> str:
         """Ctrl-C: the process ends at once, cleanly (exit status 0, no traceback)."""
         self.child.sendintr()
+        return self._ended()
+
+    def ctrl_d(self) -> str:
+        """Ctrl-D on an empty line: end of input, the same clean end."""
+        self.child.sendeof()
+        return self._ended()
+
+    def _ended(self) -> str:
         self.child.expect(pexpect.EOF)
         rest = str(self.child.before)
         self.child.close()
@@ -108,6 +116,12 @@ def test_checklist_in_english_with_a_restart_export_and_ctrl_c(tmp_path: Path) -
     chat.ctrl_c()
 
 
+def test_ctrl_c_while_an_answer_is_being_worked_out_ends_cleanly(tmp_path: Path) -> None:
+    chat = Console(tmp_path, "en_US.UTF-8")
+    chat.child.sendline("cheapest way to serve a 70B model for 100 users")
+    chat.ctrl_c()
+
+
 def test_checklist_in_chinese_to_the_end_and_export(tmp_path: Path) -> None:
     chat = Console(tmp_path, "zh_CN.UTF-8")
     assert "gpufit 对话" in chat.shown
@@ -122,4 +136,4 @@ def test_checklist_in_chinese_to_the_end_and_export(tmp_path: Path) -> None:
     assert "租前清单" in sheet and "Qwen2.5 14B" in sheet
     path = _saved_file(chat.press("导出"))
     assert path.exists() and "Qwen2.5 14B" in path.read_text(encoding="utf-8")
-    chat.ctrl_c()
+    chat.ctrl_d()
