@@ -76,7 +76,7 @@ def test_samples_and_epochs_are_confirmed_with_the_tokens_they_make() -> None:
     state = _walk("en", "lora", "qwen2.5 7b", "bf16", "4096, batch 4", "20k samples, 3 epochs")
     assert state.answers.tokens == 20_000 * 3 * 4096
     shown = plain_text(step_text(state, group=False, mention=None))
-    assert "20K samples × 3 epochs × 4k tokens ≈ 246M tokens" in shown
+    assert "20K samples × 3 epochs × 4k tokens each ≈ 246M tokens" in shown
     assert shown.index("Got it") < shown.index("6/7"), "the confirmation comes before the next question"
 
 

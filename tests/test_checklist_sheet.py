@@ -90,7 +90,7 @@ def test_provider_questions_size_the_disk_and_ram_and_ask_about_transfer_and_reg
     assert {"disk", "ram", "transfer_charges", "region"} <= set(codes)
     needs = found.needs
     assert needs is not None
-    assert needs.dataset_bytes == pytest.approx(4e9)  # 1B tokens × 4 bytes of text
+    assert needs.dataset_bytes == pytest.approx(3.3e9)  # 1B tokens × 3.3 bytes of text (data/speed.toml)
     assert needs.checkpoint_bytes == pytest.approx(found.estimate.trainable_params * 14)
     assert needs.disk_bytes > needs.model_files_bytes + needs.dataset_bytes + 2 * needs.checkpoint_bytes
     sheet = _sheet(state, found)

@@ -71,7 +71,14 @@ def _apply_default(answers: ChecklistAnswers, step: Step, lang: str) -> Checklis
     elif step is Step.SHAPE:
         updates = {"seq": None, "batch": None}
     elif step is Step.WORKLOAD:
-        updates = {"tokens": None, "requests_per_day": None, "samples": None, "epochs": None}
+        updates = {
+            "tokens": None,
+            "requests_per_day": None,
+            "samples": None,
+            "sample_tokens": None,
+            "epochs": None,
+            "text_bytes": None,
+        }
     elif step is Step.BUDGET:
         updates = {
             "budget": None,

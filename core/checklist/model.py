@@ -76,8 +76,11 @@ class ChecklistAnswers(BaseModel):
     seq: int | None = Field(default=None, ge=1)
     batch: int | None = Field(default=None, ge=1)
     tokens: float | None = Field(default=None, gt=0)
-    samples: float | None = Field(default=None, gt=0)  # as said ("20k samples"), for the confirmation
+    # How the tokens were counted (core/data_amount.py), for the confirmation: "20k samples × 3 epochs × …"
+    samples: float | None = Field(default=None, gt=0)
+    sample_tokens: int | None = Field(default=None, gt=0)
     epochs: float | None = Field(default=None, gt=0)
+    text_bytes: int | None = Field(default=None, gt=0)
     requests_per_day: float | None = Field(default=None, gt=0)
     budget: float | None = Field(default=None, gt=0)
     budget_per_hour: bool | None = None

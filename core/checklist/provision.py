@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict
 from core.catalog import Card
 from core.paths import DATA_DIR
 from core.query import Task
+from core.speed import load_speed_constants
 
 
 class Provisioning(BaseModel):
@@ -18,7 +19,6 @@ class Provisioning(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    text_bytes_per_token: float
     checkpoint_bytes_per_trained_param: float
     checkpoints_kept: int
     headroom: float
@@ -31,7 +31,6 @@ def provisioning() -> Provisioning:
         raw = tomllib.load(handle)
     disk, ram = raw["disk"], raw["ram"]
     return Provisioning(
-        text_bytes_per_token=disk["text_bytes_per_token"],
         checkpoint_bytes_per_trained_param=disk["checkpoint_bytes_per_trained_param"],
         checkpoints_kept=disk["checkpoints_kept"],
         headroom=disk["headroom"],
@@ -57,14 +56,17 @@ def machine_needs(
     task: Task,
     weights_bytes: int,
     trainable_params: int,
-    tokens: float | None,
+    data_tokens: float | None,
+    text_bytes: int | None,
     gpu_memory_bytes: int,
 ) -> MachineNeeds:
-    """Model files are the weights as stored; data is the training text; checkpoints hold the trained
+    """Model files are the weights as stored; data is the training text (one pass of `data_tokens`, or the
+    size the user gave); checkpoints hold the trained
     parameters with their optimizer state (for LoRA the trained parameters are the adapters')."""
     figures = provisioning()
     training = task is not Task.INFERENCE
-    dataset = int((tokens or 0) * figures.text_bytes_per_token) if training else 0
+    per_token = load_speed_constants().data.bytes_per_token_en
+    dataset = (text_bytes or int((data_tokens or 0) * per_token)) if training else 0
     checkpoint = int(trainable_params * figures.checkpoint_bytes_per_trained_param) if training else 0
     kept = figures.checkpoints_kept if training else 0
     disk = int((weights_bytes + dataset + checkpoint * kept) * figures.headroom)

@@ -25,10 +25,11 @@ from core.checklist.model import (
     StepError,
     default_currency,
 )
-from core.parser.amounts import amounts, dataset, requests_per_day
+from core.data_amount import data_tokens
+from core.parser.amounts import amounts, requests_per_day
 from core.parser.entities import Extraction, extract
 from core.parser.normalize import normalize
-from core.query import DEFAULT_SEQ, Currency, Method, Precision, Task
+from core.query import Currency, Method, Precision, Query, Task
 from core.registry import load_registry
 
 Updates = dict[str, Any]
@@ -185,17 +186,26 @@ def _workload(answers: ChecklistAnswers, norm: str, ex: Extraction, lang: str) -
         if per_day is None or per_day <= 0:
             return StepError(code="workload_unclear")
         return {"requests_per_day": per_day}
-    stated = ex.fields.get("tokens")
-    if stated is not None:
-        return {"tokens": float(str(stated)), "samples": None, "epochs": None}
-    data = dataset(norm)
-    if data is None:
+    data = {name: ex.fields[name] for name in _DATA_FIELDS if name in ex.fields}
+    if not data.keys() & {"tokens", "samples", "text_bytes"}:
+        bare = [a for a in amounts(ex.residue) if a.value > 0]
+        if len(bare) != 1:
+            return StepError(code="workload_unclear")
+        data["tokens"] = bare[0].value  # the step asks for an amount of data: a bare "50m" is tokens
+    counted = data_tokens(Query(task=answers.task, seq=answers.seq, **data))
+    if counted is None or counted.tokens <= 0:
         return StepError(code="workload_unclear")
-    passes = data.epochs or 1.0
-    if data.samples is not None:
-        tokens = data.samples * (answers.seq or DEFAULT_SEQ) * passes  # samples × tokens per sample
-        return {"tokens": tokens, "samples": data.samples, "epochs": data.epochs}
-    return {"tokens": (data.tokens or 0) * passes, "samples": None, "epochs": data.epochs}
+    return {
+        "tokens": counted.tokens,
+        "samples": counted.samples,
+        "sample_tokens": counted.sample_tokens,
+        "epochs": counted.epochs if counted.basis != "tokens" or not counted.epochs_assumed else None,
+        "text_bytes": counted.text_bytes,
+    }
+
+
+# What the parser reads about an amount of training data (core/data_amount.py turns it into tokens).
+_DATA_FIELDS = ("tokens", "samples", "epochs", "text_bytes", "text_lang")
 
 
 def _budget(answers: ChecklistAnswers, norm: str, ex: Extraction, lang: str) -> Updates | StepError:
@@ -283,7 +293,7 @@ def _stated(step: Step, answers: ChecklistAnswers, norm: str, ex: Extraction, la
         shape: Updates = {name: _int(ex.fields.get(name)) for name in ("seq", "batch") if name in ex.fields}
         return shape or None
     if step is Step.WORKLOAD and not answers.serving and "tokens" in ex.fields:
-        return {"tokens": float(str(ex.fields["tokens"]))}
+        return {"tokens": float(str(ex.fields["tokens"])), "samples": None, "epochs": None}
     if step is Step.BUDGET:
         return _budget_stated(ex)
     if step is Step.CARD:
@@ -344,7 +354,7 @@ def _workload_choice(answers: ChecklistAnswers, text: str, lang: str) -> Updates
         return StepError(code="workload_unclear")
     if text.startswith("r:"):
         return {"requests_per_day": value}
-    return {"tokens": value, "samples": None, "epochs": None}
+    return {"tokens": value, "samples": None, "sample_tokens": None, "epochs": None, "text_bytes": None}
 
 
 def _budget_choice(answers: ChecklistAnswers, text: str, lang: str) -> Updates | StepError:

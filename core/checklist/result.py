@@ -148,7 +148,8 @@ def result(state: ChecklistState) -> ChecklistResult:
         task=est.query.task,
         weights_bytes=est.folk.weights_bytes,
         trainable_params=est.trainable_params,
-        tokens=answers.tokens,
+        data_tokens=answers.tokens / (answers.epochs or 1) if answers.tokens else None,
+        text_bytes=answers.text_bytes,
         gpu_memory_bytes=_box_memory(card, count or 1, found),
     )
     fix_list: list[Fix] = []

@@ -1,6 +1,7 @@
-"""Amounts an answer carries that a question seldom does: bare numbers, requests per period, samples and
-epochs. They use the parser's numeral table (core/parser/numbers.py) on normalized text, so '2万', '20k',
-'两万' and '20,000' read the same everywhere.
+"""Amounts an answer carries that a question seldom does: bare numbers and requests per period (samples,
+epochs and text sizes are read by entities.py, for questions and answers alike). They use the parser's
+numeral table (core/parser/numbers.py) on normalized text, so '2万', '20k', '两万' and '20,000' read the
+same everywhere.
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core.parser.numbers import MAGNITUDE_RE, NUMBER_RE, context_tokens, magnitude
+from core.parser.numbers import MAGNITUDE_RE, context_tokens, magnitude
 
 _MARKS = "\ue000-\ue00f"  # the parser's masks of names and quantities already read
 
@@ -65,29 +66,3 @@ def requests_per_day(text: str) -> float | None:
         return None
     factor = next((f for pattern, f in _PER_DAY if pattern.search(text)), 1.0)
     return found[0].value * factor
-
-
-_SAMPLES = re.compile(r"samples?|examples?|rows?|records?|conversations?|dialogues?|条|样本|对话|问答对")
-_EPOCHS = re.compile(rf"(?P<num>{NUMBER_RE})\s*(?:epochs?|轮|遍|个\s*epoch)")
-
-
-@dataclass(frozen=True)
-class Dataset:
-    """A training set as described: a number of samples or of tokens, and how many passes over it."""
-
-    samples: float | None
-    tokens: float | None
-    epochs: float | None
-
-
-def dataset(text: str) -> Dataset | None:
-    """'20k samples, 3 epochs', '2万条样本 3轮', '50m tokens', '1b': None without an amount."""
-    epochs_match = _EPOCHS.search(text)
-    body = text[: epochs_match.start()] + " " + text[epochs_match.end() :] if epochs_match else text
-    found = [a for a in amounts(body) if a.value > 0]
-    if not found:
-        return None
-    epochs = float(epochs_match.group("num")) if epochs_match else None
-    if _SAMPLES.search(body):
-        return Dataset(samples=found[0].value, tokens=None, epochs=epochs)
-    return Dataset(samples=None, tokens=found[0].value, epochs=epochs)
