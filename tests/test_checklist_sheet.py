@@ -118,3 +118,9 @@ def test_cards_from_the_users_market_come_first(lang: str, market: str) -> None:
 def test_a_card_the_user_names_is_checked_whatever_its_market() -> None:
     _, found = _finish("en", "lora", "qwen2.5 7b", "/skip", "/skip", "/skip", "/skip", "H20")
     assert found.check is not None and found.check.card == "h20"
+
+
+def test_a_skipped_precision_is_called_the_default_once() -> None:
+    state, found = _finish("en", "serve llama 3.1 70b for users")
+    sheet = _sheet(state, found)
+    assert "Precision: the default (bf16)\n" in sheet and "(bf16) (default)" not in sheet
