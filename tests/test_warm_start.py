@@ -24,6 +24,7 @@ import pytest
 from bot import throttle
 from bot.app import running
 from bot.console import ConsoleChat
+from bot.settings import Settings
 from core.paths import DATA_DIR, TEMPLATES_DIR
 
 # One of each kind of answer (vision jobs too), both languages, button presses ("1": the first button of
@@ -78,7 +79,7 @@ async def test_a_started_bot_loads_nothing_while_answering(
 ) -> None:
     for cache in unbounded_caches().values():
         cache.cache_clear()  # type: ignore[attr-defined]
-    chat = ConsoleChat(tmp_path / "gpufit.sqlite3", io.StringIO(), ansi=False, lang="en")
+    chat = ConsoleChat(Settings(db_path=tmp_path / "gpufit.sqlite3"), io.StringIO(), ansi=False, lang="en")
     # one scripted user types faster than people: the flood throttle would answer with notices
     chat.app.bot_data[throttle.THROTTLE_KEY] = throttle.Throttle(burst=1_000_000, rate=1.0)
     compiled: list[str | None] = []
