@@ -60,9 +60,6 @@ FORBIDDEN_ATTRIBUTES = {
 }
 FORBIDDEN_CALLS = frozenset({"print", "breakpoint", "input"})
 
-# Moving out of core on main (issue 13 item 1); until they have, their offences are expected.
-MOVING_OUT = frozenset({"core/render.py", "core/cli.py", "core/advisor/command.py", "core/paths.py"})
-
 
 class Offence(NamedTuple):
     module: str
@@ -144,16 +141,7 @@ def _report(found: list[Offence]) -> str:
 
 
 def test_core_imports_nothing_outward_prints_nothing_and_reads_no_environment() -> None:
-    found = [offence for offence in core_offences() if offence.module not in MOVING_OUT]
-    assert not found, _report(found)
-
-
-@pytest.mark.xfail(
-    strict=False,
-    reason="core/render.py, core/cli.py, core/advisor/command.py and core/paths.py move out of core on main",
-)
-def test_modules_moving_out_of_core_are_pure_too() -> None:
-    found = [offence for offence in core_offences() if offence.module in MOVING_OUT]
+    found = core_offences()
     assert not found, _report(found)
 
 
