@@ -90,3 +90,12 @@ def test_precision_buttons_read_as_people_write_them(lang: str) -> None:
 
     assert button_label(lang, "precision=nf4") == "4-bit NF4"  # type: ignore[arg-type]
     assert button_label(lang, "precision=q4_k_m") == "GGUF Q4_K_M"  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("text", ["9", "?", "asdf qwer"])
+def test_unreadable_messages_get_i_did_not_understand_not_which_model(text: str) -> None:
+    """A button number that no longer exists arrives as a bare number: it is not a question about 9 cards."""
+    reply = answer(text, previous=Query(model="qwen2.5-7b", card="rtx-4090"))
+    assert reply.kind == "clarify"
+    assert "didn't understand" in reply.html
+    assert "Which model" not in reply.html

@@ -284,11 +284,13 @@ _COUNTS = (
     _c(r"(?<![a-z0-9.])(\d+)\s*x(?![a-z0-9])"),
     _c(rf"{_M}\s*(\d+)\s*(?:张|块|台)"),
     _c(rf"(?<![a-z0-9.])(\d{{1,3}})\s+{_M}"),
-    # a follow-up that is only a count: 'and with 8?', '那 4 呢', 'what about 2'
+    # a follow-up that is only a count: 'and with 8?', '那 4 呢', 'what about 2', '8呢' (a bare '8' is not
+    # one: it may be a button number that no longer exists)
     _c(
-        r"^\s*(?:and\s+|what\s+about\s+|how\s+about\s+|then\s+|那\s*|那么\s*)?(?:with\s+|on\s+|using\s+|用\s*|换成\s*|改成\s*)?"
-        r"(\d{1,4})\s*(?:呢|吗|个|的话)?\s*[?？]?\s*$"
+        r"^\s*(?:and\s+|what\s+about\s+|how\s+about\s+|then\s+|那\s*|那么\s*|with\s+|on\s+|using\s+|用\s*|换成\s*|"
+        r"改成\s*)+(\d{1,4})\s*(?:呢|吗|个|的话)?\s*[?？]?\s*$"
     ),
+    _c(r"^\s*(\d{1,4})\s*(?:呢|的话)\s*[?？]?\s*$"),
 )
 _EN_COUNT = _c(rf"(?<![a-z])({_EN_NUM})\s+(?:x\s*)?(?:{_M}|gpus?|cards?|of them|of those)")
 _TWO = _c(r"双卡|两卡|双路|dual|(?:a\s+)?pair\s+of|a couple of|俩卡")
