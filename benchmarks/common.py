@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
+import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -104,3 +106,24 @@ def print_table(rows: Sequence[Row]) -> None:
     print("  ".join("-" * w for w in widths))
     for c in cells:
         print("  ".join(v.ljust(w) for v, w in zip(c, widths, strict=True)))
+
+
+async def start_standin(
+    *, messages: int, users: int, rate: float, fresh: bool = False
+) -> asyncio.subprocess.Process:
+    """The Bot API stand-in in its own process (benchmarks.standin), its pipes open for the hello line."""
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "benchmarks.standin",
+        *(["--fresh"] if fresh else []),
+        "--messages",
+        str(messages),
+        "--users",
+        str(users),
+        "--rate",
+        str(rate),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=env_for_children(),
+    )

@@ -29,7 +29,7 @@ from telegram import Update
 from telegram.ext import Application, ApplicationBuilder, ContextTypes, MessageHandler, filters
 from telegram.request import HTTPXRequest
 
-from benchmarks.common import Row, env_for_children, fmt_ms, proc_status
+from benchmarks.common import Row, env_for_children, fmt_ms, proc_status, start_standin
 from bot.app import build_application, running
 from bot.settings import Settings
 
@@ -84,20 +84,7 @@ def gpufit_bot(
 
 
 async def one_run(bot: str, *, messages: int, rate: float, db_dir: Path) -> dict[str, Any]:
-    child = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "benchmarks.standin",
-        "--messages",
-        str(messages),
-        "--users",
-        str(USERS),
-        "--rate",
-        str(rate),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        env=env_for_children(),
-    )
+    child = await start_standin(messages=messages, users=USERS, rate=rate)
     assert child.stdout is not None and child.stdin is not None
     try:
         hello = json.loads(await asyncio.wait_for(child.stdout.readline(), 60))

@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import Row, env_for_children, fmt_ms, percentile
+from benchmarks.common import Row, env_for_children, fmt_ms, percentile, start_standin
 
 MESSAGES = 750
 USERS = 750
@@ -51,21 +51,7 @@ async def one_bot(bot: str) -> dict[str, Any]:
     from bot.app import build_application, running
     from bot.settings import Settings
 
-    child = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "benchmarks.standin",
-        "--fresh",
-        "--messages",
-        str(MESSAGES),
-        "--users",
-        str(USERS),
-        "--rate",
-        str(RATE),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        env=env_for_children(),
-    )
+    child = await start_standin(messages=MESSAGES, users=USERS, rate=RATE, fresh=True)
     assert child.stdout is not None and child.stdin is not None
     try:
         hello = json.loads(await asyncio.wait_for(child.stdout.readline(), 60))
