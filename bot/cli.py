@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, get_args
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, ParamSpec, get_args
 
 from core.catalog import load_catalog
 from core.estimator import UnknownCardError, UnknownModelError, estimate
@@ -18,6 +19,27 @@ from core.units import parse_quantity, parse_tokens_length
 if TYPE_CHECKING:
     from bot.hub.lookup import HubLookup
     from core.parser import Parsed
+
+P = ParamSpec("P")
+
+
+def _unknown_names_exit_2(command: Callable[P, int]) -> Callable[P, int]:
+    """A command that names an unknown model or card exits 2, saying the closest names."""
+
+    @functools.wraps(command)
+    def run(*args: P.args, **kwargs: P.kwargs) -> int:
+        from core.vision import UnknownVisionModelError
+
+        try:
+            return command(*args, **kwargs)
+        except (UnknownModelError, UnknownVisionModelError) as err:
+            _unknown("model", err.name, err.suggestions)
+        except UnknownCardError as err:
+            _unknown("card", err.name, err.suggestions)
+        return 2
+
+    return run
+
 
 _TASKS = {
     "inference": (Task.INFERENCE, None),
@@ -167,18 +189,12 @@ def _add_estimate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument("--json", action="store_true")
 
 
+@_unknown_names_exit_2
 def _cmd_estimate(args: argparse.Namespace) -> int:
     from bot.render import html_to_terminal, render_estimate
     from core.report import estimate_json
 
-    try:
-        result = estimate(query_from_args(args))
-    except UnknownModelError as err:
-        _unknown("model", err.name, err.suggestions)
-        return 2
-    except UnknownCardError as err:
-        _unknown("card", err.name, err.suggestions)
-        return 2
+    result = estimate(query_from_args(args))
     if args.json:
         print(json.dumps(estimate_json(result), ensure_ascii=False, indent=2))
     else:
@@ -209,43 +225,37 @@ def _add_vision(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p.add_argument("--json", action="store_true")
 
 
+@_unknown_names_exit_2
 def _cmd_vision(args: argparse.Namespace) -> int:
     from bot.answer.vision import vision_answer
     from bot.render import html_to_terminal
-    from core.vision import UnknownVisionModelError, VisionJob, estimate_vision
+    from core.vision import VisionJob, estimate_vision
 
     card = args.card
     if card and card not in load_catalog().by_id:
         match = load_catalog().resolve(card)
         card = match.card.id if match else card
-    try:
-        job = VisionJob(
-            model=args.model,
-            task=args.task,
-            method=args.method,
-            width=args.width,
-            height=args.height or args.width,
-            frames=args.frames,
-            batch=args.batch,
-            steps=args.steps,
-            tokens=args.tokens,
-            precision=Precision(args.precision) if args.precision else None,
-            offload=args.offload,
-            vae_tiling=True if args.vae_tiling else None,
-            grad_checkpointing=True if args.grad_checkpointing else None,
-            audio_hours=args.audio_hours,
-            card=card,
-        )
-        if args.json:
-            print(json.dumps(estimate_vision(job).as_json(), ensure_ascii=False, indent=2))
-        else:
-            print(html_to_terminal(vision_answer(job, args.lang).html))
-    except UnknownVisionModelError as err:
-        _unknown("model", err.name, err.suggestions)
-        return 2
-    except UnknownCardError as err:
-        _unknown("card", err.name, err.suggestions)
-        return 2
+    job = VisionJob(
+        model=args.model,
+        task=args.task,
+        method=args.method,
+        width=args.width,
+        height=args.height or args.width,
+        frames=args.frames,
+        batch=args.batch,
+        steps=args.steps,
+        tokens=args.tokens,
+        precision=Precision(args.precision) if args.precision else None,
+        offload=args.offload,
+        vae_tiling=True if args.vae_tiling else None,
+        grad_checkpointing=True if args.grad_checkpointing else None,
+        audio_hours=args.audio_hours,
+        card=card,
+    )
+    if args.json:
+        print(json.dumps(estimate_vision(job).as_json(), ensure_ascii=False, indent=2))
+    else:
+        print(html_to_terminal(vision_answer(job, args.lang).html))
     return 0
 
 
@@ -330,6 +340,7 @@ def _with_looked_up_model(question: str, parsed: Parsed) -> Query | None:
     return (parsed.query or Query()).model_copy(update={"model": model.id, "params_b": None})
 
 
+@_unknown_names_exit_2
 def plan_command(question: str, *, as_json: bool, lang: str | None) -> int:
     """`gpufit plan "<question>"`: the ranked plans for a question in words."""
     from bot.render import html_to_terminal, render_plan
@@ -345,14 +356,7 @@ def plan_command(question: str, *, as_json: bool, lang: str | None) -> int:
         return 2
     money = currency_for(query.currency, language)
     sort: SortKey = parsed.sort
-    try:
-        found = plans(query, sort=sort, currency=money)
-    except UnknownModelError as err:
-        _unknown("model", err.name, err.suggestions)
-        return 2
-    except UnknownCardError as err:
-        _unknown("card", err.name, err.suggestions)
-        return 2
+    found = plans(query, sort=sort, currency=money)
     if as_json:
         payload = {
             "query": query.model_dump(mode="json"),
