@@ -10,15 +10,15 @@ model.
 from __future__ import annotations
 
 import json
+import queue
 import re
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import httpx2
 from huggingface_hub import HfApi, hf_hub_download
@@ -74,7 +74,31 @@ def _now() -> datetime:
 
 # Hub calls run here so a slow server never holds an answer longer than the deadline (the call itself is
 # abandoned, not killed: its thread finishes on its own and the cache takes what it brings).
-_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hub")
+_T = TypeVar("_T")
+
+
+def _within(timeout_s: float, call: Callable[[], _T]) -> _T:
+    """`call()` in a daemon thread, waited for at most `timeout_s` (FutureTimeout past it; its own error when
+    it fails). Without a network huggingface_hub keeps retrying with backoff for half a minute: the answer
+    does not wait for that, and neither does a one-shot `gpufit` process at exit."""
+    outcome: queue.Queue[tuple[bool, Any]] = queue.Queue(maxsize=1)
+
+    def run() -> None:
+        try:
+            outcome.put((True, call()))
+        except BaseException as exc:  # handed to the waiting caller
+            outcome.put((False, exc))
+
+    threading.Thread(target=run, name="hub", daemon=True).start()
+    try:
+        ok, value = outcome.get(timeout=timeout_s)
+    except queue.Empty as exc:
+        raise FutureTimeout from exc
+    if not ok:
+        raise value
+    return cast(_T, value)
+
+
 _DEADLINE_FACTOR = 2.5  # model_info + config.json HEAD + GET, each bounded by timeout_s
 
 
@@ -120,7 +144,7 @@ class HubLookup:
             return [m.id for m in found]
 
         try:
-            ids = _POOL.submit(run).result(timeout=self.settings.timeout_s)
+            ids = _within(self.settings.timeout_s, run)
         except (FutureTimeout, httpx2.HTTPError, HfHubHTTPError, OSError, ValueError):
             return None
         return HubRef("hf", ids[0]) if ids else None
@@ -129,9 +153,7 @@ class HubLookup:
         """Fetch now (no cache read); store what was found; fall back to the cache when the Hub fails."""
         try:
             try:
-                model, source = _POOL.submit(self._fetch, ref).result(
-                    timeout=self.settings.timeout_s * _DEADLINE_FACTOR
-                )
+                model, source = _within(self.settings.timeout_s * _DEADLINE_FACTOR, lambda: self._fetch(ref))
             except FutureTimeout as exc:
                 raise _LookupFailedError(LookupStatus.TIMEOUT) from exc
         except _LookupFailedError as failure:
