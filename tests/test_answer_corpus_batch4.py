@@ -1,0 +1,51 @@
+"""Issue 18's corpus batch (tests/corpus/answers_batch4.toml): offload, the runtime named, RL and preference
+training, long context, pure bf16, Apple unified memory and launch lines. Written before the code; run once
+through the code of that day (commit 655b907 + the verdict word fixed: the JSON says "fits", not "yes"), 8 of its
+105 entries passed.
+
+It is checked with the fact language of tests/test_answer_corpus.py. Until the whole corpus with this batch
+passes the 97% bar it is reported here (its pass rate is printed), not held to the bar."""
+
+from __future__ import annotations
+
+import tomllib
+from collections import Counter
+
+from test_answer_corpus import CORPUS_DIR, Entry, check_fact, run_entry
+
+BATCH = "answers_batch4.toml"
+KINDS = ("offload", "runtime", "rl", "launch", "long_context", "precision", "apple", "follow_up")
+
+
+def _load() -> list[Entry]:
+    with (CORPUS_DIR / BATCH).open("rb") as handle:
+        raw_entries = tomllib.load(handle)["entry"]
+    out: list[Entry] = []
+    for raw in raw_entries:
+        q = raw["q"]
+        turns = (q,) if isinstance(q, str) else tuple(q)
+        out.append(
+            Entry(BATCH, raw["id"], turns, raw["lang"], raw["kind"], tuple(raw.get("tags", ())), dict(raw["expect"]))
+        )
+    return out
+
+
+ENTRIES = _load()
+
+
+def test_batch4_is_big_and_varied() -> None:
+    ids = [e.id for e in ENTRIES]
+    assert len(ids) == len(set(ids))
+    assert len(ENTRIES) >= 80
+    assert sum(e.lang == "zh" for e in ENTRIES) * 2 > len(ENTRIES)
+    assert sum(len(e.turns) > 1 for e in ENTRIES) >= 10
+    assert set(Counter(e.kind for e in ENTRIES)) <= set(KINDS)
+    assert check_fact({"answer": {"lang": "zh"}}, "lang", "zh") == []
+
+
+def test_batch4_pass_rate_reported() -> None:
+    passed = [e for e in ENTRIES if not run_entry(e)]
+    failed = [line for e in ENTRIES for line in run_entry(e)]
+    print(f"\nanswer corpus batch 4: {len(passed)}/{len(ENTRIES)} entries pass ({len(passed) / len(ENTRIES):.1%})")
+    for line in failed:
+        print("  " + line)
