@@ -41,8 +41,76 @@ class Precision(StrEnum):
 
 
 class Runtime(StrEnum):
+    """The program that runs the job, as the user names it (issue 18). Serving engines (vLLM, SGLang,
+    TensorRT-LLM, MindIE) hold a KV pool and batch continuously; GGUF runtimes (llama.cpp and what wraps it)
+    offload layers to system RAM by themselves; training frameworks set their own defaults."""
+
     TRANSFORMERS = "transformers"
     VLLM = "vllm"
+    SGLANG = "sglang"
+    TENSORRT_LLM = "tensorrt-llm"
+    MINDIE = "mindie"
+    OLLAMA = "ollama"
+    LLAMA_CPP = "llama.cpp"
+    LM_STUDIO = "lm-studio"
+    KTRANSFORMERS = "ktransformers"
+    LLAMA_FACTORY = "llama-factory"
+    DEEPSPEED = "deepspeed"
+    UNSLOTH = "unsloth"
+    TORCHTUNE = "torchtune"
+    TRL = "trl"
+    VERL = "verl"
+    OPENRLHF = "openrlhf"
+
+
+# Engines with a paged KV pool and continuous batching, sized like vLLM's (a share of the card).
+SERVING_ENGINES = frozenset({Runtime.VLLM, Runtime.SGLANG, Runtime.TENSORRT_LLM, Runtime.MINDIE})
+# llama.cpp and what is built on it: GGUF weights; layers or MoE experts left in system RAM by themselves.
+GGUF_RUNTIMES = frozenset({Runtime.OLLAMA, Runtime.LLAMA_CPP, Runtime.LM_STUDIO, Runtime.KTRANSFORMERS})
+# Training programs (the estimator treats them as transformers/peft with their own defaults).
+TRAINING_RUNTIMES = frozenset(
+    {
+        Runtime.LLAMA_FACTORY,
+        Runtime.DEEPSPEED,
+        Runtime.UNSLOTH,
+        Runtime.TORCHTUNE,
+        Runtime.TRL,
+        Runtime.VERL,
+        Runtime.OPENRLHF,
+    }
+)
+
+
+def is_serving_engine(runtime: Runtime | None) -> bool:
+    """A continuous-batching engine with a KV pool (vLLM and its kin)."""
+    return runtime in SERVING_ENGINES
+
+
+class Algorithm(StrEnum):
+    """Preference and RL training (issue 18): which models the job holds besides the policy."""
+
+    DPO = "dpo"
+    ORPO = "orpo"
+    SIMPO = "simpo"
+    KTO = "kto"
+    GRPO = "grpo"
+    PPO = "ppo"
+
+
+class Offload(StrEnum):
+    """What is kept in system memory instead of the card: layers / MoE experts (GGUF runtimes), the optimizer
+    (ZeRO-Offload), parameters and optimizer (ZeRO-3 offload) or both on NVMe (ZeRO-Infinity)."""
+
+    LAYERS = "layers"
+    EXPERTS = "experts"
+    OPTIMIZER = "optimizer"
+    PARAMS = "params"
+    NVME = "nvme"
+    NONE = "none"
+
+
+KvCacheDtype = Literal["f16", "fp8", "q8_0", "q4_0"]
+HostMemoryType = Literal["ddr4", "ddr5"]
 
 
 class Optimizer(StrEnum):
@@ -94,6 +162,24 @@ class Query(BaseModel):
     master_weights: bool | None = None
     zero_stage: int | None = Field(default=None, ge=0, le=3)
     gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)
+    kv_cache_dtype: KvCacheDtype | None = Field(
+        default=None, description="--kv-cache-dtype, OLLAMA_KV_CACHE_TYPE"
+    )
+    expert_parallel: bool | None = Field(default=None, description="vLLM --enable-expert-parallel")
+    gpu_layers: int | None = Field(default=None, ge=0, le=1000, description="llama.cpp -ngl / Ollama num_gpu")
+    offload: Offload | None = None
+    host_memory_bytes: int | None = Field(default=None, gt=0, description="system RAM the user has")
+    host_memory_type: HostMemoryType | None = None
+    host_memory_channels: int | None = Field(default=None, ge=1, le=24)
+    algorithm: Algorithm | None = None
+    num_generations: int | None = Field(default=None, ge=1, le=1024, description="completions per prompt")
+    rollout: Literal["colocated", "separate"] | None = Field(default=None, description="where RL rollouts run")
+    completion_tokens: int | None = Field(
+        default=None, ge=1, le=1_000_000, description="max completion tokens"
+    )
+    chunked_loss: bool | None = Field(default=None, description="chunked / fused cross-entropy (Liger, Unsloth)")
+    offload_activations: bool | None = Field(default=None, description="checkpoints kept in system RAM")
+    launch: bool | None = Field(default=None, description="the launch line was asked for")
     tokens: float | None = Field(default=None, gt=0)
     samples: int | None = Field(default=None, ge=1, le=10**12, description="training examples in the data")
     sample_chars: int | None = Field(
@@ -120,6 +206,9 @@ class Query(BaseModel):
         # Several sequences at once in inference is serving: a continuous-batching engine (vLLM), not one
         # transformers prefill of every prompt together. Stated as an assumption.
         fills_runtime = Runtime.VLLM if not training and (self.batch or 1) > 1 else Runtime.TRANSFORMERS
+        if self.algorithm is not None and self.method is None and training:
+            # TRL / verl / OpenRLHF / LLaMA-Factory default to training the whole policy
+            method = Method.FULL
         fills: dict[str, object] = {
             "method": method,
             "precision": precision_default,
@@ -132,12 +221,15 @@ class Query(BaseModel):
             # Off for pretraining, which shards over many cards (published MFUs count no recompute).
             "grad_checkpointing": self.task is Task.FINETUNE if training else None,
             "optimizer": Optimizer.ADAMW if training else None,
-            "master_weights": method is Method.FULL if training else None,
+            # torchtune's full recipes keep bf16 weights and optimizer states (no fp32 master copy)
+            "master_weights": (
+                method is Method.FULL and self.runtime is not Runtime.TORCHTUNE if training else None
+            ),
             "zero_stage": 0 if training else None,
             "lora_rank": DEFAULT_LORA_RANK if method in (Method.LORA, Method.QLORA) else None,
             "lora_targets": "all-linear" if method in (Method.LORA, Method.QLORA) else None,
             "gpu_memory_utilization": (
-                DEFAULT_GPU_MEMORY_UTILIZATION if (self.runtime or fills_runtime) is Runtime.VLLM else None
+                DEFAULT_GPU_MEMORY_UTILIZATION if is_serving_engine(self.runtime or fills_runtime) else None
             ),
         }
         updates: dict[str, object] = {}

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 from core.catalog import Card, Segment
 from core.estimator import Estimate, resolve_model, terms
 from core.paths import DATA_DIR
-from core.query import Method, Precision, Query, Runtime, Task
+from core.query import Method, Precision, Query, Task, is_serving_engine
 from core.registry import ModelArch, load_registry
 
 
@@ -176,14 +176,14 @@ def inference_speed(estimate: Estimate, card: Card, gpus: int) -> InferenceSpeed
     gpus = max(gpus, 1)
     batch = query.batch or 1
     notes: list[str] = []
-    if query.runtime is Runtime.VLLM and estimate.vllm is not None:
+    if is_serving_engine(query.runtime) and estimate.vllm is not None:
         # A serving engine decodes the sequences its KV pool holds at once (the rest queue).
         pool_batch = max(1, estimate.vllm.concurrent_sequences)
         if pool_batch != batch:
             notes.append("batch_from_vllm_pool")
         batch = pool_batch
 
-    tensor_parallel = gpus > 1 and query.runtime is Runtime.VLLM
+    tensor_parallel = gpus > 1 and is_serving_engine(query.runtime)
     parallelism = "single" if gpus == 1 else ("tensor" if tensor_parallel else "pipeline")
     if gpus > 1 and not tensor_parallel:
         notes.append("layers_split_sequential")
@@ -194,11 +194,11 @@ def inference_speed(estimate: Estimate, card: Card, gpus: int) -> InferenceSpeed
     mfu = constants.mfu.for_card(card)
     peak = tensor_tflops(card, precision) * 1e12 * mfu
     kv_token = terms.kv_bytes_per_token(
-        model, terms.activation_dtype_bytes(precision), compressed_mla=query.runtime is Runtime.VLLM
+        model, terms.activation_dtype_bytes(precision), compressed_mla=is_serving_engine(query.runtime)
     )
     layers = model.decoder_layers or model.layers
 
-    engine = query.runtime is Runtime.VLLM
+    engine = is_serving_engine(query.runtime)
     per_layer_s = (
         constants.decode.overhead_s_per_layer_vllm if engine else constants.decode.overhead_s_per_layer
     )
@@ -218,12 +218,12 @@ def inference_speed(estimate: Estimate, card: Card, gpus: int) -> InferenceSpeed
     bound_s = (
         (decode_weight_bytes(model, precision, 1) + seq * kv_token) / split / (card.bandwidth_gb_s * 1e9)
     )
-    if query.precision in (Precision.INT8,) and query.runtime is not Runtime.VLLM:
+    if query.precision in (Precision.INT8,) and not is_serving_engine(query.runtime):
         notes.append("bnb_int8_slow")
 
     # transformers prefills the whole batch of prompts in one call; a serving engine (vLLM) prefills each
     # request as it arrives, so its concurrency does not delay one prompt's first token.
-    prompts = 1 if query.runtime is Runtime.VLLM else (query.batch or 1)
+    prompts = 1 if is_serving_engine(query.runtime) else (query.batch or 1)
     prefill_tokens = prompts * seq
     attention = 2.0 * layers * model.heads * model.dim_head * seq * prefill_tokens
     prefill_flops = 2.0 * model.active_params * prefill_tokens + attention

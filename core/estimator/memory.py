@@ -19,7 +19,9 @@ from core.catalog import Card, Catalog, load_catalog
 from core.estimator import terms
 from core.estimator.calibration import ActivationCoefficients, Calibration, load_calibration
 from core.estimator.result import Breakdown, Estimate, Fit, FolkRule, Verdict, VllmPool
-from core.query import Method, Optimizer, Precision, Query, Runtime, Task
+from core.jobs import rl, zero_offload
+from core.jobs.defaults import runtime_defaults
+from core.query import Method, Optimizer, Precision, Query, Task, is_serving_engine
 from core.registry import ModelArch, Registry, load_registry
 from core.units import GIB
 
@@ -77,10 +79,11 @@ def _inference(
     tokens = query.batch * query.seq
     weights = terms.weight_bytes(model, query.precision) // gpus
     kv_dtype = terms.activation_dtype_bytes(query.precision)
-    vllm = query.runtime is Runtime.VLLM
+    vllm = is_serving_engine(query.runtime)
     kv_cache = terms.kv_cache_bytes(
         model, query.seq, kv_dtype, sequences=query.batch, gpus=gpus, compressed_mla=vllm, windowed=vllm
     )
+    kv_cache = int(kv_cache * terms.kv_dtype_factor(query.kv_cache_dtype))
     if vllm:
         # vLLM's profile run: one bounded prefill chunk through the model, fp32 logits for every token of it
         # plus a near-constant rest. The chunk without a card here; `_vllm_card_chunk_logits` adds what a
@@ -106,6 +109,9 @@ def _inference(
 
 def _training(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> tuple[Breakdown, str, int]:
     assert query.precision and query.batch and query.seq and query.optimizer is not None
+    sequences, seq = rl.update_step(query)  # chosen + rejected; generations × (prompt + completion)
+    if (sequences, seq) != (query.batch, query.seq):
+        query = query.model_copy(update={"batch": sequences, "seq": seq})
     method = query.method or Method.FULL
     coeff = _coefficients(query, cal)
     tokens = query.batch * query.seq
@@ -122,6 +128,8 @@ def _training(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> tu
         states = terms.optimizer_bytes_per_param(query.optimizer, full_precision_states=master)
         optimizer = terms.zero_shard(states * params, "optimizer", zero, gpus)
         adapters = 0.0
+        if query.offload in zero_offload.OFFLOADED:
+            weights, gradients, optimizer = zero_offload.gpu_states(query, model, gpus)
     else:
         base_precision = Precision.NF4 if method is Method.QLORA else query.precision
         if method is Method.FREEZE:
@@ -151,20 +159,35 @@ def _training(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> tu
         grad_checkpointing=bool(query.grad_checkpointing),
         backpropagated_layers=terms.freeze_trained_layers(model) if method is Method.FREEZE else None,
     )
-    logits = terms.logit_bytes(tokens, model, coeff.logits_per_vocab)
-    if method is Method.FULL and query.master_weights:
+    if query.offload_activations and query.grad_checkpointing:
+        activations -= zero_offload.checkpoint_bytes(model, tokens, coeff.checkpoint_hidden)
+    chunk = zero_offload.loss_chunk_tokens(query)
+    logits = terms.logit_bytes(min(tokens, chunk) if chunk else tokens, model, coeff.logits_per_vocab)
+    if method is Method.FULL and query.master_weights and query.offload not in zero_offload.OFFLOADED:
         copies = terms.autocast_weight_copy_bytes(model, grad_checkpointing=bool(query.grad_checkpointing))
         activations += terms.zero_shard(copies, "weights", zero, gpus)
     if method is Method.QLORA:
         activations += terms.qlora_dequantization_bytes(model)
     activations += terms.zero3_buffer_bytes(params, trainable, cal.zero3, zero_stage=zero, gpus=gpus)
 
-    if method is Method.FULL:
+    if method is Method.FULL and query.offload not in zero_offload.OFFLOADED:
         embedding = terms.embedding_gradient_bytes(model, coeff.embedding_grad_copies)
         gradients += terms.zero_shard(embedding, "gradients", zero, gpus)
 
+    # -- the other models of preference / RL training (reference, critic, reward, rollout engine) ---------------
+    kv_cache = 0.0
+    if query.algorithm is not None:
+        per_param = (weights + gradients + optimizer) / max(params, 1) * (gpus if zero >= 3 else 1)
+        for other in rl.extra_models(query, model, gpus, per_param):
+            if not other.on_training_cards:
+                continue
+            weights += other.weights_bytes
+            optimizer += other.states_bytes
+            kv_cache += other.kv_bytes
+
     backward_start = Breakdown(
         weights=int(weights),
+        kv_cache=int(kv_cache),
         activations=int(activations),
         logits=int(logits),
         # Adapters' gradients build up layer by layer while the activations are still alive, and being small
@@ -175,7 +198,11 @@ def _training(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> tu
         adapters=int(adapters),
     )
     backward_end = Breakdown(
-        weights=int(weights), gradients=int(gradients), optimizer=int(optimizer), adapters=int(adapters)
+        weights=int(weights),
+        kv_cache=int(kv_cache),
+        gradients=int(gradients),
+        optimizer=int(optimizer),
+        adapters=int(adapters),
     )
     if backward_start.total >= backward_end.total:
         return backward_start, "backward", int(trainable)
@@ -192,7 +219,7 @@ def _uncertainty(query: Query, model: ModelArch) -> float:
     band = 0.10
     if model.representative:
         band += 0.10
-    if query.method in (Method.QLORA, Method.FREEZE) or query.runtime is Runtime.VLLM:
+    if query.method in (Method.QLORA, Method.FREEZE) or is_serving_engine(query.runtime):
         band += 0.05
     if query.precision in terms.GGUF or model.is_encoder_decoder or not model.verified:
         band += 0.10
@@ -206,7 +233,7 @@ def per_card(query: Query, model: ModelArch, gpus: int, cal: Calibration) -> tup
         trainable = 0
     else:
         breakdown, phase, trainable = _training(query, model, cal, gpus)
-    return _with_overhead(breakdown, cal, gpus, query.runtime is Runtime.VLLM), phase, trainable
+    return _with_overhead(breakdown, cal, gpus, is_serving_engine(query.runtime)), phase, trainable
 
 
 def verdict_for(
@@ -354,6 +381,8 @@ def _estimate(
 
     card = resolve_card(query, catalog)
     capacity = card.memory_bytes if card else query.card_memory_bytes
+    arch = resolve_model(query, registry)
+    query = runtime_defaults(query, capacity * (query.gpus or 1) if capacity else None, arch.max_context)
     base, model, breakdown, phase, trainable = job(
         query.model_copy(update={"card": None, "card_memory_bytes": None})
     )
@@ -366,7 +395,7 @@ def _estimate(
     )
     gpus = filled.gpus or 1
     uncertainty = _uncertainty(filled, model)
-    vllm = filled.runtime is Runtime.VLLM and filled.task is Task.INFERENCE
+    vllm = is_serving_engine(filled.runtime) and filled.task is Task.INFERENCE
     profile_extra = _vllm_card_chunk_logits(card, model, cal) if vllm else 0
     if profile_extra:
         breakdown = breakdown.model_copy(update={"logits": breakdown.logits + profile_extra})
@@ -400,6 +429,7 @@ def _estimate(
                 kv_seq = terms.kv_cache_bytes(
                     model, filled.seq or 1, kv_dtype, gpus=count, compressed_mla=True
                 )
+                kv_seq = int(kv_seq * terms.kv_dtype_factor(filled.kv_cache_dtype))
                 pool = _vllm_pool(filled, counted, capacity, cal, kv_seq)
                 counted = counted.model_copy(update={"kv_cache": kv_seq})
                 if count == gpus:
@@ -439,7 +469,7 @@ def _warnings(query: Query, model: ModelArch, card: Card | None) -> list[str]:
         warnings.append("representative_shape")
     if query.seq and query.seq > model.max_context and not model.representative:
         warnings.append("context_beyond_model")
-    if query.task is Task.INFERENCE and query.precision in terms.GGUF and query.runtime is Runtime.VLLM:
+    if query.task is Task.INFERENCE and query.precision in terms.GGUF and is_serving_engine(query.runtime):
         warnings.append("gguf_on_vllm")
     if card and card.vendor != "NVIDIA" and query.method is Method.QLORA:
         warnings.append("bitsandbytes_non_nvidia")

@@ -88,6 +88,16 @@ def logit_bytes(positions: int, model: ModelArch, bytes_per_vocab: float) -> flo
     return positions * model.vocab * bytes_per_vocab
 
 
+# KV cache formats against 16-bit: vLLM/SGLang fp8 (e4m3, one byte), llama.cpp q8_0 (34 B per 32 values) and
+# q4_0 (18 B per 32) from ggml-common.h's block structs (Ollama's docs round them to 1/2 and 1/4).
+KV_DTYPE_FACTOR: dict[str, float] = {"f16": 1.0, "fp8": 0.5, "q8_0": 8.5 / 16, "q4_0": 4.5 / 16}
+
+
+def kv_dtype_factor(kv_cache_dtype: str | None) -> float:
+    """Bytes of a quantised KV cache against the 16-bit one (1.0 when not said)."""
+    return KV_DTYPE_FACTOR.get(kv_cache_dtype or "f16", 1.0)
+
+
 def kv_bytes_per_token(model: ModelArch, kv_dtype_bytes: int, *, compressed_mla: bool) -> int:
     """KV cache per token, all layers: 2·L·k·d·bytes (PagedAttention §3).
 

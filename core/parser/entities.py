@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 
 from core.parser.card_names import CARD_MARK, CardMention, find_cards, mask
 from core.parser.model_names import MODEL_MARK, find_family_only, find_model
+from core.parser.jobs import read_jobs
 from core.parser.numbers import EN_NUMBERS, MAGNITUDE_RE, NUMBER_RE, context_tokens, magnitude
-from core.query import Currency, Method, Optimizer, Precision, Runtime, Task
+from core.query import Currency, Method, Offload, Optimizer, Precision, Runtime, Task
 from core.registry import load_registry
 from core.units import GIB
 
@@ -491,12 +492,29 @@ _ZERO = _c(r"zero[\s_-]*(?:stage)?[\s_-]*([0-3])(?!\d)")
 _GPU_UTIL = _c(r"gpu[\s_-]*memory[\s_-]*utilization\s*(?:=|:)?\s*(0?\.\d+|1(?:\.0+)?)")
 
 
+_GGUF_RUNTIME_WORDS = _c(r"lm[\s_-]*studio|lmstudio|ktransformers")
+
+
+def _offload_meant(fields: dict[str, object]) -> Offload:
+    """'offload' said without what: ZeRO-3 offloads parameters and optimizer, ZeRO-1/2 the optimizer, a
+    training job without a stage the optimizer (ZeRO-Offload); inference offloads layers."""
+    if fields.get("task") in (Task.FINETUNE, Task.PRETRAIN):
+        return Offload.PARAMS if fields.get("zero_stage") == 3 else Offload.OPTIMIZER
+    return Offload.LAYERS
+
+
 def _read_precision(text: str, ex: Extraction) -> None:
     best: tuple[int, Precision] | None = None
+    runtime_default: Precision | None = None
     for pattern, value in _PRECISIONS:
         match = pattern.search(text)
+        if match and value is Precision.Q4_K_M and not match.group(0).startswith("q"):
+            runtime_default = value  # 'gguf', 'ollama', 'llama.cpp': Q4_K_M unless another is named
+            continue
         if match and (best is None or match.start() < best[0]):
             best = (match.start(), value)
+    if best is None and (runtime_default or _GGUF_RUNTIME_WORDS.search(text)):
+        best = (0, Precision.Q4_K_M)
     if best:
         ex.fields["precision"] = best[1]
     elif _QUANTIZED.search(text) and not _NOT_QUANTIZED.search(text):
@@ -537,7 +555,9 @@ def _read_switches(text: str, ex: Extraction) -> None:
         ex.fields["grad_checkpointing"] = False
     elif _GC_ON.search(text):
         ex.fields["grad_checkpointing"] = True
-    if _VLLM.search(text):
+    if "runtime" in ex.fields and ex.fields["runtime"] is not Runtime.DEEPSPEED:
+        pass  # named (core/parser/jobs.py)
+    elif _VLLM.search(text):
         ex.fields["runtime"] = Runtime.VLLM
     elif _TRANSFORMERS.search(text) or _PIPELINE.search(text):
         ex.fields["runtime"] = Runtime.TRANSFORMERS
@@ -586,6 +606,8 @@ def extract(text: str) -> Extraction:
     ex.cards = find_cards(text)
     ex.card_counts = _counts_before_cards(text, ex.cards)
     text = mask(text, [(c.start, c.end) for c in ex.cards], CARD_MARK)
+    text = read_jobs(text, ex.fields)
+    offload_said = bool(ex.fields.pop("offload_said", False))
     text = _read_money(text, ex)
     text = _read_tokens(text, ex)
     text = _read_data_amount(text, ex)
@@ -609,5 +631,7 @@ def extract(text: str) -> Extraction:
     _read_precision(opt_masked, ex)
     _read_switches(text, ex)
     _read_task(opt_masked, ex)
+    if offload_said:
+        ex.fields["offload"] = _offload_meant(ex.fields)
     ex.residue = text
     return ex

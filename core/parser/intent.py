@@ -246,8 +246,14 @@ def is_gibberish(text: str) -> bool:
     return all(len(t) == 1 or _mashed(t) for t in tokens)
 
 
+# 'VRAM is short, can part go to system RAM? … ollama qwen2.5 32b': a job with offload, not the upgrade FAQ.
+_SYSTEM_RAM_JOB = _c(r"内存|(?<![a-z])ram(?![a-z])|offload|卸载|ollama|llama\.cpp|lm\s*studio|ktransformers")
+
+
 def faq(text: str, has_card: bool, has_model: bool) -> str | None:
     for faq_id, pattern, also in _FAQ:
+        if faq_id == "vram_upgrade" and has_model and _SYSTEM_RAM_JOB.search(text):
+            continue
         if faq_id in _FAQ_NEEDS_NO_CARD and has_card:
             continue
         if faq_id in _FAQ_NEEDS_NO_MODEL and has_model:

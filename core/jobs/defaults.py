@@ -1,0 +1,65 @@
+"""What the runtime the user named does when they do not say (issue 18), applied before the estimate.
+
+Each default is recorded in `defaulted`, so the answer states it: Ollama's Q4_K_M tag and its context by
+VRAM tier, llama.cpp's 4096-token context, Unsloth's 4-bit QLoRA with chunked loss and offloaded
+checkpointing, the RL trainers' generation settings."""
+
+from __future__ import annotations
+
+from core.jobs.constants import load_job_constants
+from core.query import GGUF_RUNTIMES, Algorithm, Method, Precision, Query, Runtime, Task
+from core.units import GIB
+
+RL_GENERATING = frozenset({Algorithm.GRPO, Algorithm.PPO})
+
+
+def ollama_context(total_vram_bytes: int, max_context: int) -> int:
+    """Ollama's num_ctx when neither the request, the Modelfile nor OLLAMA_CONTEXT_LENGTH sets it: tiered by
+    the total VRAM of all GPUs (server/routes.go @fb30760), capped at the model's training context."""
+    c = load_job_constants().ollama
+    gib = total_vram_bytes / GIB
+    for threshold, tokens in zip(c.context_tiers_gib, c.context_tiers_tokens, strict=True):
+        if gib >= threshold:
+            return min(tokens, max_context) if max_context else tokens
+    return min(c.context_small, max_context) if max_context else c.context_small
+
+
+def _fill(query: Query, updates: dict[str, object]) -> Query:
+    """Set the fields not said; each recorded as defaulted."""
+    fresh = {k: v for k, v in updates.items() if getattr(query, k) is None}
+    if not fresh:
+        return query
+    defaulted = (*query.defaulted, *(k for k in fresh if k not in query.defaulted))
+    return query.model_copy(update={**fresh, "defaulted": defaulted})
+
+
+def runtime_defaults(query: Query, total_vram_bytes: int | None, max_context: int) -> Query:
+    """`query` with its runtime's defaults for what was not said (the card's total memory picks Ollama's
+    context; None when no card is known)."""
+    c = load_job_constants()
+    runtime = query.runtime
+    if query.task is Task.INFERENCE and runtime in GGUF_RUNTIMES:
+        updates: dict[str, object] = {"precision": Precision.Q4_K_M}
+        if runtime is Runtime.OLLAMA and total_vram_bytes:
+            updates["seq"] = ollama_context(total_vram_bytes, max_context)
+        elif runtime is Runtime.KTRANSFORMERS:
+            updates["seq"] = c.ktransformers.context_default
+        elif runtime in (Runtime.LLAMA_CPP, Runtime.LM_STUDIO):
+            updates["seq"] = min(c.llama_cpp.context_default, max_context or c.llama_cpp.context_default)
+        query = _fill(query, updates)
+    if query.task is Task.FINETUNE and runtime is Runtime.UNSLOTH:
+        # FastLanguageModel.from_pretrained(load_in_4bit=True) in every notebook; its own kernels chunk the loss
+        # and use_gradient_checkpointing="unsloth" offloads the checkpoints to system RAM.
+        updates = {"chunked_loss": True, "offload_activations": True, "grad_checkpointing": True}
+        if query.method is None:
+            updates["method"] = Method.QLORA
+        query = _fill(query, updates)
+    if query.algorithm in RL_GENERATING and query.task is not Task.INFERENCE:
+        completion = c.rl.trl_completion_tokens if runtime is Runtime.TRL else c.rl.completion_tokens
+        updates = {"completion_tokens": completion}
+        if query.algorithm is Algorithm.GRPO:
+            updates["num_generations"] = c.rl.num_generations
+        if query.seq is None:
+            updates["seq"] = c.rl.prompt_tokens
+        query = _fill(query, updates)
+    return query

@@ -1,0 +1,143 @@
+"""GPU + system RAM as one budget for GGUF runtimes (llama.cpp, Ollama, LM Studio, KTransformers).
+
+How llama.cpp places a model (tools/server/README.md @00dc805, common/fit code): `-ngl N` puts N repeating
+layers on the GPU (their KV cache with them, `-kvo` default); `--fit on` (the default, and what Ollama ≥ 0.30
+runs) fills the GPU "back to front with dense layers … for a MoE model, … with all MoE tensors in system
+memory" first, leaving `--fit-target` (1024 MiB) free per device; the token embedding stays in host memory.
+KTransformers and `-ot exps=CPU` / `--cpu-moe` keep every routed expert on the CPU.
+
+Decode speed from the split, one token (bandwidth-bound):
+  s/token = bytes read on the GPU / (card bandwidth × efficiency) + bytes read in RAM / (host bandwidth × its
+            efficiency) + a fixed graph cost
+where a MoE token reads only its routed experts (experts_active of experts per layer).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from core.catalog import Card
+from core.estimator import Estimate, terms
+from core.jobs.constants import load_job_constants
+from core.jobs.host import HostMemory, effective_bytes_s, host_memory
+from core.query import GGUF_RUNTIMES, Offload, Precision, Query, Runtime, Task
+from core.registry import ModelArch
+from core.units import GIB, MIB
+
+# System RAM the OS and the runtime keep for themselves besides the offloaded weights.
+OS_RESERVE_BYTES = 4 * 10**9
+CUDA_CONTEXT_BYTES = int(0.5 * GIB)
+
+
+class InferenceOffload(BaseModel):
+    """Where the weights and KV of one GGUF job go, and what that does to decode speed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    runtime: Runtime
+    mode: Offload  # layers | experts
+    layers: int
+    gpu_layers: int
+    gpu_bytes: int
+    host_bytes: int
+    host_memory_bytes: int | None
+    host_fits: bool | None  # None: the user did not say how much RAM there is
+    host_bandwidth_gb_s: float
+    host_memory: str
+    host_assumed: bool
+    decode_tokens_per_s: float
+    expert_layers_on_gpu: int = 0
+
+    @property
+    def runs(self) -> bool:
+        return self.host_fits is not False
+
+
+def _per_weight(model: ModelArch, precision: Precision) -> float:
+    return terms.weight_bytes(model, precision) / max(model.total_params, 1)
+
+
+def _compute_buffer(model: ModelArch) -> int:
+    """llama.cpp's CUDA compute buffer for a partial offload: a prompt batch through one layer and the output
+    layer's logits for it (n_batch × vocab × 4 B), plus a base."""
+    c = load_job_constants().llama_cpp
+    return c.compute_buffer_base_mib * MIB + c.compute_buffer_batch_tokens * model.vocab * 4
+
+
+def offload_plan(estimate: Estimate, model: ModelArch, card: Card, count: int) -> InferenceOffload | None:
+    """The split when the job does not fit wholly on `count` × `card`, for runtimes that offload by themselves;
+    None when it fits on the cards, or the runtime does not offload."""
+    query = estimate.query
+    if query.task is not Task.INFERENCE or query.runtime not in GGUF_RUNTIMES or card.vendor == "Apple":
+        return None
+    if query.offload is Offload.NONE:
+        return None
+    c = load_job_constants()
+    precision = query.precision or Precision.Q4_K_M
+    per = _per_weight(model, precision)
+    layers = model.decoder_layers or model.layers
+    embedding = model.embedding_params * per
+    output = (model.lm_head_params or model.embedding_params) * per
+    block_bytes = (terms.weight_bytes(model, precision) - embedding - (0 if model.tied_embeddings else output)) / layers
+    kv_total = terms.kv_cache_bytes(model, query.seq or 4096, 2, sequences=1, gpus=1, compressed_mla=True)
+    kv_total = int(kv_total * terms.kv_dtype_factor(query.kv_cache_dtype))
+    kv_layer = kv_total / layers
+    budget = count * (card.memory_bytes - c.llama_cpp.fit_target_mib * MIB - CUDA_CONTEXT_BYTES)
+    budget -= _compute_buffer(model) + output
+
+    experts_mode = model.is_moe and (
+        query.offload is Offload.EXPERTS or query.runtime is Runtime.KTRANSFORMERS or query.gpu_layers is None
+    )
+    if experts_mode:
+        expert_layer = model.experts * model.expert_params * per
+        dense_layer = block_bytes - (expert_layer * model.moe_layers / layers)
+        room = budget - layers * (dense_layer + kv_layer)
+        forced = query.offload is Offload.EXPERTS or query.runtime is Runtime.KTRANSFORMERS
+        on_gpu = 0 if forced else max(0, min(model.moe_layers, int(room // expert_layer))) if room > 0 else 0
+        if room < 0:
+            return None  # even the dense part does not fit: not a split llama.cpp makes by itself
+        if on_gpu >= model.moe_layers:
+            return None
+        host = (model.moe_layers - on_gpu) * expert_layer + embedding
+        gpu = layers * (dense_layer + kv_layer) + on_gpu * expert_layer + output
+        active = model.experts_active / model.experts
+        gpu_read = layers * dense_layer + on_gpu * expert_layer * active + output
+        host_read = (model.moe_layers - on_gpu) * expert_layer * active
+        gpu_layers, mode = layers, Offload.EXPERTS
+    else:
+        fit = int(max(0.0, budget) // (block_bytes + kv_layer))
+        gpu_layers = min(layers, query.gpu_layers if query.gpu_layers is not None else fit)
+        if gpu_layers >= layers and query.gpu_layers is None:
+            return None
+        on_gpu = 0
+        host_layers = layers - gpu_layers
+        host = host_layers * (block_bytes + kv_layer) + embedding
+        gpu = gpu_layers * (block_bytes + kv_layer) + output
+        gpu_read, host_read = gpu_layers * block_bytes + output, host_layers * block_bytes
+        mode = Offload.LAYERS
+    memory = host_memory(query)
+    seconds = (
+        gpu_read / (card.bandwidth_gb_s * 1e9 * c.offload.gpu_efficiency)
+        + host_read / effective_bytes_s(memory)
+        + c.offload.fixed_s_per_token
+    )
+    have = query.host_memory_bytes
+    return InferenceOffload(
+        runtime=query.runtime or Runtime.LLAMA_CPP,
+        mode=mode,
+        layers=layers,
+        gpu_layers=gpu_layers,
+        gpu_bytes=int(gpu),
+        host_bytes=int(host),
+        host_memory_bytes=have,
+        host_fits=None if have is None else host + OS_RESERVE_BYTES <= have,
+        host_bandwidth_gb_s=round(memory.peak_bytes_s / 1e9, 1),
+        host_memory=memory.label,
+        host_assumed=memory.assumed,
+        decode_tokens_per_s=round(1.0 / seconds, 2),
+        expert_layers_on_gpu=on_gpu,
+    )
+
+
+def host_memory_of(query: Query) -> HostMemory:
+    return host_memory(query)

@@ -1,0 +1,282 @@
+"""Readings for the jobs people really run (issue 18): the runtime named and its flags, system RAM and its
+kind, what is offloaded, preference / RL training and its generation settings, pure bf16, a launch line.
+
+They run before the general number readers and mask what they read, so '--max-model-len 32768' is a context,
+'8 generations per prompt' is not a batch and '4k completions' is a completion length, not 4k samples.
+"""
+
+from __future__ import annotations
+
+import re
+
+from core.parser.card_names import mask
+from core.parser.numbers import NUMBER_RE, context_tokens
+from core.query import Algorithm, Offload, Runtime
+
+JOB_MARK = "\ue004"  # stands in for a flag or setting already read
+
+
+def _c(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+_B = r"(?<![a-z0-9_])"
+_E = r"(?![a-z0-9_])"
+
+# The first runtime named wins, except that a training framework beats DeepSpeed or vLLM named beside it
+# ('llama-factory + deepspeed zero3', 'verl with vllm rollout', 'trl grpo use_vllm').
+_RUNTIMES: tuple[tuple[re.Pattern[str], Runtime], ...] = (
+    (_c(rf"{_B}ktransformers{_E}|{_B}kt[\s_-]*kernel"), Runtime.KTRANSFORMERS),
+    (_c(rf"{_B}ollama{_E}|ollama_"), Runtime.OLLAMA),
+    (_c(rf"lm[\s_-]*studio|{_B}lmstudio{_E}|{_B}lms\s+load"), Runtime.LM_STUDIO),
+    (_c(rf"llama[\s._-]*cpp|llama-server|llama-cli|{_B}-ngl{_E}|--n-gpu-layers|--n-cpu-moe|--cpu-moe"), Runtime.LLAMA_CPP),
+    (_c(rf"{_B}sglang{_E}|sglang\.launch_server"), Runtime.SGLANG),
+    (_c(rf"tensorrt[\s_-]*llm|{_B}trt[\s_-]*llm{_E}|{_B}trtllm{_E}"), Runtime.TENSORRT_LLM),
+    (_c(rf"{_B}mindie{_E}|{_B}mind[\s_-]*ie{_E}"), Runtime.MINDIE),
+)
+_TRAINERS: tuple[tuple[re.Pattern[str], Runtime], ...] = (
+    (_c(rf"{_B}verl{_E}"), Runtime.VERL),
+    (_c(rf"{_B}openrlhf{_E}|{_B}open[\s_-]*rlhf{_E}"), Runtime.OPENRLHF),
+    (_c(rf"{_B}unsloth{_E}"), Runtime.UNSLOTH),
+    (_c(rf"llama[\s_-]*factory|llamafactory|{_B}lf{_E}(?=.{{0,20}}(?:sft|dpo|ppo|lora|训))"), Runtime.LLAMA_FACTORY),
+    (_c(rf"{_B}torchtune{_E}|{_B}tune\s+run{_E}"), Runtime.TORCHTUNE),
+    (_c(rf"{_B}trl{_E}|grpotrainer|dpotrainer|ppotrainer"), Runtime.TRL),
+)
+_DEEPSPEED = _c(rf"{_B}deepspeed{_E}|{_B}ds[\s_-]*zero|zero[\s_-]*(?:stage[\s_-]*)?[123]{_E}|zero[\s_-]*infinity|zero[\s_-]*offload")
+_VLLM_NAME = _c(rf"{_B}vllm{_E}")
+_FSDP = _c(rf"{_B}fsdp2?{_E}")
+
+# -- serving and llama.cpp flags -----------------------------------------------------------------------
+_CTX = rf"(?P<num>{NUMBER_RE})\s*(?P<unit>k|m)?{_E}"
+_SEQ_FLAGS = (
+    _c(rf"--max[-_]model[-_]len(?:\s*=\s*|\s+){_CTX}"),
+    _c(rf"--context[-_]length(?:\s*=\s*|\s+){_CTX}"),
+    _c(rf"--ctx[-_]size(?:\s*=\s*|\s+){_CTX}"),
+    _c(rf"{_B}num_ctx(?:\s*=\s*|\s*:\s*|\s+){_CTX}"),
+    _c(rf"ollama_context_length\s*=\s*{_CTX}"),
+    _c(rf"(?<![a-z0-9-])-c\s+{_CTX}"),
+)
+_GPU_UTIL = _c(r"--gpu[-_]memory[-_]utilization(?:\s*=\s*|\s+)(?P<v>0?\.\d+|1(?:\.0+)?)")
+_MEM_FRACTION = _c(r"--mem[-_]fraction[-_]static(?:\s*=\s*|\s+)(?P<v>0?\.\d+)")
+_TP = _c(r"(?:--tensor[-_]parallel[-_]size|--tp[-_]size|--tp|(?<![a-z0-9-])-tp)(?:\s*=\s*|\s+)(?P<n>\d{{1,3}})(?!\d)")
+_EP = _c(r"--enable[-_]expert[-_]parallel|(?<![a-z0-9-])-ep(?![a-z0-9])|expert[\s_-]*parallel|专家并行")
+_NGL = _c(rf"(?:(?<![a-z0-9-])-ngl|--n[-_]gpu[-_]layers|--gpu[-_]layers|{_B}num_gpu)(?:\s*=\s*|\s+)(?P<n>\d{{1,3}})(?!\d)")
+_KV_DTYPE = _c(
+    r"(?:--kv[-_]cache[-_]dtype|ollama_kv_cache_type|--cache[-_]type[-_][kv]|(?<![a-z0-9-])-ct[kv]|kv[\s_-]*cache"
+    r"(?:\s*(?:用|dtype|type|类型|量化|量化成|in|as))?)(?:\s*=\s*|\s+|\s*:\s*)?(?P<d>fp8(?:_e4m3|_e5m2)?|q8_0|q4_0|f16|fp16|bf16|auto)"
+)
+
+# -- offload --------------------------------------------------------------------------------------------
+_EXPERTS_OFF = _c(
+    r"exps\s*=\s*cpu|--n[-_]cpu[-_]moe|--cpu[-_]moe|(?<![a-z0-9-])-n?cmoe(?![a-z])|override[-_]tensor|(?<![a-z0-9-])-ot(?![a-z])"
+    r"|专家.{0,6}(?:放|卸载|offload|留|在).{0,4}(?:内存|cpu|ram)|experts?\s+(?:in|on|to)\s+(?:system\s+)?(?:ram|cpu|memory)"
+)
+_NVME = _c(r"nvme|zero[\s_-]*infinity")
+_NO_OFFLOAD = _c(r"(?:不用|不开|不要|关闭|关掉|没有|without|no|disable)\s*(?:cpu\s*)?offload|offload\s*(?:off|=\s*false)")
+_OFFLOAD = _c(r"offload|卸载|放到?内存|放一部分到内存|放到cpu")
+_OPTIMIZER_OFF = _c(r"optimi[sz]er[\s_-]*offload|offload[\s_-]*optimi[sz]er|zero[\s_-]*offload|优化器.{0,4}(?:卸载|offload)")
+_PARAM_OFF = _c(r"param(?:eter)?s?[\s_-]*offload|offload[\s_-]*param|参数.{0,6}(?:卸载|offload)")
+
+# -- host memory ----------------------------------------------------------------------------------------
+_RAM_WORD = r"(?:ram|内存|system\s+memory|系统内存|dram|ddr[45](?:[\s-]*\d{4})?|memory\s+ram)"
+_HOST_RAM = (
+    _c(rf"(?<![a-z0-9.])(?P<num>\d{{1,4}})\s*(?:gb|gib|g|t|tb)(?P<t>)?\s*(?:的|of)?\s*{_RAM_WORD}"),
+    _c(rf"{_RAM_WORD}\s*(?:是|有|为|:|=)?\s*(?:只有|才)?\s*(?P<num>\d{{1,4}})\s*(?:gb|gib|g|t|tb)(?![a-z0-9])"),
+)
+_DDR = _c(r"ddr\s*([45])")
+_CHANNELS = _c(r"(双|四|八|十二|\d{1,2})\s*通道|(dual|quad|\d{1,2})[\s-]*channel")
+_CHANNEL_WORDS = {"双": 2, "四": 4, "八": 8, "十二": 12, "dual": 2, "quad": 4}
+
+# -- preference and RL ----------------------------------------------------------------------------------
+_ALGORITHMS: tuple[tuple[re.Pattern[str], Algorithm], ...] = (
+    (_c(rf"{_B}grpo{_E}|{_B}dapo{_E}"), Algorithm.GRPO),
+    (_c(rf"{_B}ppo{_E}|{_B}rlhf{_E}(?!.{{0,20}}(?:dpo|grpo))"), Algorithm.PPO),
+    (_c(rf"{_B}orpo{_E}"), Algorithm.ORPO),
+    (_c(rf"{_B}simpo{_E}|{_B}cpo{_E}"), Algorithm.SIMPO),
+    (_c(rf"{_B}kto{_E}"), Algorithm.KTO),
+    (_c(rf"{_B}dpo{_E}|偏好(?:训练|优化|对齐)|preference\s+(?:training|optimi[sz]ation|tuning)"), Algorithm.DPO),
+)
+_GENERATIONS = (
+    _c(r"num_generations\s*(?:=|:)?\s*(?P<n>\d{1,4})"),
+    _c(r"(?<![a-z0-9.])(?P<n>\d{1,4})\s*(?:generations|completions|samples|rollouts|responses|answers)\s*(?:per|each|/|a)\s*(?:prompt|question)"),
+    _c(r"(?:每个|每条|每道)\s*(?:prompt|问题|提示|题)\s*(?:生成|采样|出)?\s*(?P<n>\d{1,4})\s*(?:个|条|次)?\s*(?:回答|回复|生成|输出|样本|completion|response)?"),
+    _c(r"(?:group[\s_-]*size|rollout\.n|(?<![a-z])n)\s*=\s*(?P<n>\d{1,4})(?!\d)"),
+    _c(r"(?P<n>\d{1,4})\s*(?:个|条)\s*(?:回答|回复|采样|生成)"),
+)
+_COMPLETION = (
+    _c(rf"max_completion_length\s*(?:=|:)?\s*{_CTX}"),
+    _c(rf"response_length\s*(?:=|:)?\s*{_CTX}"),
+    _c(rf"(?<![a-z0-9.]){_CTX[:-len(_E)]}\s*(?:tokens?\s+)?(?:completions?|responses?|generations?)(?:\s+length)?{_E}"),
+    _c(rf"(?:completions?|responses?|generations?)\s*(?:length|len|of|up\s+to)?\s*(?:=|:)?\s*{_CTX}"),
+    _c(rf"(?:回答|回复|生成|输出)\s*(?:长度|最长|最大长度)?\s*(?:改成|改为|设为|是|为|=)?\s*{_CTX}"),
+)
+_ROLLOUT_SEPARATE = _c(
+    r"rollout.{0,10}(?:单独|独立|separate|dedicated|own)|(?:单独|独立|separate|dedicated).{0,10}(?:rollout|推理卡|生成卡)"
+    r"|vllm[\s_-]*mode\s*=\s*server|trl\s+vllm-serve"
+)
+_ROLLOUT_COLOCATED = _c(r"共卡|共用|colocat|同卡|hybrid[\s_-]*engine|colocate_all")
+
+# -- precision as people set it -------------------------------------------------------------------------
+_PURE_BF16 = _c(
+    r"pure[\s_-]*bf16|纯\s*bf16|纯\s*bfloat16|全\s*bf16|bf16\s*(?:优化器|optimizer\s+states?)|"
+    r"(?:no|without|不要|不用|没有|去掉)\s*(?:fp32|32位)\s*(?:master|主)\s*(?:weights?|权重|副本)?"
+)
+
+_CHUNKED_LOSS = _c(
+    r"{_B}liger{_E}|chunked[\s_-]*(?:loss|cross|ce)|fused[\s_-]*(?:linear[\s_-]*)?(?:cross|ce|loss)|cut[\s_-]*cross"
+    r"|分块(?:loss|损失|交叉熵)|融合(?:交叉熵|loss)".replace("{_B}", _B).replace("{_E}", _E)
+)
+_OFFLOADED_CHECKPOINTS = _c(
+    r"offload(?:ed)?[\s_-]*(?:gradient[\s_-]*)?checkpoint|activation[\s_-]*offload|激活.{0,4}(?:卸载|offload)"
+    r"|use_gradient_checkpointing\s*=\s*.?unsloth"
+)
+
+# -- the launch line ------------------------------------------------------------------------------------
+_LAUNCH = _c(
+    r"^\s*/cmd\b|启动命令|运行命令|命令怎么写|命令行|给我.{0,6}命令|launch\s+(?:line|command)|"
+    r"(?:the|a|give\s+me\s+the|what'?s\s+the|show\s+me\s+the)\s+(?:\w+\s+)?(?:command|cli\s+line)|command\s+(?:to|for)|"
+    r"(?<![a-z])command(?![a-z])|(?<![a-z])(?:cmd)(?![a-z])|配置文件|(?:给我|写|来)一?个?.{0,20}配置|ds_config|deepspeed\s+config"
+)
+
+
+def _runtime(text: str) -> Runtime | None:
+    for pattern, runtime in _TRAINERS:
+        if pattern.search(text):
+            return runtime
+    best: tuple[int, Runtime] | None = None
+    for pattern, runtime in _RUNTIMES:
+        match = pattern.search(text)
+        if match and (best is None or match.start() < best[0]):
+            best = (match.start(), runtime)
+    if best:
+        return best[1]
+    if _DEEPSPEED.search(text):
+        return Runtime.DEEPSPEED
+    if _VLLM_NAME.search(text):
+        return Runtime.VLLM
+    return None
+
+
+def _host_ram(text: str) -> int | None:
+    for pattern in _HOST_RAM:
+        match = pattern.search(text)
+        if match:
+            value = int(match.group("num"))
+            unit = text[match.start("num") + len(match.group("num")) : match.end()].strip()
+            scale = 1000**4 if unit.startswith("t") else 1000**3
+            if 4 <= value <= 64_000 or unit.startswith("t"):
+                return value * scale
+    return None
+
+
+def _channels(text: str) -> int | None:
+    match = _CHANNELS.search(text)
+    if not match:
+        return None
+    word = match.group(1) or match.group(2)
+    return _CHANNEL_WORDS.get(word) or (int(word) if word.isdigit() else None)
+
+
+def read_jobs(text: str, fields: dict[str, object]) -> str:
+    """Fill `fields` with issue 18's readings of `text`; returns the text with flags and settings masked."""
+
+    def take(pattern: re.Pattern[str]) -> re.Match[str] | None:
+        """The first match, masked at once so later readers do not read it again."""
+        nonlocal text
+        match = pattern.search(text)
+        if match:
+            text = mask(text, [match.span()], JOB_MARK)
+        return match
+
+    runtime = _runtime(text)
+    if runtime is not None:
+        fields["runtime"] = runtime
+    if _FSDP.search(text):
+        fields["zero_stage"] = 3
+    for pattern in _SEQ_FLAGS:
+        match = take(pattern)
+        if match:
+            value = context_tokens(match.group("num"), match.group("unit"))
+            if 16 <= value <= 10_000_000:
+                fields["seq"] = value
+            break
+    util = take(_GPU_UTIL) or take(_MEM_FRACTION)
+    if util and 0 < float(util.group("v")) <= 1:
+        fields["gpu_memory_utilization"] = float(util.group("v"))
+    tp = take(_TP)
+    if tp and 1 <= int(tp.group("n")) <= 512:
+        fields["gpus"] = int(tp.group("n"))
+    if _EP.search(text):
+        fields["expert_parallel"] = True
+    ngl = take(_NGL)
+    if ngl:
+        fields["gpu_layers"] = int(ngl.group("n"))
+        fields["offload"] = Offload.LAYERS
+    kv = take(_KV_DTYPE)
+    if kv:
+        dtype = kv.group("d")
+        fields["kv_cache_dtype"] = (
+            "fp8" if dtype.startswith("fp8") else "f16" if dtype in ("f16", "fp16", "bf16", "auto") else dtype
+        )
+    _read_offload(text, fields)
+    if fields.get("offload") in (Offload.NVME, Offload.PARAMS):
+        fields.setdefault("zero_stage", 3)  # only ZeRO-3 offloads parameters (DeepSpeed config-json)
+    host = _host_ram(text)
+    if host is not None:
+        fields["host_memory_bytes"] = host
+    ddr = _DDR.search(text)
+    if ddr:
+        fields["host_memory_type"] = f"ddr{ddr.group(1)}"
+    channels = _channels(text)
+    if channels:
+        fields["host_memory_channels"] = channels
+    for pattern, algorithm in _ALGORITHMS:
+        if pattern.search(text):
+            fields["algorithm"] = algorithm
+            break
+    for pattern in _GENERATIONS:
+        match = take(pattern)
+        if match and 1 <= int(match.group("n")) <= 1024:
+            fields["num_generations"] = int(match.group("n"))
+            break
+    for pattern in _COMPLETION:
+        match = pattern.search(text)
+        if match:
+            value = context_tokens(match.group("num"), match.group("unit"))
+            if 16 <= value <= 1_000_000:
+                fields["completion_tokens"] = value
+                text = mask(text, [match.span()], JOB_MARK)
+                break
+    if _ROLLOUT_SEPARATE.search(text):
+        fields["rollout"] = "separate"
+    elif _ROLLOUT_COLOCATED.search(text):
+        fields["rollout"] = "colocated"
+    if _PURE_BF16.search(text):
+        fields["master_weights"] = False
+    if _CHUNKED_LOSS.search(text):
+        fields["chunked_loss"] = True
+    if _OFFLOADED_CHECKPOINTS.search(text):
+        fields["offload_activations"] = True
+    if _LAUNCH.search(text):
+        fields["launch"] = True
+    return text
+
+
+def _read_offload(text: str, fields: dict[str, object]) -> None:
+    if _NO_OFFLOAD.search(text):
+        fields["offload"] = Offload.NONE
+        return
+    if _EXPERTS_OFF.search(text):
+        fields["offload"] = Offload.EXPERTS
+        return
+    if _NVME.search(text):
+        fields["offload"] = Offload.NVME
+        return
+    if _PARAM_OFF.search(text):
+        fields["offload"] = Offload.PARAMS
+        return
+    if _OPTIMIZER_OFF.search(text):
+        fields["offload"] = Offload.OPTIMIZER
+        return
+    if _OFFLOAD.search(text) and "offload" not in fields:
+        fields["offload_said"] = True
