@@ -62,8 +62,9 @@ def test_a_stored_plan_rebuilds_a_plan_in_the_chats_currency() -> None:
 def test_fastest_plans_keep_their_sort_when_rebuilt() -> None:
     reply = answer_message("fastest card to serve qwen2.5-7b", ChatContext(lang="en"))
     assert reply.query is not None and reply.query.sort == "speed"
-    assert answer_stored(reply.query, ChatContext(lang="en")).to_json()["answer"]["plans"] == (
-        reply.to_json()["answer"]["plans"]
+    assert (
+        answer_stored(reply.query, ChatContext(lang="en")).to_json()["answer"]["plans"]
+        == (reply.to_json()["answer"]["plans"])
     )
 
 
@@ -72,7 +73,9 @@ def test_queries_stored_before_the_kind_enum_still_load() -> None:
     assert Query.model_validate_json(stored).kind is AnswerKind.CARDS_NEEDED
 
 
-def test_a_hub_question_is_parsed_once(hub: HubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_hub_question_is_parsed_once(
+    hub: HubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     calls: list[str] = []
 
     def counted(text: str, previous: Query | None = None, previous_vision: object = None) -> Parsed:
@@ -80,12 +83,16 @@ def test_a_hub_question_is_parsed_once(hub: HubServer, tmp_path: Path, monkeypat
         return parse(text, previous=previous)
 
     monkeypatch.setattr(service, "parse", counted)
-    reply = answer_message(f"cheapest card to serve {AWQ}", ChatContext(lang="en"), lookup=_lookup(hub, tmp_path))
+    reply = answer_message(
+        f"cheapest card to serve {AWQ}", ChatContext(lang="en"), lookup=_lookup(hub, tmp_path)
+    )
     assert calls == [f"cheapest card to serve {AWQ}"]
     assert reply.kind == "plan" and reply.query is not None and reply.query.model == AWQ.lower()
 
 
-async def test_group_currency_keeps_plans_ranked_and_details_expands_the_plan(running_bot: BotHarness) -> None:
+async def test_group_currency_keeps_plans_ranked_and_details_expands_the_plan(
+    running_bot: BotHarness,
+) -> None:
     """The bug: with `/settings currency cny` the chat's currency re-ran the answer from its query, which
     could not hold a plan, so the group got a memory-only fit answer; "Details ▸" did the same."""
     bot = running_bot
