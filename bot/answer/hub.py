@@ -57,7 +57,10 @@ def find_and_look_up(
         if match is not None and match.model.origin == "registry":
             return None, None  # a shipped model typed as its repo id: the registry has it exactly
     elif parsed.unknown_model:
-        ref = lookup.search(parsed.unknown_model)
+        found = lookup.search_or_failure(parsed.unknown_model)
+        if isinstance(found, LookupResult):
+            return found.ref, found  # the Hub could not be asked: the answer says so
+        ref = found
     if ref is None:
         return None, None
     return ref, lookup.lookup(ref)
@@ -90,7 +93,8 @@ def resolve_models(text: str, parsed: Parsed, lookup: HubLookup) -> tuple[Parsed
     if parsed.intent not in _MODEL_KINDS and query is not None:
         return None, note  # about something else (a card, a comparison): answered as asked
     query = (query or Query(model=model.id)).model_copy(update={"model": model.id, "params_b": None})
-    intent = AnswerKind.FIT if parsed.intent is AnswerKind.CLARIFY else parsed.intent
+    # 'which model?' was asked because of the name alone: the kind the message asked for is on its query
+    intent = query.answer_kind if parsed.intent is AnswerKind.CLARIFY else parsed.intent
     update: dict[str, Any] = {"intent": intent, "query": query, "unknown_model": None, "clarify": None}
     return parsed.model_copy(update=update), note
 

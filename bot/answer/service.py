@@ -21,6 +21,7 @@ from functools import lru_cache
 from bot.answer.clarify import (
     clarify_answer,
     error_answer,
+    rejected_answer,
     unknown_card_answer,
     unknown_model_answer,
 )
@@ -161,6 +162,8 @@ def _answer_parsed(parsed: Parsed, lang: Lang, currency: Currency | None) -> Ans
     query = parsed.query
     if kind is AnswerKind.HELP or kind is AnswerKind.OUT_OF_SCOPE:
         return KINDS[kind].from_message(parsed, lang)  # type: ignore[misc]
+    if parsed.rejected:  # 'batch -4', 'RTX 9999': said, not dropped
+        return rejected_answer(lang, parsed.rejected, query)
     if parsed.vision is not None and kind is AnswerKind.FIT:
         vision = parsed.vision
         if currency is not None and vision.currency is None:
