@@ -112,6 +112,7 @@ def _training(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> tu
     sequences, seq = rl.update_step(query)  # chosen + rejected; generations × (prompt + completion)
     if (sequences, seq) != (query.batch, query.seq):
         query = query.model_copy(update={"batch": sequences, "seq": seq})
+    assert query.precision and query.batch and query.seq and query.optimizer is not None
     method = query.method or Method.FULL
     coeff = _coefficients(query, cal)
     tokens = query.batch * query.seq
@@ -174,7 +175,7 @@ def _training(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> tu
         embedding = terms.embedding_gradient_bytes(model, coeff.embedding_grad_copies)
         gradients += terms.zero_shard(embedding, "gradients", zero, gpus)
 
-    # -- the other models of preference / RL training (reference, critic, reward, rollout engine) ---------------
+    # -- the other models of preference / RL training (reference, critic, reward, rollout) --
     kv_cache = 0.0
     if query.algorithm is not None:
         per_param = (weights + gradients + optimizer) / max(params, 1) * (gpus if zero >= 3 else 1)

@@ -48,7 +48,7 @@ def runtime_defaults(query: Query, total_vram_bytes: int | None, max_context: in
             updates["seq"] = min(c.llama_cpp.context_default, max_context or c.llama_cpp.context_default)
         query = _fill(query, updates)
     if query.task is Task.FINETUNE and runtime is Runtime.UNSLOTH:
-        # FastLanguageModel.from_pretrained(load_in_4bit=True) in every notebook; its own kernels chunk the loss
+        # from_pretrained(load_in_4bit=True) in every Unsloth notebook; its own kernels chunk the loss
         # and use_gradient_checkpointing="unsloth" offloads the checkpoints to system RAM.
         updates = {"chunked_loss": True, "offload_activations": True, "grad_checkpointing": True}
         if query.method is None:

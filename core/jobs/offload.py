@@ -65,7 +65,8 @@ def _compute_buffer(model: ModelArch) -> int:
 
 
 def offload_plan(estimate: Estimate, model: ModelArch, card: Card, count: int) -> InferenceOffload | None:
-    """The split when the job does not fit wholly on `count` × `card`, for runtimes that offload by themselves;
+    """The split when the job does not fit wholly on `count` × `card`, for runtimes that offload by
+    themselves;
     None when it fits on the cards, or the runtime does not offload."""
     query = estimate.query
     if query.task is not Task.INFERENCE or query.runtime not in GGUF_RUNTIMES or card.vendor == "Apple":
@@ -78,11 +79,13 @@ def offload_plan(estimate: Estimate, model: ModelArch, card: Card, count: int) -
     layers = model.decoder_layers or model.layers
     embedding = model.embedding_params * per
     output = (model.lm_head_params or model.embedding_params) * per
-    block_bytes = (terms.weight_bytes(model, precision) - embedding - (0 if model.tied_embeddings else output)) / layers
+    block_bytes = (
+        terms.weight_bytes(model, precision) - embedding - (0 if model.tied_embeddings else output)
+    ) / layers
     kv_total = terms.kv_cache_bytes(model, query.seq or 4096, 2, sequences=1, gpus=1, compressed_mla=True)
     kv_total = int(kv_total * terms.kv_dtype_factor(query.kv_cache_dtype))
     kv_layer = kv_total / layers
-    budget = count * (card.memory_bytes - c.llama_cpp.fit_target_mib * MIB - CUDA_CONTEXT_BYTES)
+    budget: float = count * (card.memory_bytes - c.llama_cpp.fit_target_mib * MIB - CUDA_CONTEXT_BYTES)
     budget -= _compute_buffer(model) + output
 
     experts_mode = model.is_moe and (

@@ -5,12 +5,14 @@ Layouts as the trainers build them (../shared/reference/jobs-and-market.md §3, 
   policy in 16-bit, unless the policy is a LoRA/QLoRA adapter (the reference is the base with the adapter
   disabled: no second copy). ORPO and SimPO/CPO are reference-free. Each step runs the chosen AND the
   rejected sequence: twice the sequences of the batch.
-- GRPO (TRL GRPOConfig, verl, OpenRLHF): num_generations completions per prompt, prompt + completion tokens each;
+- GRPO (TRL GRPOConfig, verl, OpenRLHF): num_generations completions per prompt, prompt + completion tokens
+each;
   a reference when the KL term is on (verl's GRPO recipe `use_kl_loss`, OpenRLHF's init_kl_coef; TRL's beta
   is 0 since v0.19, so no reference); a rollout engine (vLLM) with its own 16-bit copy of the weights and the
   KV cache of the generations, colocated on the training cards by default (TRL vllm_mode "colocate", verl's
   hybrid engine) or on cards of its own.
-- PPO: also a critic (a second trained model; with LoRA, LLaMA-Factory puts the value head on the policy) and a
+- PPO: also a critic (a second trained model; with LoRA, LLaMA-Factory puts the value head on the policy)
+and a
   reward model in 16-bit.
 """
 
@@ -20,7 +22,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-import core.estimator.terms as terms
+from core.estimator import terms
 from core.query import Algorithm, Method, Precision, Query, Runtime
 from core.registry import ModelArch
 
@@ -103,7 +105,9 @@ def extra_models(query: Query, model: ModelArch, gpus: int, policy_states_per_pa
         if query.method not in ADAPTERS:
             states = policy_states_per_param * model.total_params
             out.append(
-                RlModel(role="critic", weights_bytes=0, states_bytes=_sharded(states, query, gpus), trained=True)
+                RlModel(
+                    role="critic", weights_bytes=0, states_bytes=_sharded(states, query, gpus), trained=True
+                )
             )
         out.append(RlModel(role="reward", weights_bytes=_sharded(half, query, gpus)))
     if algorithm in (Algorithm.GRPO, Algorithm.PPO):
@@ -112,7 +116,8 @@ def extra_models(query: Query, model: ModelArch, gpus: int, policy_states_per_pa
 
 
 def _rollout(query: Query, model: ModelArch, gpus: int, half: int) -> RlModel:
-    """The generation engine: vLLM's copy of the weights (TRL colocate: tensor parallel 1, a whole copy per card;
+    """The generation engine: vLLM's copy of the weights (TRL colocate: tensor parallel 1, a whole copy per
+    card;
     verl: rollout TP 2 by default; OpenRLHF: TP over the engine's cards) and the generations' KV cache."""
     if query.runtime is Runtime.TRL:
         tp = 1

@@ -2,11 +2,13 @@
 checkpoints, and chunked (fused) cross-entropy that never holds the whole logits.
 
 DeepSpeed's own estimators (deepspeed/runtime/zero/stage3.py `estimate_zero3_model_states_mem_needs`,
-stage_1_and_2.py `estimate_zero2_model_states_mem_needs`, @edaa722), Ψ parameters, N cards, LL the largest layer:
+stage_1_and_2.py `estimate_zero2_model_states_mem_needs`, @edaa722), Ψ parameters, N cards, LL the largest
+layer:
   ZeRO-2 + optimizer offload   GPU 2Ψ                 host Ψ·max(4N, 16)·1.5
   ZeRO-3 + optimizer offload   GPU 4·LL + 2Ψ/N        host Ψ·16·1.5
   ZeRO-3 + params + optimizer  GPU 4·LL               host Ψ·18·1.5   (NVMe instead of host: ZeRO-Infinity)
-The 1.5 is DeepSpeed's `additional_buffer_factor` for pinned buffers; gpufit's host figure is Ψ × bytes with it.
+The 1.5 is DeepSpeed's `additional_buffer_factor` for pinned buffers; gpufit's host figure is Ψ × bytes
+with it.
 """
 
 from __future__ import annotations
@@ -69,7 +71,8 @@ def step_offload_seconds(query: Query, model: ModelArch, host_bandwidth_bytes_s:
 
 
 def loss_chunk_tokens(query: Query) -> int | None:
-    """Tokens whose logits are alive at once with a chunked / fused cross-entropy (Liger, Unsloth), or None."""
+    """Tokens whose logits are alive at once with a chunked / fused cross-entropy (Liger, Unsloth), or
+    None."""
     if query.task is Task.INFERENCE:
         return None
     if query.chunked_loss or query.runtime is Runtime.UNSLOTH:

@@ -29,7 +29,10 @@ _RUNTIMES: tuple[tuple[re.Pattern[str], Runtime], ...] = (
     (_c(rf"{_B}ktransformers{_E}|{_B}kt[\s_-]*kernel"), Runtime.KTRANSFORMERS),
     (_c(rf"{_B}ollama{_E}|ollama_"), Runtime.OLLAMA),
     (_c(rf"lm[\s_-]*studio|{_B}lmstudio{_E}|{_B}lms\s+load"), Runtime.LM_STUDIO),
-    (_c(rf"llama[\s._-]*cpp|llama-server|llama-cli|{_B}-ngl{_E}|--n-gpu-layers|--n-cpu-moe|--cpu-moe"), Runtime.LLAMA_CPP),
+    (
+        _c(rf"llama[\s._-]*cpp|llama-server|llama-cli|{_B}-ngl{_E}|--n-gpu-layers|--n-cpu-moe|--cpu-moe"),
+        Runtime.LLAMA_CPP,
+    ),
     (_c(rf"{_B}sglang{_E}|sglang\.launch_server"), Runtime.SGLANG),
     (_c(rf"tensorrt[\s_-]*llm|{_B}trt[\s_-]*llm{_E}|{_B}trtllm{_E}"), Runtime.TENSORRT_LLM),
     (_c(rf"{_B}mindie{_E}|{_B}mind[\s_-]*ie{_E}"), Runtime.MINDIE),
@@ -38,11 +41,16 @@ _TRAINERS: tuple[tuple[re.Pattern[str], Runtime], ...] = (
     (_c(rf"{_B}verl{_E}"), Runtime.VERL),
     (_c(rf"{_B}openrlhf{_E}|{_B}open[\s_-]*rlhf{_E}"), Runtime.OPENRLHF),
     (_c(rf"{_B}unsloth{_E}"), Runtime.UNSLOTH),
-    (_c(rf"llama[\s_-]*factory|llamafactory|{_B}lf{_E}(?=.{{0,20}}(?:sft|dpo|ppo|lora|训))"), Runtime.LLAMA_FACTORY),
+    (
+        _c(rf"llama[\s_-]*factory|llamafactory|{_B}lf{_E}(?=.{{0,20}}(?:sft|dpo|ppo|lora|训))"),
+        Runtime.LLAMA_FACTORY,
+    ),
     (_c(rf"{_B}torchtune{_E}|{_B}tune\s+run{_E}"), Runtime.TORCHTUNE),
     (_c(rf"{_B}trl{_E}|grpotrainer|dpotrainer|ppotrainer"), Runtime.TRL),
 )
-_DEEPSPEED = _c(rf"{_B}deepspeed{_E}|{_B}ds[\s_-]*zero|zero[\s_-]*(?:stage[\s_-]*)?[123]{_E}|zero[\s_-]*infinity|zero[\s_-]*offload")
+_DEEPSPEED = _c(
+    rf"{_B}deepspeed{_E}|{_B}ds[\s_-]*zero|zero[\s_-]*(?:stage[\s_-]*)?[123]{_E}|zero[\s_-]*infinity|zero[\s_-]*offload"
+)
 _VLLM_NAME = _c(rf"{_B}vllm{_E}")
 _FSDP = _c(rf"{_B}fsdp2?{_E}")
 
@@ -58,9 +66,13 @@ _SEQ_FLAGS = (
 )
 _GPU_UTIL = _c(r"--gpu[-_]memory[-_]utilization(?:\s*=\s*|\s+)(?P<v>0?\.\d+|1(?:\.0+)?)")
 _MEM_FRACTION = _c(r"--mem[-_]fraction[-_]static(?:\s*=\s*|\s+)(?P<v>0?\.\d+)")
-_TP = _c(r"(?:--tensor[-_]parallel[-_]size|--tp[-_]size|--tp|(?<![a-z0-9-])-tp)(?:\s*=\s*|\s+)(?P<n>\d{{1,3}})(?!\d)")
+_TP = _c(
+    r"(?:--tensor[-_]parallel[-_]size|--tp[-_]size|--tp|(?<![a-z0-9-])-tp)(?:\s*=\s*|\s+)(?P<n>\d{{1,3}})(?!\d)"
+)
 _EP = _c(r"--enable[-_]expert[-_]parallel|(?<![a-z0-9-])-ep(?![a-z0-9])|expert[\s_-]*parallel|专家并行")
-_NGL = _c(rf"(?:(?<![a-z0-9-])-ngl|--n[-_]gpu[-_]layers|--gpu[-_]layers|{_B}num_gpu)(?:\s*=\s*|\s+)(?P<n>\d{{1,3}})(?!\d)")
+_NGL = _c(
+    rf"(?:(?<![a-z0-9-])-ngl|--n[-_]gpu[-_]layers|--gpu[-_]layers|{_B}num_gpu)(?:\s*=\s*|\s+)(?P<n>\d{{1,3}})(?!\d)"
+)
 _KV_DTYPE = _c(
     r"(?:--kv[-_]cache[-_]dtype|ollama_kv_cache_type|--cache[-_]type[-_][kv]|(?<![a-z0-9-])-ct[kv]|kv[\s_-]*cache"
     r"(?:\s*(?:用|dtype|type|类型|量化|量化成|in|as))?)(?:\s*=\s*|\s+|\s*:\s*)?(?P<d>fp8(?:_e4m3|_e5m2)?|q8_0|q4_0|f16|fp16|bf16|auto)"
@@ -72,16 +84,22 @@ _EXPERTS_OFF = _c(
     r"|专家.{0,6}(?:放|卸载|offload|留|在).{0,4}(?:内存|cpu|ram)|experts?\s+(?:in|on|to)\s+(?:system\s+)?(?:ram|cpu|memory)"
 )
 _NVME = _c(r"nvme|zero[\s_-]*infinity")
-_NO_OFFLOAD = _c(r"(?:不用|不开|不要|关闭|关掉|没有|without|no|disable)\s*(?:cpu\s*)?offload|offload\s*(?:off|=\s*false)")
+_NO_OFFLOAD = _c(
+    r"(?:不用|不开|不要|关闭|关掉|没有|without|no|disable)\s*(?:cpu\s*)?offload|offload\s*(?:off|=\s*false)"
+)
 _OFFLOAD = _c(r"offload|卸载|放到?内存|放一部分到内存|放到cpu")
-_OPTIMIZER_OFF = _c(r"optimi[sz]er[\s_-]*offload|offload[\s_-]*optimi[sz]er|zero[\s_-]*offload|优化器.{0,4}(?:卸载|offload)")
+_OPTIMIZER_OFF = _c(
+    r"optimi[sz]er[\s_-]*offload|offload[\s_-]*optimi[sz]er|zero[\s_-]*offload|优化器.{0,4}(?:卸载|offload)"
+)
 _PARAM_OFF = _c(r"param(?:eter)?s?[\s_-]*offload|offload[\s_-]*param|参数.{0,6}(?:卸载|offload)")
 
 # -- host memory ----------------------------------------------------------------------------------------
 _RAM_WORD = r"(?:ram|内存|system\s+memory|系统内存|dram|ddr[45](?:[\s-]*\d{4})?|memory\s+ram)"
 _HOST_RAM = (
     _c(rf"(?<![a-z0-9.])(?P<num>\d{{1,4}})\s*(?:gb|gib|g|t|tb)(?P<t>)?\s*(?:的|of)?\s*{_RAM_WORD}"),
-    _c(rf"{_RAM_WORD}\s*(?:是|有|为|:|=)?\s*(?:只有|才)?\s*(?P<num>\d{{1,4}})\s*(?:gb|gib|g|t|tb)(?![a-z0-9])"),
+    _c(
+        rf"{_RAM_WORD}\s*(?:是|有|为|:|=)?\s*(?:只有|才)?\s*(?P<num>\d{{1,4}})\s*(?:gb|gib|g|t|tb)(?![a-z0-9])"
+    ),
 )
 _DDR = _c(r"ddr\s*([45])")
 _CHANNELS = _c(r"(双|四|八|十二|\d{1,2})\s*通道|(dual|quad|\d{1,2})[\s-]*channel")
@@ -94,19 +112,29 @@ _ALGORITHMS: tuple[tuple[re.Pattern[str], Algorithm], ...] = (
     (_c(rf"{_B}orpo{_E}"), Algorithm.ORPO),
     (_c(rf"{_B}simpo{_E}|{_B}cpo{_E}"), Algorithm.SIMPO),
     (_c(rf"{_B}kto{_E}"), Algorithm.KTO),
-    (_c(rf"{_B}dpo{_E}|偏好(?:训练|优化|对齐)|preference\s+(?:training|optimi[sz]ation|tuning)"), Algorithm.DPO),
+    (
+        _c(rf"{_B}dpo{_E}|偏好(?:训练|优化|对齐)|preference\s+(?:training|optimi[sz]ation|tuning)"),
+        Algorithm.DPO,
+    ),
 )
 _GENERATIONS = (
     _c(r"num_generations\s*(?:=|:)?\s*(?P<n>\d{1,4})"),
-    _c(r"(?<![a-z0-9.])(?P<n>\d{1,4})\s*(?:generations|completions|samples|rollouts|responses|answers)\s*(?:per|each|/|a)\s*(?:prompt|question)"),
-    _c(r"(?:每个|每条|每道)\s*(?:prompt|问题|提示|题)\s*(?:生成|采样|出)?\s*(?P<n>\d{1,4})\s*(?:个|条|次)?\s*(?:回答|回复|生成|输出|样本|completion|response)?"),
+    _c(
+        r"(?<![a-z0-9.])(?P<n>\d{1,4})\s*(?:generations|completions|samples|rollouts|responses|answers)\s*(?:per|each|/|a)\s*(?:prompt|question)"
+    ),
+    _c(
+        r"(?:每个|每条|每道)\s*(?:prompt|问题|提示|题)\s*(?:生成|采样|出)?\s*(?P<n>\d{1,4})\s*(?:个|条|次)?\s*(?:回答|回复|生成|输出|样本|completion|response)?"
+    ),
     _c(r"(?:group[\s_-]*size|rollout\.n|(?<![a-z])n)\s*=\s*(?P<n>\d{1,4})(?!\d)"),
     _c(r"(?P<n>\d{1,4})\s*(?:个|条)\s*(?:回答|回复|采样|生成)"),
 )
 _COMPLETION = (
     _c(rf"max_completion_length\s*(?:=|:)?\s*{_CTX}"),
     _c(rf"response_length\s*(?:=|:)?\s*{_CTX}"),
-    _c(rf"(?<![a-z0-9.]){_CTX[:-len(_E)]}\s*(?:tokens?\s+)?(?:completions?|responses?|generations?)(?:\s+length)?{_E}"),
+    _c(
+        rf"(?<![a-z0-9.]){_CTX[: -len(_E)]}\s*(?:tokens?\s+)?"
+        rf"(?:completions?|responses?|generations?)(?:\s+length)?{_E}"
+    ),
     _c(rf"(?:completions?|responses?|generations?)\s*(?:length|len|of|up\s+to)?\s*(?:=|:)?\s*{_CTX}"),
     _c(rf"(?:回答|回复|生成|输出)\s*(?:长度|最长|最大长度)?\s*(?:改成|改为|设为|是|为|=)?\s*{_CTX}"),
 )
