@@ -161,6 +161,16 @@ async def fit_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Non
     )
 
 
+async def cmd_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/cmd: the launch line of the last answer (vllm serve …, llama-server -m … -ngl … -c …, a DeepSpeed
+    config), or of the question after it ('/cmd serve qwen2.5-72b on 4 H100')."""
+    message = update.effective_message
+    if message is None:
+        return
+    question = command_text(message)
+    await ask(update, context, f"/cmd {question}" if question else "/cmd")
+
+
 async def cards_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """/cards: the catalog, grouped by segment."""
     message = update.effective_message
@@ -266,6 +276,7 @@ def handlers() -> list[BaseHandler[Any, Any, Any]]:
         CommandHandler("start", start, NEW_MESSAGES),
         CommandHandler("help", help_command, NEW_MESSAGES),
         CommandHandler("fit", fit_command, NEW_MESSAGES),
+        CommandHandler("cmd", cmd_command, NEW_MESSAGES),
         CommandHandler("cards", cards_command, NEW_MESSAGES),
         CommandHandler("card", card_command, NEW_MESSAGES),
         CommandHandler("compare", compare_command, NEW_MESSAGES),

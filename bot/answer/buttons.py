@@ -54,7 +54,11 @@ def fit_buttons(
         extra.append(button(lang, f"card={plan.card}", card=plan.card_name))
     if extra:
         rows.append(extra)
-    rows.append([button(lang, "details")])
+    last = [button(lang, "details")]
+    jobs = view.get("jobs")
+    if jobs is not None and jobs.launch is not None and not filled.launch:
+        last.append(button(lang, "launch=true"))  # the ready-to-paste launch line (also /cmd)
+    rows.append(last)
     return [row for row in rows if row]
 
 

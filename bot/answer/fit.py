@@ -25,7 +25,9 @@ from core.assessment import Assessment, assess
 from core.catalog import Card
 from core.cost import price_book_in_force
 from core.estimator import COMPONENTS, Estimate, Fit, UnknownModelError, Verdict, estimate
-from core.query import Currency, Method, Query, Task
+from core.jobs.facts import JobFacts, job_facts
+from core.jobs.offload import InferenceOffload
+from core.query import Currency, Method, Query, Runtime, Task
 from core.registry import load_registry
 
 log = logging.getLogger(__name__)
@@ -114,6 +116,8 @@ def _fix_action(fix: Fix) -> str | None:
         "lora": "method=lora",
         "qlora": "method=qlora",
         "shorter_context": f"seq={q.seq}",
+        "chunked_loss": "chunked_loss=true",
+        "offloaded_checkpointing": "offload_activations=true",
         "more_cards": f"gpus={fix.count}",
         "bigger_card": f"card={fix.card}",
     }
@@ -185,8 +189,12 @@ def fit_view(
     cheaper = None
     if card is not None and verdict is not None and verdict.fits is Fit.FITS and not light:
         cheaper = _cheaper(query, card, currency)
-    instead = _instead(fixes, currency) if job is not None and not job.fits else None
-    no = verdict is not None and verdict.fits is Fit.NO
+    jobs = job_facts(est, card, filled.gpus or 1, verdict.fits if verdict else None)
+    offloaded = jobs.verdict in ("offload", "tight")
+    if jobs.inference_offload is not None:
+        speed = offload_speed_json(jobs.inference_offload)
+    instead = _instead(fixes, currency) if job is not None and not job.fits and not offloaded else None
+    no = verdict is not None and verdict.fits is Fit.NO and not offloaded
     needed = needed_facts(query, est, currency) if no and not light else None
     view = memory_view(est, query, lang, typed=typed)
     said = set(speed["notes"]) if speed else set()
@@ -203,8 +211,21 @@ def fit_view(
         "fixes": fixes,
         "plans": plans,
         "cheaper": cheaper,
+        "jobs": jobs,
     }
     return est, view
+
+
+def offload_speed_json(plan: InferenceOffload) -> dict[str, Any]:
+    """The answers' `speed` for a job split between the card and system RAM (core/jobs/offload.py)."""
+    return {
+        "kind": "inference",
+        "decode_tokens_per_s": plan.decode_tokens_per_s,
+        "aggregate_tokens_per_s": plan.decode_tokens_per_s,
+        "batch": 1,
+        "parallelism": "offload",
+        "notes": [],
+    }
 
 
 def serving_facts(est: Estimate, job: Assessment | None) -> dict[str, Any] | None:
@@ -215,7 +236,7 @@ def serving_facts(est: Estimate, job: Assessment | None) -> dict[str, Any] | Non
         return None
     count = job.count if job is not None else est.query.gpus or 1
     return {
-        "runtime": "vllm",
+        "runtime": (est.query.runtime or Runtime.VLLM).value,
         "tensor_parallel": count,
         "kv_pool_bytes": pool.kv_pool_bytes,
         "kv_bytes_per_sequence": pool.kv_bytes_per_sequence,
@@ -296,32 +317,51 @@ def memory_view(
     }
 
 
+def _job_facts(view: dict[str, Any]) -> dict[str, Any]:
+    jobs: JobFacts | None = view.get("jobs")
+    if jobs is None:
+        return {}
+    facts: dict[str, Any] = {
+        "runtime": jobs.runtime.value,
+        "offload": jobs.offload,
+        "rl": jobs.rl.model_dump(mode="json") if jobs.rl else None,
+        "launch": jobs.launch.model_dump(mode="json") if jobs.launch else None,
+    }
+    if jobs.verdict is not None:
+        facts["verdict"] = jobs.verdict
+    return facts
+
+
 def _fit_facts(est: Estimate, view: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "model_name": est.model_name,
-        "verdict": view["verdict"].fits.value if view["verdict"] else None,
-        "verdicts": [v.model_dump(mode="json") for v in est.verdicts],
-        "breakdown": est.breakdown.as_dict(),
-        "total_bytes": est.total_bytes,
-        "peak_phase": est.peak_phase,
-        "uncertainty": est.uncertainty,
-        "folk_rule": est.folk.as_json() | {"reason": view["folk_reason"]},
-        "assumed": [name for name, _ in view["assumptions"]],
-        "warnings": est.warnings,
-        "speed": view["speed"],
-        "cost": view["cost"].model_dump(mode="json") if view["cost"] else None,
-        "time": view["time"],
-        "serving": view["serving"],
-        "instead": _instead_facts(view["instead"]),
-        "fixes": [
-            row["fix"].model_dump(mode="json", exclude={"query"}) | {"action": row["action"]}
-            for row in view["fixes"]
-        ],
-        "plans": [advisor.plan_json(p) for p in view["plans"]],
-        "cheaper": advisor.plan_json(view["cheaper"]) if view["cheaper"] else None,
-        "cards_needed": view.get("needed"),
-        "model_source": model_source(est, view.get("model_origin")),
-    } | _setup_that_runs(view)
+    return (
+        {
+            "model_name": est.model_name,
+            "verdict": view["verdict"].fits.value if view["verdict"] else None,
+            "verdicts": [v.model_dump(mode="json") for v in est.verdicts],
+            "breakdown": est.breakdown.as_dict(),
+            "total_bytes": est.total_bytes,
+            "peak_phase": est.peak_phase,
+            "uncertainty": est.uncertainty,
+            "folk_rule": est.folk.as_json() | {"reason": view["folk_reason"]},
+            "assumed": [name for name, _ in view["assumptions"]],
+            "warnings": est.warnings,
+            "speed": view["speed"],
+            "cost": view["cost"].model_dump(mode="json") if view["cost"] else None,
+            "time": view["time"],
+            "serving": view["serving"],
+            "instead": _instead_facts(view["instead"]),
+            "fixes": [
+                row["fix"].model_dump(mode="json", exclude={"query"}) | {"action": row["action"]}
+                for row in view["fixes"]
+            ],
+            "plans": [advisor.plan_json(p) for p in view["plans"]],
+            "cheaper": advisor.plan_json(view["cheaper"]) if view["cheaper"] else None,
+            "cards_needed": view.get("needed"),
+            "model_source": model_source(est, view.get("model_origin")),
+        }
+        | _setup_that_runs(view)
+        | _job_facts(view)
+    )
 
 
 def _setup_that_runs(view: dict[str, Any]) -> dict[str, Any]:

@@ -12,8 +12,10 @@ from bot.answer.fit import serving_facts
 from bot.answer.model import Answer, Lang
 from bot.answer.needed import asked_count, needed_for, usual_cards
 from core.advisor.cards_needed import MAX_NODES, NODE_SIZE, CardsNeeded
+from core.assessment import Assessment
 from core.catalog import Card
 from core.estimator import UnknownModelError, estimate, resolve_model
+from core.jobs.facts import job_facts
 from core.query import Query, Task
 from core.registry import load_registry
 
@@ -34,6 +36,18 @@ def _variants(filled: Query) -> list[str]:
     if filled.task is Task.FINETUNE:
         return [f"method={m}" for m in ("full", "lora", "qlora") if m != filled.method]
     return []
+
+
+def _job_facts(job: Assessment | None) -> dict[str, Any]:
+    """The runtime, RL layout and launch line of the count that runs (core/jobs/facts.py)."""
+    if job is None or job.card is None:
+        return {}
+    facts = job_facts(job.estimate, job.card, job.count, job.verdict.fits if job.verdict else None)
+    return {
+        "runtime": facts.runtime.value,
+        "rl": facts.rl.model_dump(mode="json") if facts.rl else None,
+        "launch": facts.launch.model_dump(mode="json") if facts.launch else None,
+    }
 
 
 def cards_needed_answer(query: Query, lang: Lang) -> Answer:
@@ -78,7 +92,7 @@ def cards_needed_answer(query: Query, lang: Lang) -> Answer:
         "time": view["time"],
         "serving": serving_facts(job.estimate, job) if job else None,
         "cost": job.cost.model_dump(mode="json") if job and job.cost else None,
-    }
+    } | _job_facts(job)
     buttons = [[button(lang, action) for action in _variants(est.query)]]
     return pack(
         "cards_needed",

@@ -383,7 +383,7 @@ def _estimate(
     card = resolve_card(query, catalog)
     capacity = card.memory_bytes if card else query.card_memory_bytes
     arch = resolve_model(query, registry)
-    query = runtime_defaults(query, capacity * (query.gpus or 1) if capacity else None, arch.max_context)
+    query = runtime_defaults(query, capacity * (query.gpus or 1) if capacity else None, arch)
     base, model, breakdown, phase, trainable = job(
         query.model_copy(update={"card": None, "card_memory_bytes": None})
     )

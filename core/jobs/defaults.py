@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from core.jobs.constants import load_job_constants
 from core.query import GGUF_RUNTIMES, Algorithm, Method, Precision, Query, Runtime, Task
+from core.registry import ModelArch
 from core.units import GIB
 
 RL_GENERATING = frozenset({Algorithm.GRPO, Algorithm.PPO})
@@ -33,13 +34,16 @@ def _fill(query: Query, updates: dict[str, object]) -> Query:
     return query.model_copy(update={**fresh, "defaulted": defaulted})
 
 
-def runtime_defaults(query: Query, total_vram_bytes: int | None, max_context: int) -> Query:
+def runtime_defaults(query: Query, total_vram_bytes: int | None, model: ModelArch) -> Query:
     """`query` with its runtime's defaults for what was not said (the card's total memory picks Ollama's
     context; None when no card is known)."""
     c = load_job_constants()
     runtime = query.runtime
+    max_context = model.max_context
     if query.task is Task.INFERENCE and runtime in GGUF_RUNTIMES:
-        updates: dict[str, object] = {"precision": Precision.Q4_K_M}
+        # GGUF files are Q4_K_M unless asked; a model released in 4 bits (gpt-oss's MXFP4) runs as released
+        native = Precision.INT4 if model.native_precision == "int4" else Precision.Q4_K_M
+        updates: dict[str, object] = {"precision": native}
         if runtime is Runtime.OLLAMA and total_vram_bytes:
             updates["seq"] = ollama_context(total_vram_bytes, max_context)
         elif runtime is Runtime.KTRANSFORMERS:

@@ -47,6 +47,9 @@ class InferenceOffload(BaseModel):
     host_assumed: bool
     decode_tokens_per_s: float
     expert_layers_on_gpu: int = 0
+    whole: bool = (
+        False  # every layer fits on the cards (only the token embedding stays in RAM, as llama.cpp does)
+    )
 
     @property
     def runs(self) -> bool:
@@ -99,8 +102,7 @@ def offload_plan(estimate: Estimate, model: ModelArch, card: Card, count: int) -
         on_gpu = 0 if forced else max(0, min(model.moe_layers, int(room // expert_layer))) if room > 0 else 0
         if room < 0:
             return None  # even the dense part does not fit: not a split llama.cpp makes by itself
-        if on_gpu >= model.moe_layers:
-            return None
+        on_gpu = min(model.moe_layers, on_gpu)
         host = (model.moe_layers - on_gpu) * expert_layer + embedding
         gpu = layers * (dense_layer + kv_layer) + on_gpu * expert_layer + output
         active = model.experts_active / model.experts
@@ -110,8 +112,6 @@ def offload_plan(estimate: Estimate, model: ModelArch, card: Card, count: int) -
     else:
         fit = int(max(0.0, budget) // (block_bytes + kv_layer))
         gpu_layers = min(layers, query.gpu_layers if query.gpu_layers is not None else fit)
-        if gpu_layers >= layers and query.gpu_layers is None:
-            return None
         on_gpu = 0
         host_layers = layers - gpu_layers
         host = host_layers * (block_bytes + kv_layer) + embedding
@@ -139,6 +139,7 @@ def offload_plan(estimate: Estimate, model: ModelArch, card: Card, count: int) -
         host_assumed=memory.assumed,
         decode_tokens_per_s=round(1.0 / seconds, 2),
         expert_layers_on_gpu=on_gpu,
+        whole=gpu_layers >= layers and (mode is Offload.LAYERS or on_gpu >= model.moe_layers),
     )
 
 

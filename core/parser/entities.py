@@ -503,9 +503,6 @@ _ZERO = _c(r"zero[\s_-]*(?:stage)?[\s_-]*([0-3])(?!\d)")
 _GPU_UTIL = _c(r"gpu[\s_-]*memory[\s_-]*utilization\s*(?:=|:)?\s*(0?\.\d+|1(?:\.0+)?)")
 
 
-_GGUF_RUNTIME_WORDS = _c(r"lm[\s_-]*studio|lmstudio|ktransformers")
-
-
 def _offload_meant(fields: dict[str, object]) -> Offload:
     """'offload' said without what: ZeRO-3 offloads parameters and optimizer, ZeRO-1/2 the optimizer, a
     training job without a stage the optimizer (ZeRO-Offload); inference offloads layers."""
@@ -520,11 +517,14 @@ def _read_precision(text: str, ex: Extraction) -> None:
     for pattern, value in _PRECISIONS:
         match = pattern.search(text)
         if match and value is Precision.Q4_K_M and not match.group(0).startswith("q"):
-            runtime_default = value  # 'gguf', 'ollama', 'llama.cpp': Q4_K_M unless another is named
+            # 'gguf' is Q4_K_M unless another is named; a GGUF runtime's own default is filled later, per
+            # model (core/jobs/defaults.py: gpt-oss runs its MXFP4 release)
+            runtime_default = value
             continue
         if match and (best is None or match.start() < best[0]):
             best = (match.start(), value)
-    if best is None and (runtime_default or _GGUF_RUNTIME_WORDS.search(text)):
+    model = load_registry().by_id.get(str(ex.fields.get("model", "")))
+    if best is None and runtime_default and not (model is not None and model.native_precision == "int4"):
         best = (0, Precision.Q4_K_M)
     if best:
         ex.fields["precision"] = best[1]

@@ -48,9 +48,7 @@ _TRAINERS: tuple[tuple[re.Pattern[str], Runtime], ...] = (
     (_c(rf"{_B}torchtune{_E}|{_B}tune\s+run{_E}"), Runtime.TORCHTUNE),
     (_c(rf"{_B}trl{_E}|grpotrainer|dpotrainer|ppotrainer"), Runtime.TRL),
 )
-_DEEPSPEED = _c(
-    rf"{_B}deepspeed{_E}|{_B}ds[\s_-]*zero|zero[\s_-]*(?:stage[\s_-]*)?[123]{_E}|zero[\s_-]*infinity|zero[\s_-]*offload"
-)
+_DEEPSPEED = _c(rf"{_B}deepspeed{_E}|zero[\s_-]*infinity|zero[\s_-]*offload")
 _VLLM_NAME = _c(rf"{_B}vllm{_E}")
 _FSDP = _c(rf"{_B}fsdp2?{_E}")
 
@@ -85,7 +83,8 @@ _EXPERTS_OFF = _c(
 )
 _NVME = _c(r"nvme|zero[\s_-]*infinity")
 _NO_OFFLOAD = _c(
-    r"(?:不用|不开|不要|关闭|关掉|没有|without|no|disable)\s*(?:cpu\s*)?offload|offload\s*(?:off|=\s*false)"
+    r"(?<!vs )(?<!versus )(?<!than )(?:不用|不开|不要|关闭|关掉|没有|without|no|disable)\s*(?:cpu\s*)?offload"
+    r"|offload\s*(?:off|=\s*false)"
 )
 _OFFLOAD = _c(r"offload|卸载|放到?内存|放一部分到内存|放到cpu")
 _OPTIMIZER_OFF = _c(
@@ -96,7 +95,9 @@ _PARAM_OFF = _c(r"param(?:eter)?s?[\s_-]*offload|offload[\s_-]*param|参数.{0,6
 # -- host memory ----------------------------------------------------------------------------------------
 _RAM_WORD = r"(?:ram|内存|system\s+memory|系统内存|dram|ddr[45](?:[\s-]*\d{4})?|memory\s+ram)"
 _HOST_RAM = (
-    _c(rf"(?<![a-z0-9.])(?P<num>\d{{1,4}})\s*(?:gb|gib|g|t|tb)(?P<t>)?\s*(?:的|of)?\s*{_RAM_WORD}"),
+    _c(
+        rf"(?<![a-z0-9.])(?<!显存)(?<!显存\s)(?P<num>\d{{1,4}})\s*(?:gb|gib|g|t|tb)\s*(?:的|of)?\s*{_RAM_WORD}"
+    ),
     _c(
         rf"{_RAM_WORD}\s*(?:是|有|为|:|=)?\s*(?:只有|才)?\s*(?P<num>\d{{1,4}})\s*(?:gb|gib|g|t|tb)(?![a-z0-9])"
     ),
@@ -213,7 +214,7 @@ def read_jobs(text: str, fields: dict[str, object]) -> str:
         nonlocal text
         match = pattern.search(text)
         if match:
-            text = mask(text, [match.span()], JOB_MARK)
+            text = mask(text, [m.span() for m in pattern.finditer(text)], JOB_MARK)
         return match
 
     runtime = _runtime(text)

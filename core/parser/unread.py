@@ -39,7 +39,7 @@ _NUMBERS: tuple[tuple[RejectedWhat, re.Pattern[str]], ...] = (
     (
         "gpus",
         _c(
-            rf"(?<![a-z0-9.]){_NOT_POSITIVE}\s*(?:x\s*\ue000|(?:张|块|台|个)?\s*(?:卡|显卡|gpus?|cards?|\ue000))"
+            rf"(?<![a-z0-9._]){_NOT_POSITIVE}\s*(?:x\s*\ue000|(?:张|块|台|个)?\s*(?:卡|显卡|gpus?|cards?|\ue000))"
         ),
     ),
     ("gpus", _c(rf"(?:num[\s_-]*gpus|--gpus|(?<![a-z])gpus|卡数|显卡数|gpu数量?){_SAID}{_NOT_POSITIVE}")),

@@ -1,0 +1,159 @@
+"""What an answer adds for the jobs of issue 18, composed in one place from the estimate and the card: the
+runtime assumed, where system RAM takes part (GGUF offload, ZeRO offload) and at what speed, the models of
+preference / RL training and its step time, the launch line, and the verdict when the runtime offloads by
+itself ("runs, with N GB in system RAM, at ~X tokens/s")."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from core.catalog import Card
+from core.estimator import Estimate, Fit
+from core.jobs import rl, zero_offload
+from core.jobs.constants import load_job_constants
+from core.jobs.host import effective_bytes_s, host_memory
+from core.jobs.launch import Launch, launch_line
+from core.jobs.offload import InferenceOffload, offload_plan
+from core.query import Runtime, Task
+from core.registry import ModelArch, load_registry
+from core.speed import training_speed
+
+Verdict = Literal["fits", "tight", "no", "offload"]
+
+
+class RlFacts(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    algorithm: str
+    reference: bool
+    reference_is_adapter_off: bool
+    models: list[dict[str, Any]]
+    num_generations: int | None
+    completion_tokens: int | None
+    sequences_per_step: int
+    tokens_per_sequence: int
+    rollout: dict[str, Any] | None
+    step_seconds: float | None
+
+
+class JobFacts(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    runtime: Runtime
+    verdict: Verdict | None  # None: the estimate's own verdict stands
+    offload: dict[str, Any] | None
+    inference_offload: InferenceOffload | None
+    rl: RlFacts | None
+    launch: Launch | None
+
+
+def _model(est: Estimate) -> ModelArch | None:
+    return load_registry().by_id.get(est.query.model or "")
+
+
+def _arch(est: Estimate) -> ModelArch | None:
+    from core.estimator.memory import resolve_model
+
+    try:
+        return resolve_model(est.query, load_registry())
+    except Exception:
+        return None
+
+
+def job_facts(est: Estimate, card: Card | None, count: int, fits: Fit | None) -> JobFacts:
+    q = est.query
+    runtime = q.runtime or Runtime.TRANSFORMERS
+    model = _arch(est)
+    verdict: Verdict | None = None
+    offload: dict[str, Any] | None = None
+    plan: InferenceOffload | None = None
+    if model is not None and card is not None and fits is Fit.NO:
+        plan = offload_plan(est, model, card, count)
+    if plan is not None and plan.whole:
+        # llama.cpp's own accounting fits every layer on the cards: tight (transformers' figure says no)
+        verdict = "tight"
+    elif plan is not None:
+        verdict = "offload" if plan.runs else "no"
+        offload = plan.model_dump(mode="json") | {"runs": plan.runs}
+    elif model is not None and zero_offload.uses_host_memory(q):
+        offload = _training_offload(est, model, card, count)
+        if q.host_memory_bytes is not None and offload["host_bytes"] > q.host_memory_bytes:
+            verdict = "no"
+    rl_facts = _rl_facts(est, model, card, count) if q.algorithm is not None and model is not None else None
+    launch = launch_line(est, model, count, plan)
+    return JobFacts(
+        runtime=runtime, verdict=verdict, offload=offload, inference_offload=plan, rl=rl_facts, launch=launch
+    )
+
+
+def _training_offload(est: Estimate, model: ModelArch, card: Card | None, count: int) -> dict[str, Any]:
+    q = est.query
+    host = zero_offload.host_bytes(q, model)
+    memory = host_memory(q)
+    extra = zero_offload.step_offload_seconds(q, model, effective_bytes_s(memory))
+    step = None
+    if card is not None:
+        speed = training_speed(est, card, count, None)
+        step = speed.step_s + extra
+    return {
+        "mode": (q.offload.value if q.offload else "optimizer"),
+        "device": "nvme" if q.offload and q.offload.value == "nvme" else "cpu",
+        "host_bytes": host,
+        "host_memory_bytes": q.host_memory_bytes,
+        "host_fits": None if q.host_memory_bytes is None else host <= q.host_memory_bytes,
+        "host_bandwidth_gb_s": round(memory.peak_bytes_s / 1e9, 1),
+        "host_memory": memory.label,
+        "step_seconds": step,
+        "offload_seconds_per_step": extra,
+    }
+
+
+def _rl_facts(est: Estimate, model: ModelArch, card: Card | None, count: int) -> RlFacts:
+    q = est.query
+    assert q.algorithm is not None
+    sequences, tokens = rl.update_step(q)
+    others = rl.extra_models(q, model, count, 16.0)
+    extra_on_cards = sum(m.bytes for m in others if m.on_training_cards)
+    policy = max(0, est.breakdown.total - extra_on_cards)
+    models = [{"role": "policy", "bytes": policy, "trained": True, "on_training_cards": True}]
+    models += [
+        {"role": m.role, "bytes": m.bytes, "trained": m.trained, "on_training_cards": m.on_training_cards}
+        for m in others
+    ]
+    rollout = next((m for m in others if m.role == "rollout"), None)
+    rollout_json = None
+    step = None
+    if rollout is not None:
+        share = load_job_constants().rl
+        engine_share = share.verl_rollout_share if q.runtime is Runtime.VERL else share.trl_rollout_share
+        rollout_json = {
+            "placement": rl.rollout_placement(q),
+            "bytes": rollout.bytes,
+            "weights_bytes": rollout.weights_bytes,
+            "kv_bytes": rollout.kv_bytes,
+            "engine_share": engine_share if rollout.on_training_cards else None,
+        }
+    if card is not None and q.task is not Task.INFERENCE:
+        update = training_speed(est, card, count, None)
+        update_s = sequences * tokens / max(update.tokens_per_s, 1e-9) * count
+        decode_s = 0.0
+        if rollout is not None:
+            # one decode step of the group reads the rollout engine's weights once (batch of generations)
+            weights = rollout.weights_bytes or model.total_params * 2
+            decode_s = (q.completion_tokens or 0) * weights / (card.bandwidth_gb_s * 1e9 * 0.6)
+        forward_only = sum(1 for m in others if m.role in ("reference", "reward")) * update_s / 3
+        step = round(update_s + decode_s + forward_only, 2)
+    return RlFacts(
+        algorithm=q.algorithm.value,
+        reference=rl.uses_reference(q),
+        reference_is_adapter_off=rl.reference_is_adapter_off(q),
+        models=models,
+        num_generations=q.num_generations,
+        completion_tokens=q.completion_tokens,
+        sequences_per_step=sequences,
+        tokens_per_sequence=tokens,
+        rollout=rollout_json,
+        step_seconds=step,
+    )
