@@ -16,7 +16,7 @@ def _family_key(c: SpeedConstants, card: Card) -> str:
 
 
 @cache
-def _coverage() -> dict[tuple[str, str], tuple[str, ...]]:
+def coverage() -> dict[tuple[str, str], tuple[str, ...]]:
     """(runtime or 'training', card family) -> the sources of the fitted figures that cover it."""
     c = load_speed_constants()
     catalog = load_catalog()
@@ -34,7 +34,7 @@ def calibrated_on(runtime: str, card: Card, *, training: bool) -> list[str]:
     """The published sources this runtime on this card family was fitted to (empty: none)."""
     c = load_speed_constants()
     key = ("training" if training else runtime, _family_key(c, card))
-    return list(_coverage().get(key, ()))
+    return list(coverage().get(key, ()))
 
 
 def band_for(c: SpeedConstants, runtime: str, card: Card, *, training: bool) -> float:
