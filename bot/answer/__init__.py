@@ -38,7 +38,8 @@ from bot.answer.model import (
     query_json,
 )
 from bot.answer.vision import vision_fit_answer
-from core.cost import price_book_in_force
+from bot.render import render
+from core.cost import price_book_in_force, price_book_problem, price_file
 from core.estimator import UnknownCardError, UnknownModelError
 from core.parser import Parsed, detect_lang, parse
 from core.query import Method, Precision, Query, Task
@@ -105,7 +106,7 @@ def _answer(
         parsed = parse(text, previous=previous, previous_vision=previous_vision)
         if not lang:
             chosen = to_lang(parsed.lang)
-        return _dispatch(parsed, chosen)
+        return _noting_missing_prices(_dispatch(parsed, chosen), _book)
     except Exception:
         log.exception("answer failed for %r", text[:200])
         return error_answer(chosen, "internal")
@@ -115,10 +116,26 @@ def _answer(
 def _answer_query(query: Query, lang: str, _book: object) -> Answer:
     chosen = to_lang(lang)
     try:
-        return _fit_or_plan(query, chosen)
+        return _noting_missing_prices(_fit_or_plan(query, chosen), _book)
     except Exception:
         log.exception("answer_query failed for %s", query.model_dump_json())
         return error_answer(chosen, "internal", query=query)
+
+
+_PRICED_KINDS = ("fit", "plan", "compare", "cards_needed")
+
+
+def _noting_missing_prices(reply: Answer, book: object) -> Answer:
+    """An answer that would show prices says why it has none when the price file cannot be read."""
+    if book is not None or reply.kind not in _PRICED_KINDS:
+        return reply
+    note = render("prices_missing", reply.lang, file=str(price_file()), problem=price_book_problem() or "")
+    return reply.model_copy(
+        update={
+            "html": f"{reply.html}\n\n{note}",
+            "facts": reply.facts | {"prices": {"available": False, "problem": price_book_problem()}},
+        }
+    )
 
 
 def apply_action(query: Query, action: str) -> Query:
