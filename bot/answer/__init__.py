@@ -14,7 +14,13 @@ from functools import lru_cache
 from pydantic import ValidationError
 
 from bot.answer.cards import card_answer, compare_answer
-from bot.answer.clarify import clarify_answer, error_answer, unknown_card_answer, unknown_model_answer
+from bot.answer.clarify import (
+    clarify_answer,
+    error_answer,
+    rejected_answer,
+    unknown_card_answer,
+    unknown_model_answer,
+)
 from bot.answer.common import to_lang
 from bot.answer.estimate_view import estimate_view
 from bot.answer.fit import fit_answer, methods_answer, plan_answer
@@ -154,6 +160,8 @@ def _dispatch(parsed: Parsed, lang: Lang) -> Answer:
         return help_answer(lang)
     if intent == "out_of_scope":
         return out_of_scope_answer(lang)
+    if parsed.rejected:
+        return rejected_answer(lang, parsed.rejected, query)
     if parsed.vision is not None and intent == "fit":
         return vision_fit_answer(parsed.vision, lang)
     unknown = parsed.unknown_model

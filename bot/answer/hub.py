@@ -61,7 +61,10 @@ def find_and_look_up(
         if match is not None and match.model.origin == "registry":
             return None, None  # a shipped model typed as its repo id: the registry has it exactly
     elif parsed.unknown_model:
-        ref = lookup.search(parsed.unknown_model)
+        found = lookup.search_or_failure(parsed.unknown_model)
+        if isinstance(found, LookupResult):
+            return found.ref, found  # the Hub could not be asked: the answer says so
+        ref = found
     if ref is None:
         return None, None
     return ref, lookup.lookup(ref)

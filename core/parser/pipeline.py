@@ -11,6 +11,7 @@ from core.parser.followup import build_query, merge
 from core.parser.lang import detect_lang
 from core.parser.normalize import normalize
 from core.parser.result import Intent, Lang, Parsed
+from core.parser.unread import names_a_vision_family, original_case, read_unknown_model
 from core.parser.vision import extract_vision, find_vision_model, follow_up_vision
 from core.query import Query, Task
 from core.vision.job import VisionJob
@@ -62,7 +63,10 @@ def parse(text: str, previous: Query | None = None, previous_vision: VisionJob |
         ex.fields["text_lang"] = lang.value  # a dataset's language, when unsaid, is the asker's
     card_ids = list(dict.fromkeys(c.card_id for c in ex.cards))
     ambiguous = next((c.typed for c in ex.cards if c.ambiguous), None)
-    seen = _Seen(lang, card_ids, ambiguous, ex.unknown_model)
+    unknown = original_case(text, ex.unknown_model) if ex.unknown_model else None
+    seen = _Seen(lang, card_ids, ambiguous, unknown)
+    if ex.rejected:
+        return _rejected(ex, text, norm, previous, seen)
 
     faq_id = words.faq(norm, bool(card_ids), ex.has_model)
     if faq_id:
@@ -90,6 +94,13 @@ def parse(text: str, previous: Query | None = None, previous_vision: VisionJob |
     advice = _card_advice(ex, norm, previous, seen)
     if advice is not None:
         return advice
+    named = _unknown_name(ex, norm, text)
+    if named is not None:
+        # a model we do not know is asked about, never answered with the chat's previous model
+        query = build_query(ex.fields)
+        if names_a_vision_family(named):
+            named = None  # 'run yolov8': which variant? (the examples name the vision models)
+        return _Seen(lang, card_ids, ambiguous, named).reply(Intent.CLARIFY, query=query, clarify="model")
     if len(card_ids) >= 2:
         return seen.reply(
             Intent.COMPARE,
@@ -121,6 +132,31 @@ def parse(text: str, previous: Query | None = None, previous_vision: VisionJob |
     if words.is_gibberish(norm):
         return seen.reply(Intent.CLARIFY, clarify="nonsense")
     return seen.reply(Intent.OUT_OF_SCOPE)
+
+
+def _unknown_name(ex: Extraction, norm: str, text: str) -> str | None:
+    """The name of a model the message asks about that the registry lacks and gives no size for: a pasted
+    Hub id, 'Zorblax-9000' where the model goes, or a family without its size ('qwen3')."""
+    if ex.has_model or find_vision_model(norm) is not None:
+        return None
+    if ex.unknown_model:
+        return original_case(text, ex.unknown_model)
+    if ex.family_only:
+        return ex.family_only  # 'which Qwen3?'
+    named = read_unknown_model(ex.residue)
+    return original_case(text, named) if named else None
+
+
+def _rejected(ex: Extraction, text: str, norm: str, previous: Query | None, seen: _Seen) -> Parsed:
+    """'batch -4', 'on 0 GPUs', 'RTX 9999': say what cannot be used, with the rest of the question kept
+    (a follow-up's, on top of the chat's last job) so that a button can answer it once corrected."""
+    fields = ex.fields
+    follow_up = len(norm) <= _SHORT or words.sounds_like_follow_up(norm)
+    if previous is not None and not ex.has_model and follow_up:
+        fields = merge(previous, fields, ex.gpus_added)
+    query = build_query(fields) if fields else None
+    rejected = [r.model_copy(update={"typed": original_case(text, r.typed)}) for r in ex.rejected]
+    return seen.reply(Intent.CLARIFY, clarify="rejected", query=query, rejected=rejected)
 
 
 def _about_the_card(ex: Extraction, norm: str) -> bool:

@@ -31,6 +31,22 @@ class Intent(StrEnum):
     OUT_OF_SCOPE = "out_of_scope"
 
 
+RejectedWhat = Literal["size", "batch", "gpus", "seq", "lora_rank", "card"]
+
+
+class Rejected(BaseModel):
+    """Something the message states that cannot be used as written ('batch -4', 'a 10000000B model',
+    'RTX 9999'): the answer says so instead of answering with a default or the previous question's value."""
+
+    model_config = ConfigDict(frozen=True)
+
+    what: RejectedWhat
+    typed: str  # as the user wrote it
+    reason: Literal["not_positive", "too_large", "too_small", "unknown"]
+    suggestions: list[str] = []  # card ids for an unknown card
+    fixed: int | None = None  # the value a button may offer instead ('batch 4' for 'batch -4')
+
+
 class Parsed(BaseModel):
     """One message understood; fields the message did not touch stay None / empty."""
 
@@ -50,4 +66,5 @@ class Parsed(BaseModel):
     vision: VisionJob | None = None  # an image / video / vision / speech / embedding job (issue 12)
     sort: Literal["cost", "speed"] = "cost"  # "fastest …" ranks plans by speed
     wanted_memory_bytes: int | None = None  # 'upgrade my 3090 to 48GB': the memory the user wants
+    rejected: list[Rejected] = []  # values the message states that cannot be used (answered, not dropped)
     card_counts: dict[str, int] = {}  # comparisons of setups ('8张4090和2张A100'): a count per card
