@@ -7,6 +7,7 @@ dead keyboard is removed. Never an error to the user.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -15,10 +16,12 @@ from telegram.error import BadRequest
 from telegram.ext import BaseHandler, CallbackQueryHandler, ContextTypes
 
 from bot import session
-from bot.answer import answer as core_answer
-from bot.answer import answer_query, apply_action
+from bot.answer import answer_message, answer_stored, apply_action
+from bot.answer.kinds_table import rebuildable
+from bot.answer.service import with_context
+from bot.hub.lookup import HUB_LOOKUP_KEY
 from bot.keyboards import DETAILS, FitPress, LangPress, button_at, parse_callback
-from bot.private import with_chat_currency
+from bot.private import chat_context, remember
 from bot.replies import answer_callback, edit_answer, edit_html, text, toast
 
 logger = logging.getLogger(__name__)
@@ -50,6 +53,8 @@ async def _fit_press(update: Update, context: ContextTypes.DEFAULT_TYPE, press: 
     message = query.message if isinstance(query.message, Message) else None
     await answer_callback(query)  # stop the spinner before the work
     action = press.action
+    # The chat's context as inputs; the stored keyboard's language is the language the answer was in.
+    inputs = with_context(await chat_context(update, context, previous=base), lang=lang)
     if press.ask_label:
         button = button_at(message.reply_markup if message else None, press.row, press.col)
         if button is None:
@@ -57,20 +62,20 @@ async def _fit_press(update: Update, context: ContextTypes.DEFAULT_TYPE, press: 
             return
         action = "ask=" + button.text
     elif action is None:
-        rows = answer_query(base, lang=lang).buttons
+        rows = answer_stored(base, inputs).buttons
         if press.row >= len(rows) or press.col >= len(rows[press.row]):
             await _stale(update, context, answered=True)
             return
         action = rows[press.row][press.col].action
-    currency = (await session.group_settings(context, chat_id)).currency
     if action.startswith("ask="):
-        previous = await session.last_query(context, chat_id, user_id)
-        reply = core_answer(action.removeprefix("ask="), previous=previous or base, lang=lang)
+        # A question on a button: the same path as a typed one, Hub lookup included (off the event loop).
+        lookup = context.bot_data.get(HUB_LOOKUP_KEY)
+        reply = await asyncio.to_thread(answer_message, action.removeprefix("ask="), inputs, lookup=lookup)
     elif action == DETAILS:
-        if not (base.model or base.params_b):
+        if not rebuildable(base, base.answer_kind):
             await _stale(update, context, answered=True)
             return
-        reply = answer_query(base, lang=lang)
+        reply = answer_stored(base, inputs)
     else:
         try:
             changed = apply_action(base, action)
@@ -78,10 +83,8 @@ async def _fit_press(update: Update, context: ContextTypes.DEFAULT_TYPE, press: 
             logger.info("unknown button action %r", action)
             await _stale(update, context, answered=True)
             return
-        reply = answer_query(changed, lang=lang)
-    reply = with_chat_currency(reply, currency)
-    if reply.query is not None:
-        await session.remember_query(context, chat_id, user_id, reply.query)
+        reply = answer_stored(changed, inputs)
+    await remember(context, chat_id, user_id, reply)
     # In a group "details" expands the compact answer, and the other buttons are only under full answers.
     await edit_answer(query, context, reply, compact=False)
 

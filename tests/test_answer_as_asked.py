@@ -16,7 +16,7 @@ import pytest
 from botapi_server import ANN, BotHarness
 
 from bot.answer import answer
-from bot.answer.hub import answer_looking_up
+from bot.answer.service import answer_looking_up
 from bot.hub.cache import SqliteModelCache
 from bot.hub.lookup import HubLookup
 from bot.hub.settings import HubSettings

@@ -8,6 +8,7 @@ from bot.answer.buttons import button
 from bot.answer.common import pack, registry_label
 from bot.answer.model import SUGGESTED_MODELS, SUGGESTED_SIZE_B, Answer, Lang
 from bot.render import fmt_card_name
+from core.answer_kind import AnswerKind
 from core.catalog import load_catalog
 from core.parser.result import Rejected
 from core.query import Query
@@ -110,7 +111,7 @@ def error_answer(lang: Lang, code: str, *, query: Query | None = None) -> Answer
             "Sorry, something went wrong. Please try again." if lang == "en" else "抱歉，出错了，请再试一次。"
         )
         return Answer(
-            kind="error",
+            kind=AnswerKind.ERROR,
             lang=lang,
             query=query,
             filled_query=None,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from core.answer_kind import AnswerKind
 from core.parser import intent as words
 from core.parser.entities import Extraction, extract
 from core.parser.followup import build_query, merge
@@ -97,7 +98,8 @@ def parse(text: str, previous: Query | None = None, previous_vision: VisionJob |
     named = _unknown_name(ex, norm, text)
     if named is not None:
         # a model we do not know is asked about, never answered with the chat's previous model
-        query = build_query(ex.fields)
+        # the kind the message asks for once its model is known (a Hub lookup may find it): kept on the query
+        query = _asked(build_query(ex.fields), ex, norm, ex.fields)
         if names_a_vision_family(named):
             named = None  # 'run yolov8': which variant? (the examples name the vision models)
         return _Seen(lang, card_ids, ambiguous, named).reply(Intent.CLARIFY, query=query, clarify="model")
@@ -170,13 +172,14 @@ def _about_the_card(ex: Extraction, norm: str) -> bool:
 def _card_advice(ex: Extraction, norm: str, previous: Query | None, seen: _Seen) -> Parsed | None:
     """'H20适合训练吗', or its follow-up changing the card or the job ('那推理呢', 'what about L20?')."""
     if len(seen.cards) == 1 and _about_the_card(ex, norm) and words.asks_card_advice(ex.residue):
-        return seen.reply(Intent.CARD_ADVICE, query=build_query(ex.fields | {"question": "card_advice"}))
-    again = previous is not None and previous.question == "card_advice"
+        return seen.reply(Intent.CARD_ADVICE, query=build_query(ex.fields | {"kind": AnswerKind.CARD_ADVICE}))
+    again = previous is not None and previous.kind is AnswerKind.CARD_ADVICE
     if not again or previous is None or ex.has_model or len(seen.cards) > 1:
         return None
     if not (ex.cards or "task" in ex.fields or "method" in ex.fields):
         return None
     fields = merge(previous, ex.fields)
+    fields.pop("sort", None)
     cards = seen.cards or ([previous.card] if previous.card else [])
     return seen.reply(Intent.CARD_ADVICE, query=build_query(fields), cards=cards, follow_up=True)
 
@@ -185,7 +188,7 @@ def _largest(ex: Extraction, norm: str, previous: Query | None, seen: _Seen) -> 
     """'最大能跑多大的模型' on the cards named, or a follow-up of that question ('那QLoRA呢')."""
     if "model" in ex.fields or "params_b" in ex.fields:
         return None
-    again = previous is not None and previous.question == "largest_model"
+    again = previous is not None and previous.kind is AnswerKind.LARGEST_MODEL
     if words.asks_largest_model(norm):
         fields = dict(ex.fields)
         if again and previous is not None and not (ex.cards or "card_memory_bytes" in fields):
@@ -194,7 +197,8 @@ def _largest(ex: Extraction, norm: str, previous: Query | None, seen: _Seen) -> 
         fields = merge(previous, ex.fields, ex.gpus_added)
     else:
         return None
-    fields["question"] = "largest_model"
+    fields["kind"] = AnswerKind.LARGEST_MODEL
+    fields.pop("sort", None)
     return seen.reply(Intent.LARGEST_MODEL, query=build_query(fields), follow_up=again)
 
 
@@ -216,21 +220,29 @@ def _fit(ex: Extraction, norm: str, previous: Query | None, seen: _Seen) -> Pars
     if query.model is None and query.params_b is None:
         return seen.reply(Intent.CLARIFY, query=query, clarify="model")
     cards = seen.cards or ([query.card] if query.card else [])
-    if words.asks_how_many_cards(norm) or words.asks_how_many_cards(ex.residue):
-        query = query.model_copy(update={"question": "cards_needed"})
-    elif query.question != "cards_needed":
-        query = query.model_copy(update={"question": None})  # a model named: about the model, not the card
-    if query.question == "cards_needed":
+    query = _asked(query, ex, norm, fields)
+    if query.kind is AnswerKind.CARDS_NEEDED:
         return seen.reply(Intent.CARDS_NEEDED, query=query, cards=cards, follow_up=follow_up)
-    plan = words.wants_plan(norm) or ("budget" in ex.fields and "card" not in fields)
     return seen.reply(
-        Intent.PLAN if plan else Intent.FIT,
+        query.answer_kind,
         query=query,
         cards=cards,
         follow_up=follow_up,
         compare_methods=_compare_methods(query),
-        sort="speed" if words.wants_fastest(norm) else "cost",
     )
+
+
+def _asked(query: Query, ex: Extraction, norm: str, fields: dict[str, Any]) -> Query:
+    """The kind of answer a question about one model asks for, on its query: how many cards (kept across
+    follow-ups), ranked plans ('cheapest card for …', a budget without a card; asked anew by each message,
+    'fastest …' ranks them by speed), or a fit."""
+    if words.asks_how_many_cards(norm) or words.asks_how_many_cards(ex.residue):
+        return query.model_copy(update={"kind": AnswerKind.CARDS_NEEDED, "sort": None})
+    if query.kind is AnswerKind.CARDS_NEEDED:
+        return query.model_copy(update={"sort": None})
+    plan = words.wants_plan(norm) or ("budget" in ex.fields and "card" not in fields)
+    sort = "speed" if words.wants_fastest(norm) else None
+    return query.model_copy(update={"kind": AnswerKind.PLAN if plan else None, "sort": sort})
 
 
 def _compare_methods(query: Query) -> bool:
