@@ -224,6 +224,11 @@ def offload_speed_json(plan: InferenceOffload) -> dict[str, Any]:
         "aggregate_tokens_per_s": plan.decode_tokens_per_s,
         "batch": 1,
         "parallelism": "offload",
+        # the split's decode is bandwidth arithmetic (core/jobs/offload.py), checked against community
+        # reports in tests, not calibrated on the speed issue's published runs
+        "band": 0.5,
+        "calibrated_on": [],
+        "kv_cache_dtype": plan.kv_cache_dtype,
         "notes": [],
     }
 

@@ -78,12 +78,11 @@ def _inference(
     assert query.precision and query.batch and query.seq
     tokens = query.batch * query.seq
     weights = terms.weight_bytes(model, query.precision) // gpus
-    kv_dtype = terms.activation_dtype_bytes(query.precision)
+    kv_dtype = terms.kv_dtype_bytes(query.precision, query.kv_cache_dtype)
     vllm = is_serving_engine(query.runtime)
     kv_cache = terms.kv_cache_bytes(
         model, query.seq, kv_dtype, sequences=query.batch, gpus=gpus, compressed_mla=vllm, windowed=vllm
     )
-    kv_cache = int(kv_cache * terms.kv_dtype_factor(query.kv_cache_dtype))
     if vllm:
         # vLLM's profile run: one bounded prefill chunk through the model, fp32 logits for every token of it
         # plus a near-constant rest. The chunk without a card here; `_vllm_card_chunk_logits` adds what a
@@ -412,7 +411,7 @@ def _estimate(
             usable = min(
                 capacity, int(capacity * filled.gpu_memory_utilization + cal.runtime.cuda_context_gib * GIB)
             )
-        kv_dtype = terms.activation_dtype_bytes(filled.precision or Precision.BF16)
+        kv_dtype = terms.kv_dtype_bytes(filled.precision or Precision.BF16, filled.kv_cache_dtype)
         for count in sorted({1, gpus}):
             if count == gpus:
                 counted = breakdown
@@ -430,7 +429,6 @@ def _estimate(
                 kv_seq = terms.kv_cache_bytes(
                     model, filled.seq or 1, kv_dtype, gpus=count, compressed_mla=True
                 )
-                kv_seq = int(kv_seq * terms.kv_dtype_factor(filled.kv_cache_dtype))
                 pool = _vllm_pool(filled, counted, capacity, cal, kv_seq)
                 counted = counted.model_copy(update={"kv_cache": kv_seq})
                 if count == gpus:

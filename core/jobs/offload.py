@@ -46,6 +46,7 @@ class InferenceOffload(BaseModel):
     host_memory: str
     host_assumed: bool
     decode_tokens_per_s: float
+    kv_cache_dtype: str = "auto"
     expert_layers_on_gpu: int = 0
     whole: bool = (
         False  # every layer fits on the cards (only the token embedding stays in RAM, as llama.cpp does)
@@ -138,6 +139,7 @@ def offload_plan(estimate: Estimate, model: ModelArch, card: Card, count: int) -
         host_memory=memory.label,
         host_assumed=memory.assumed,
         decode_tokens_per_s=round(1.0 / seconds, 2),
+        kv_cache_dtype=query.kv_cache_dtype.value if query.kv_cache_dtype else "auto",
         expert_layers_on_gpu=on_gpu,
         whole=gpu_layers >= layers and (mode is Offload.LAYERS or on_gpu >= model.moe_layers),
     )

@@ -244,9 +244,8 @@ def read_jobs(text: str, fields: dict[str, object]) -> str:
     kv = take(_KV_DTYPE)
     if kv:
         dtype = kv.group("d")
-        fields["kv_cache_dtype"] = (
-            "fp8" if dtype.startswith("fp8") else "f16" if dtype in ("f16", "fp16", "bf16", "auto") else dtype
-        )
+        if dtype != "auto":
+            fields["kv_cache_dtype"] = "fp8" if dtype.startswith("fp8") else "fp16" if dtype == "f16" else dtype
     _read_offload(text, fields)
     if fields.get("offload") in (Offload.NVME, Offload.PARAMS):
         fields.setdefault("zero_stage", 3)  # only ZeRO-3 offloads parameters (DeepSpeed config-json)
