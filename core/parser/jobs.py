@@ -245,7 +245,8 @@ def read_jobs(text: str, fields: dict[str, object]) -> str:
     if kv:
         dtype = kv.group("d")
         if dtype != "auto":
-            fields["kv_cache_dtype"] = "fp8" if dtype.startswith("fp8") else "fp16" if dtype == "f16" else dtype
+            named = {"f16": "fp16", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8"}
+            fields["kv_cache_dtype"] = named.get(dtype, dtype)
     _read_offload(text, fields)
     if fields.get("offload") in (Offload.NVME, Offload.PARAMS):
         fields.setdefault("zero_stage", 3)  # only ZeRO-3 offloads parameters (DeepSpeed config-json)
