@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, ParamSpec, get_args
 
 from core.catalog import load_catalog
 from core.estimator import UnknownCardError, UnknownModelError, estimate
-from core.query import LoraTargets, Method, Precision, Query, Runtime, Task
+from core.query import LoraTargets, Method, Precision, Query, Task
 from core.registry import load_registry
+from core.runtimes import load_runtimes
 from core.units import parse_quantity, parse_tokens_length
 
 if TYPE_CHECKING:
@@ -148,7 +149,7 @@ def query_from_args(args: argparse.Namespace) -> Query:
         precision=Precision(args.precision) if args.precision else None,
         batch=args.batch,
         seq=args.seq,
-        runtime=Runtime(args.runtime) if args.runtime else None,
+        runtime=args.runtime or None,
         grad_checkpointing=args.grad_checkpointing,
         lora_rank=args.lora_rank,
         lora_targets=targets,
@@ -182,7 +183,7 @@ def _add_estimate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         metavar="TARGETS",
         help="all-linear (default), attention (q,k,v,o) or q,v (also: all, attn, qv, q_proj,v_proj)",
     )
-    p.add_argument("--runtime", choices=[r.value for r in Runtime])
+    p.add_argument("--runtime", choices=list(load_runtimes().by_id), help="data/runtimes.toml")
     p.add_argument("--card", help="catalog name, e.g. 4090, a100-80gb-sxm, h20")
     p.add_argument("--gpus", type=int)
     p.add_argument("--tokens", type=parse_quantity, help="training tokens, e.g. 2T or 500M")

@@ -16,8 +16,9 @@ from pydantic import BaseModel, ConfigDict
 from core.catalog import Card, Segment
 from core.estimator import Estimate, resolve_model, terms
 from core.paths import DATA_DIR
-from core.query import Method, Precision, Query, Runtime, Task
+from core.query import Method, Precision, Query, Task
 from core.registry import ModelArch, load_registry
+from core.runtimes import runtime_profile
 
 
 class DecodeConstants(BaseModel):
@@ -25,9 +26,7 @@ class DecodeConstants(BaseModel):
 
     bandwidth_efficiency: float
     overhead_s_per_layer: float
-    overhead_s_per_layer_vllm: float
     source: str
-    vllm_source: str
 
 
 class MfuConstants(BaseModel):
@@ -176,32 +175,36 @@ def inference_speed(estimate: Estimate, card: Card, gpus: int) -> InferenceSpeed
     gpus = max(gpus, 1)
     batch = query.batch or 1
     notes: list[str] = []
-    if query.runtime is Runtime.VLLM and estimate.vllm is not None:
+    engine = runtime_profile(query.runtime).speed
+    if engine.continuous_batching and estimate.vllm is not None:
         # A serving engine decodes the sequences its KV pool holds at once (the rest queue).
         pool_batch = max(1, estimate.vllm.concurrent_sequences)
         if pool_batch != batch:
             notes.append("batch_from_vllm_pool")
         batch = pool_batch
 
-    tensor_parallel = gpus > 1 and query.runtime is Runtime.VLLM
+    tensor_parallel = gpus > 1 and engine.tensor_parallel
     parallelism = "single" if gpus == 1 else ("tensor" if tensor_parallel else "pipeline")
     if gpus > 1 and not tensor_parallel:
         notes.append("layers_split_sequential")
     if gpus > 1 and not card.has_nvlink:
         notes.append("no_nvlink")
     split = gpus if tensor_parallel else 1
-    bandwidth = card.bandwidth_gb_s * 1e9 * constants.decode.bandwidth_efficiency
+    efficiency = engine.decode_bandwidth_efficiency or constants.decode.bandwidth_efficiency
+    bandwidth = card.bandwidth_gb_s * 1e9 * efficiency
     mfu = constants.mfu.for_card(card)
     peak = tensor_tflops(card, precision) * 1e12 * mfu
     kv_token = terms.kv_bytes_per_token(
-        model, terms.activation_dtype_bytes(precision), compressed_mla=query.runtime is Runtime.VLLM
+        model,
+        terms.activation_dtype_bytes(precision),
+        compressed_mla=runtime_profile(query.runtime).memory.kv_compressed_mla,
     )
     layers = model.decoder_layers or model.layers
 
-    engine = query.runtime is Runtime.VLLM
-    per_layer_s = (
-        constants.decode.overhead_s_per_layer_vllm if engine else constants.decode.overhead_s_per_layer
-    )
+    # a fixed cost per layer per step: the engine's own (CUDA graphs make vLLM's small), else speed.toml's
+    per_layer_s = engine.decode_overhead_s_per_layer
+    if per_layer_s is None:
+        per_layer_s = constants.decode.overhead_s_per_layer
 
     def step_seconds(b: int) -> tuple[float, float]:
         read = decode_weight_bytes(model, precision, b) + b * seq * kv_token
@@ -218,12 +221,12 @@ def inference_speed(estimate: Estimate, card: Card, gpus: int) -> InferenceSpeed
     bound_s = (
         (decode_weight_bytes(model, precision, 1) + seq * kv_token) / split / (card.bandwidth_gb_s * 1e9)
     )
-    if query.precision in (Precision.INT8,) and query.runtime is not Runtime.VLLM:
+    if query.precision in (Precision.INT8,) and engine.int8_kernels == "bitsandbytes":
         notes.append("bnb_int8_slow")
 
     # transformers prefills the whole batch of prompts in one call; a serving engine (vLLM) prefills each
     # request as it arrives, so its concurrency does not delay one prompt's first token.
-    prompts = 1 if query.runtime is Runtime.VLLM else (query.batch or 1)
+    prompts = 1 if engine.continuous_batching else (query.batch or 1)
     prefill_tokens = prompts * seq
     attention = 2.0 * layers * model.heads * model.dim_head * seq * prefill_tokens
     prefill_flops = 2.0 * model.active_params * prefill_tokens + attention
@@ -235,7 +238,7 @@ def inference_speed(estimate: Estimate, card: Card, gpus: int) -> InferenceSpeed
         aggregate_tokens_per_s=batch / batch_s,
         batch=batch,
         ttft_s=prefill_s,
-        efficiency=constants.decode.bandwidth_efficiency,
+        efficiency=efficiency,
         bound_fraction=min(1.0, bound_s / one_s),
         mfu=mfu,
         parallelism=parallelism,

@@ -10,7 +10,8 @@ from core.assessment import Assessment, assess
 from core.catalog import Card
 from core.cost import CardPrice, PriceBook, price_book_in_force
 from core.estimator import Estimate
-from core.query import Currency, Method, Precision, Query, Runtime, SortKey, Task
+from core.query import Currency, Method, Precision, Query, SortKey, Task
+from core.runtimes import load_runtimes
 from core.speed import inference_speed, training_speed
 
 
@@ -69,7 +70,7 @@ def plan_from(job: Assessment, currency: Currency) -> Plan | None:
         task=query.task,
         method=query.method,
         precision=query.precision or Precision.BF16,
-        runtime=query.runtime or Runtime.TRANSFORMERS,
+        runtime=query.runtime or load_runtimes().training_default.id,
         need_bytes=verdict.need_bytes,
         capacity_bytes=verdict.capacity_bytes,
         verdict=verdict.fits,
