@@ -256,6 +256,15 @@ def load_price_book() -> PriceBook:
     return _load(path, mtime)
 
 
+def price_book_problem() -> str | None:
+    """Why the price file in force cannot be used (one line), or None when it can."""
+    try:
+        load_price_book()
+    except PriceBookError as err:
+        return str(err).splitlines()[0].rstrip(":")
+    return None
+
+
 def price_book_in_force() -> PriceBook | None:
     """The price book now in force, or None when the price file is unusable (answers then show no prices
     rather than fail). A new object whenever the file changes, so it is part of the cache keys of the pure
