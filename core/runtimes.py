@@ -45,19 +45,6 @@ class RuntimeDefaults(BaseModel):
     precision: str | None = None  # a core.query.Precision value (tests/test_runtimes.py holds it)
 
 
-class RuntimeSpeed(BaseModel):
-    """The engine's speed terms (core/speed.py); issue 22's per-runtime calibration goes here."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    continuous_batching: bool
-    tensor_parallel: bool
-    decode_overhead_s_per_layer: float | None = Field(default=None, ge=0)  # None: data/speed.toml
-    decode_bandwidth_efficiency: float | None = Field(default=None, gt=0, le=1)
-    decode_source: str = ""
-    int8_kernels: Literal["fast", "bitsandbytes"]
-
-
 class RuntimeProfile(BaseModel):
     """One engine."""
 
@@ -72,7 +59,10 @@ class RuntimeProfile(BaseModel):
     source: str
     memory: RuntimeMemory
     defaults: RuntimeDefaults = RuntimeDefaults()
-    speed: RuntimeSpeed
+    speed_terms: str  # data/speed.toml [runtimes.<speed_terms>] (core/speed; fitted by tools/fit_speed.py)
+    speed_terms_apple: str | None = None  # the engine's Apple-silicon backend, when it has other terms
+    gguf_default: bool = False  # the engine a GGUF file runs in
+    int8_kernels: Literal["fast", "bitsandbytes"]
 
     @property
     def kv_pool(self) -> bool:
@@ -98,6 +88,10 @@ class RuntimeTable(BaseModel):
     @cached_property
     def training_default(self) -> RuntimeProfile:
         return next(p for p in self.profiles if p.training_default)
+
+    @cached_property
+    def gguf_default(self) -> RuntimeProfile:
+        return next(p for p in self.profiles if p.gguf_default)
 
     @cached_property
     def _pattern(self) -> re.Pattern[str]:
@@ -152,7 +146,6 @@ __all__ = [
     "RuntimeDefaults",
     "RuntimeMemory",
     "RuntimeProfile",
-    "RuntimeSpeed",
     "RuntimeTable",
     "known_runtime",
     "load_runtimes",

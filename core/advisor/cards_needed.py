@@ -26,6 +26,7 @@ from core.estimator import Fit, resolve_model
 from core.query import Currency, Query, Task
 from core.registry import ModelArch, load_registry
 from core.runtimes import load_runtimes
+from core.speed import load_speed_constants
 
 Parallelism = Literal["none", "tp", "tp_pp", "pipeline", "zero3"]
 
@@ -79,7 +80,7 @@ def as_served(query: Query) -> Query:
 
 def _uses_tensor_parallel(query: Query) -> bool:
     engine = load_runtimes().get(query.runtime) if query.runtime else load_runtimes().serving_default
-    return query.task is Task.INFERENCE and engine.speed.tensor_parallel
+    return query.task is Task.INFERENCE and load_speed_constants().runtime(engine.speed_terms).tensor_parallel
 
 
 def tensor_parallel_ok(model: ModelArch, size: int) -> bool:

@@ -76,7 +76,7 @@ def _inference(
 ) -> tuple[Breakdown, str, VllmPool | None]:
     assert query.precision and query.batch and query.seq
     weights = terms.weight_bytes(model, query.precision) // gpus
-    kv_dtype = terms.activation_dtype_bytes(query.precision)
+    kv_dtype = terms.kv_dtype_bytes(query.precision, query.kv_cache_dtype)
     engine = runtime_profile(query.runtime).memory
     kv_cache = terms.kv_cache_bytes(
         model,
@@ -392,7 +392,7 @@ def _estimate(
             usable = min(
                 capacity, int(capacity * filled.gpu_memory_utilization + cal.runtime.cuda_context_gib * GIB)
             )
-        kv_dtype = terms.activation_dtype_bytes(filled.precision or Precision.BF16)
+        kv_dtype = terms.kv_dtype_bytes(filled.precision or Precision.BF16, filled.kv_cache_dtype)
         for count in sorted({1, gpus}):
             if count == gpus:
                 counted = breakdown
