@@ -6,11 +6,12 @@ Field names and values are a public contract (`gpufit estimate --json`, `gpufit 
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal
+from typing import Annotated, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from core.answer_kind import QUERY_KINDS, AnswerKind
+from core.runtimes import known_runtime, load_runtimes, runtime_profile
 
 
 class Task(StrEnum):
@@ -54,50 +55,26 @@ class KvCacheDtype(StrEnum):
     Q4_0 = "q4_0"
 
 
-class Runtime(StrEnum):
-    """The program that runs the job, as the user names it (issue 18). Serving engines (vLLM, SGLang,
-    TensorRT-LLM, MindIE) hold a KV pool and batch continuously; GGUF runtimes (llama.cpp and what wraps it)
-    offload layers to system RAM by themselves; training frameworks set their own defaults."""
+class Runtime:
+    """Ids of the runtimes core's own recipes name (the measured transformers jobs, vLLM's published pool).
 
-    TRANSFORMERS = "transformers"
-    VLLM = "vllm"
-    SGLANG = "sglang"
-    TENSORRT_LLM = "tensorrt-llm"
-    MINDIE = "mindie"
-    OLLAMA = "ollama"
-    LLAMA_CPP = "llama.cpp"
-    LM_STUDIO = "lm-studio"
-    KTRANSFORMERS = "ktransformers"
-    LLAMA_FACTORY = "llama-factory"
-    DEEPSPEED = "deepspeed"
-    UNSLOTH = "unsloth"
-    TORCHTUNE = "torchtune"
-    TRL = "trl"
-    VERL = "verl"
-    OPENRLHF = "openrlhf"
+    Every runtime is a profile in data/runtimes.toml (core/runtimes.py): `Query.runtime` is any profile's id,
+    and the estimator, the speed model and the advisor read the profile's fields, never the id.
+    """
+
+    TRANSFORMERS: Final = "transformers"
+    VLLM: Final = "vllm"
 
 
-# Engines with a paged KV pool and continuous batching, sized like vLLM's (a share of the card).
-SERVING_ENGINES = frozenset({Runtime.VLLM, Runtime.SGLANG, Runtime.TENSORRT_LLM, Runtime.MINDIE})
-# llama.cpp and what is built on it: GGUF weights; layers or MoE experts left in system RAM by themselves.
-GGUF_RUNTIMES = frozenset({Runtime.OLLAMA, Runtime.LLAMA_CPP, Runtime.LM_STUDIO, Runtime.KTRANSFORMERS})
-# Training programs (the estimator treats them as transformers/peft with their own defaults).
-TRAINING_RUNTIMES = frozenset(
-    {
-        Runtime.LLAMA_FACTORY,
-        Runtime.DEEPSPEED,
-        Runtime.UNSLOTH,
-        Runtime.TORCHTUNE,
-        Runtime.TRL,
-        Runtime.VERL,
-        Runtime.OPENRLHF,
-    }
-)
+def is_serving_engine(runtime: str | None) -> bool:
+    """A continuous-batching engine with a KV pool (the profile's memory layout, data/runtimes.toml)."""
+    return runtime is not None and runtime_profile(runtime).kv_pool
 
 
-def is_serving_engine(runtime: Runtime | None) -> bool:
-    """A continuous-batching engine with a KV pool (vLLM and its kin)."""
-    return runtime in SERVING_ENGINES
+def offloads_to_host(runtime: str | None) -> bool:
+    """The engine keeps what does not fit (layers, MoE experts) in system RAM by itself (llama.cpp and what
+    is built on it): the profile's `host_offload`."""
+    return runtime is not None and runtime_profile(runtime).host_offload is not None
 
 
 class Algorithm(StrEnum):
@@ -112,8 +89,8 @@ class Algorithm(StrEnum):
 
 
 class Offload(StrEnum):
-    """What is kept in system memory instead of the card: layers / MoE experts (GGUF runtimes), the optimizer
-    (ZeRO-Offload), parameters and optimizer (ZeRO-3 offload) or both on NVMe (ZeRO-Infinity)."""
+    """What is kept in system memory instead of the card: layers / MoE experts (GGUF runtimes), the
+    optimizer (ZeRO-Offload), parameters and optimizer (ZeRO-3 offload) or both on NVMe (ZeRO-Infinity)."""
 
     LAYERS = "layers"
     EXPERTS = "experts"
@@ -124,6 +101,10 @@ class Offload(StrEnum):
 
 
 HostMemoryType = Literal["ddr4", "ddr5"]
+
+
+# A runtime id known to data/runtimes.toml (vllm, sglang, llama.cpp, …).
+RuntimeId = Annotated[str, AfterValidator(known_runtime)]
 
 
 class Optimizer(StrEnum):
@@ -150,7 +131,6 @@ SortKey = Literal["cost", "speed"]
 DEFAULT_BATCH = 1
 DEFAULT_SEQ = 2048
 DEFAULT_LORA_RANK = 16
-DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
 
 
 class Query(BaseModel):
@@ -171,7 +151,7 @@ class Query(BaseModel):
     precision: Precision | None = None
     batch: int | None = Field(default=None, ge=1, le=1_000_000)
     seq: int | None = Field(default=None, ge=1, le=10_000_000)
-    runtime: Runtime | None = None
+    runtime: RuntimeId | None = None
     kv_cache_dtype: KvCacheDtype | None = Field(default=None, description="None: the model's 16-bit dtype")
     grad_checkpointing: bool | None = None
     lora_rank: int | None = Field(default=None, ge=1, le=4096)
@@ -262,35 +242,42 @@ class Query(BaseModel):
             method = Method.FULL if self.task is Task.PRETRAIN else Method.LORA
         if not training:
             method = None
-        precision_default = Precision.NF4 if method is Method.QLORA else Precision.BF16
         # Several sequences at once in inference is serving: a continuous-batching engine (vLLM), not one
         # transformers prefill of every prompt together. Stated as an assumption.
-        fills_runtime = Runtime.VLLM if not training and (self.batch or 1) > 1 else Runtime.TRANSFORMERS
         if self.algorithm is not None and self.method is None and training:
             # TRL / verl / OpenRLHF / LLaMA-Factory default to training the whole policy
             method = Method.FULL
+        runtimes = load_runtimes()
+        serving = not training and (self.batch or 1) > 1
+        fills_runtime = (runtimes.serving_default if serving else runtimes.training_default).id
+        engine = runtime_profile(self.runtime or fills_runtime)
+        # The engine's own defaults for inference (llama.cpp / Ollama: a 4-bit GGUF and a 4k context).
+        engine_precision = engine.defaults.precision if not training else None
+        precision_default = (
+            Precision.NF4 if method is Method.QLORA else Precision(engine_precision or Precision.BF16.value)
+        )
+        seq_default = (engine.defaults.context if not training else None) or DEFAULT_SEQ
         fills: dict[str, object] = {
             "method": method,
             "precision": precision_default,
             "gpus": 1,
             "batch": DEFAULT_BATCH,
-            "seq": DEFAULT_SEQ,
+            "seq": seq_default,
             "runtime": fills_runtime,
             # On for fine-tuning, as LLaMA-Factory and peft's prepare_model_for_kbit_training set it:
             # without it a 13B LoRA holds ~20 GiB of activations at 2k tokens. Stated as an assumption.
             # Off for pretraining, which shards over many cards (published MFUs count no recompute).
             "grad_checkpointing": self.task is Task.FINETUNE if training else None,
             "optimizer": Optimizer.ADAMW if training else None,
-            # torchtune's full recipes keep bf16 weights and optimizer states (no fp32 master copy)
+            # a framework's own recipe may keep no fp32 master copy (torchtune: bf16 weights and Adam states)
             "master_weights": (
-                method is Method.FULL and self.runtime is not Runtime.TORCHTUNE if training else None
+                method is Method.FULL and engine.defaults.master_weights is not False if training else None
             ),
             "zero_stage": 0 if training else None,
             "lora_rank": DEFAULT_LORA_RANK if method in (Method.LORA, Method.QLORA) else None,
             "lora_targets": "all-linear" if method in (Method.LORA, Method.QLORA) else None,
-            "gpu_memory_utilization": (
-                DEFAULT_GPU_MEMORY_UTILIZATION if is_serving_engine(self.runtime or fills_runtime) else None
-            ),
+            # a serving engine's share of the card (vLLM gpu_memory_utilization, SGLang mem_fraction_static)
+            "gpu_memory_utilization": engine.memory.memory_share if engine.kv_pool else None,
         }
         updates: dict[str, object] = {}
         defaulted = list(self.defaulted)

@@ -27,7 +27,7 @@ from core.cost import price_book_in_force
 from core.estimator import COMPONENTS, Estimate, Fit, UnknownModelError, Verdict, estimate
 from core.jobs.facts import JobFacts, job_facts
 from core.jobs.offload import InferenceOffload
-from core.query import Currency, Method, Query, Runtime, Task
+from core.query import Currency, Method, Query, Task
 from core.registry import load_registry
 
 log = logging.getLogger(__name__)
@@ -103,32 +103,11 @@ def assumptions(est: Estimate, stated: Query) -> list[tuple[str, Any]]:
     return items
 
 
-def _fix_action(fix: Fix) -> str | None:
-    """The button that applies a fix, when one field says it."""
-    q = fix.query
-    actions = {
-        "grad_checkpointing": "grad_checkpointing=true",
-        "adamw_8bit": "optimizer=adamw_8bit",
-        "smaller_batch": f"batch={q.batch}",
-        "fp8": "precision=fp8",
-        "int8": "precision=int8",
-        "int4": "precision=int4",
-        "lora": "method=lora",
-        "qlora": "method=qlora",
-        "shorter_context": f"seq={q.seq}",
-        "chunked_loss": "chunked_loss=true",
-        "offloaded_checkpointing": "offload_activations=true",
-        "more_cards": f"gpus={fix.count}",
-        "bigger_card": f"card={fix.card}",
-    }
-    return actions.get(fix.kind)
-
-
 def _fix_rows(query: Query, currency: str) -> list[dict[str, Any]]:
     rows = []
     for fix in advisor.fixes(query, currency=Currency(currency)):
         card = card_or_none(fix.card)
-        rows.append({"fix": fix, "card_name": card.name if card else fix.card, "action": _fix_action(fix)})
+        rows.append({"fix": fix, "card_name": card.name if card else fix.card, "action": fix.action})
     return rows
 
 
@@ -234,14 +213,14 @@ def offload_speed_json(plan: InferenceOffload) -> dict[str, Any]:
 
 
 def serving_facts(est: Estimate, job: Assessment | None) -> dict[str, Any] | None:
-    """The serving engine's figures (vLLM): its KV pool, what one sequence takes, how many run at once and
-    how many of the asked users wait."""
+    """The serving engine's figures (vLLM, SGLang: a KV-pool runtime): its KV pool, what one sequence takes,
+    how many run at once and how many of the asked users wait."""
     pool = est.vllm
     if pool is None:
         return None
     count = job.count if job is not None else est.query.gpus or 1
     return {
-        "runtime": (est.query.runtime or Runtime.VLLM).value,
+        "runtime": est.query.runtime,
         "tensor_parallel": count,
         "kv_pool_bytes": pool.kv_pool_bytes,
         "kv_bytes_per_sequence": pool.kv_bytes_per_sequence,
@@ -327,7 +306,7 @@ def _job_facts(view: dict[str, Any]) -> dict[str, Any]:
     if jobs is None:
         return {}
     facts: dict[str, Any] = {
-        "runtime": jobs.runtime.value,
+        "runtime": jobs.runtime,
         "offload": jobs.offload,
         "rl": jobs.rl.model_dump(mode="json") if jobs.rl else None,
         "launch": jobs.launch.model_dump(mode="json") if jobs.launch else None,

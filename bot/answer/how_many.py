@@ -44,7 +44,7 @@ def _job_facts(job: Assessment | None) -> dict[str, Any]:
         return {}
     facts = job_facts(job.estimate, job.card, job.count, job.verdict.fits if job.verdict else None)
     return {
-        "runtime": facts.runtime.value,
+        "runtime": facts.runtime,
         "rl": facts.rl.model_dump(mode="json") if facts.rl else None,
         "launch": facts.launch.model_dump(mode="json") if facts.launch else None,
     }

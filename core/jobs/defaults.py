@@ -7,8 +7,9 @@ checkpointing, the RL trainers' generation settings."""
 from __future__ import annotations
 
 from core.jobs.constants import load_job_constants
-from core.query import GGUF_RUNTIMES, Algorithm, Method, Precision, Query, Runtime, Task
+from core.query import Algorithm, Method, Precision, Query, Task
 from core.registry import ModelArch
+from core.runtimes import runtime_profile
 from core.units import GIB
 
 RL_GENERATING = frozenset({Algorithm.GRPO, Algorithm.PPO})
@@ -35,31 +36,33 @@ def _fill(query: Query, updates: dict[str, object]) -> Query:
 
 
 def runtime_defaults(query: Query, total_vram_bytes: int | None, model: ModelArch) -> Query:
-    """`query` with its runtime's defaults for what was not said (the card's total memory picks Ollama's
-    context; None when no card is known)."""
+    """`query` with its runtime profile's defaults for what was not said (data/runtimes.toml; the card's
+    total memory picks Ollama's context; None when no card is known)."""
     c = load_job_constants()
-    runtime = query.runtime
+    profile = runtime_profile(query.runtime)  # None: the training / single-sequence default
     max_context = model.max_context
-    if query.task is Task.INFERENCE and runtime in GGUF_RUNTIMES:
+    if query.task is Task.INFERENCE and query.runtime is not None and profile.host_offload is not None:
         # GGUF files are Q4_K_M unless asked; a model released in 4 bits (gpt-oss's MXFP4) runs as released
         native = Precision.INT4 if model.native_precision == "int4" else Precision.Q4_K_M
         updates: dict[str, object] = {"precision": native}
-        if runtime is Runtime.OLLAMA and total_vram_bytes:
+        if profile.defaults.context_by_vram and total_vram_bytes:
             updates["seq"] = ollama_context(total_vram_bytes, max_context)
-        elif runtime is Runtime.KTRANSFORMERS:
-            updates["seq"] = c.ktransformers.context_default
-        elif runtime in (Runtime.LLAMA_CPP, Runtime.LM_STUDIO):
-            updates["seq"] = min(c.llama_cpp.context_default, max_context or c.llama_cpp.context_default)
+        elif profile.defaults.context:
+            updates["seq"] = min(profile.defaults.context, max_context or profile.defaults.context)
         query = _fill(query, updates)
-    if query.task is Task.FINETUNE and runtime is Runtime.UNSLOTH:
-        # from_pretrained(load_in_4bit=True) in every Unsloth notebook; its own kernels chunk the loss
-        # and use_gradient_checkpointing="unsloth" offloads the checkpoints to system RAM.
-        updates = {"chunked_loss": True, "offload_activations": True, "grad_checkpointing": True}
-        if query.method is None:
-            updates["method"] = Method.QLORA
-        query = _fill(query, updates)
+    d = profile.defaults
+    if query.task is Task.FINETUNE and (d.method or d.chunked_loss or d.offload_activations):
+        updates = {"chunked_loss": d.chunked_loss, "offload_activations": d.offload_activations}
+        if d.offload_activations:
+            updates["grad_checkpointing"] = True
+        if d.method is not None and query.method is None:
+            updates["method"] = Method(d.method)
+        query = _fill(query, {k: v for k, v in updates.items() if v is not None})
     if query.algorithm in RL_GENERATING and query.task is not Task.INFERENCE:
-        completion = c.rl.trl_completion_tokens if runtime is Runtime.TRL else c.rl.completion_tokens
+        rl = profile.rl
+        completion = (
+            rl.completion_tokens if rl is not None and rl.completion_tokens else c.rl.completion_tokens
+        )
         updates = {"completion_tokens": completion}
         if query.algorithm is Algorithm.GRPO:
             updates["num_generations"] = c.rl.num_generations

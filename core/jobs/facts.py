@@ -12,12 +12,12 @@ from pydantic import BaseModel, ConfigDict
 from core.catalog import Card
 from core.estimator import Estimate, Fit
 from core.jobs import rl, zero_offload
-from core.jobs.constants import load_job_constants
 from core.jobs.host import effective_bytes_s, host_memory
 from core.jobs.launch import Launch, launch_line
 from core.jobs.offload import InferenceOffload, offload_plan
-from core.query import Runtime, Task
+from core.query import Task
 from core.registry import ModelArch, load_registry
+from core.runtimes import runtime_profile
 from core.speed import training_speed
 
 Verdict = Literal["fits", "tight", "no", "offload"]
@@ -41,7 +41,7 @@ class RlFacts(BaseModel):
 class JobFacts(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    runtime: Runtime
+    runtime: str
     verdict: Verdict | None  # None: the estimate's own verdict stands
     offload: dict[str, Any] | None
     inference_offload: InferenceOffload | None
@@ -64,7 +64,7 @@ def _arch(est: Estimate) -> ModelArch | None:
 
 def job_facts(est: Estimate, card: Card | None, count: int, fits: Fit | None) -> JobFacts:
     q = est.query
-    runtime = q.runtime or Runtime.TRANSFORMERS
+    runtime = q.runtime or runtime_profile(None).id
     model = _arch(est)
     verdict: Verdict | None = None
     offload: dict[str, Any] | None = None
@@ -126,8 +126,8 @@ def _rl_facts(est: Estimate, model: ModelArch, card: Card | None, count: int) ->
     rollout_json = None
     step = None
     if rollout is not None:
-        share = load_job_constants().rl
-        engine_share = share.verl_rollout_share if q.runtime is Runtime.VERL else share.trl_rollout_share
+        profile_rl = runtime_profile(q.runtime).rl
+        engine_share = profile_rl.rollout_share if profile_rl is not None else None
         rollout_json = {
             "placement": rl.rollout_placement(q),
             "bytes": rollout.bytes,

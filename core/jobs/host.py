@@ -10,7 +10,8 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from core.jobs.constants import load_job_constants
-from core.query import Query, Runtime
+from core.query import Query
+from core.runtimes import runtime_profile
 
 
 class HostMemory(BaseModel):
@@ -34,7 +35,7 @@ class HostMemory(BaseModel):
 def host_memory(query: Query) -> HostMemory:
     c = load_job_constants().host
     server = (query.host_memory_bytes or 0) >= c.server_from_gb * 1e9 or (
-        query.runtime is Runtime.KTRANSFORMERS and query.host_memory_bytes is None
+        runtime_profile(query.runtime).host_server and query.host_memory_bytes is None
     )
     kind = query.host_memory_type or "ddr5"
     if server:

@@ -11,14 +11,15 @@ from pydantic import BaseModel, ConfigDict
 
 from core.estimator import Estimate
 from core.jobs.offload import InferenceOffload
-from core.query import Offload, Precision, Query, Runtime, Task, is_serving_engine
+from core.query import Offload, Precision, Query, Task
 from core.registry import ModelArch
+from core.runtimes import load_runtimes, runtime_profile
 
 
 class Launch(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    runtime: Runtime
+    runtime: str
     command: str
     config: str | None = None  # a DeepSpeed JSON when the job needs one
 
@@ -52,102 +53,56 @@ def _gguf(model: ModelArch | None, query: Query) -> str:
 def launch_line(
     estimate: Estimate, model: ModelArch | None, count: int, offload: InferenceOffload | None
 ) -> Launch | None:
-    """The command for the runtime the answer assumed; None for a plain transformers / peft job (a script)."""
+    """The command for the runtime the answer assumed (its profile's `launch` template, data/runtimes.toml);
+    a DeepSpeed launch with its config for ZeRO offload; None for a plain transformers / peft job."""
     q = estimate.query
-    runtime = q.runtime
-    seq = q.seq or 2048
-    if q.task is Task.INFERENCE and runtime is not None:
-        return _serving(q, model, count, seq, offload)
-    deepspeed = q.runtime is Runtime.DEEPSPEED or q.offload in (
-        Offload.OPTIMIZER,
-        Offload.PARAMS,
-        Offload.NVME,
-    )
-    if q.task is not Task.INFERENCE and deepspeed:
-        return _deepspeed(q, count)
-    return None
-
-
-def _serving(
-    q: Query, model: ModelArch | None, count: int, seq: int, offload: InferenceOffload | None
-) -> Launch | None:
-    runtime = q.runtime
-    repo = _repo(model, q)
-    if runtime is Runtime.VLLM:
-        parts = [f"vllm serve {repo}", f"--tensor-parallel-size {count}", f"--max-model-len {seq}"]
-        parts.append(f"--gpu-memory-utilization {q.gpu_memory_utilization or 0.9}")
-        if q.kv_cache_dtype == "fp8":
-            parts.append("--kv-cache-dtype fp8")
-        if q.expert_parallel:
-            parts.append("--enable-expert-parallel")
-        if q.batch and "batch" not in q.defaulted:
-            parts.append(f"--max-num-seqs {q.batch}")
-        return Launch(runtime=runtime, command=" ".join(parts))
-    if runtime is Runtime.SGLANG:
-        parts = [
-            f"python -m sglang.launch_server --model-path {repo}",
-            f"--tp {count}",
-            f"--context-length {seq}",
-        ]
-        if model is not None and model.is_mla and count > 1:
-            parts += ["--enable-dp-attention", f"--dp {count}"]
-        if q.kv_cache_dtype == "fp8":
-            parts.append("--kv-cache-dtype fp8_e4m3")
-        return Launch(runtime=runtime, command=" ".join(parts))
-    if runtime is Runtime.TENSORRT_LLM:
-        return Launch(
-            runtime=runtime,
-            command=(
-                f"trtllm-serve {repo} --tp_size {count} --max_seq_len {seq} "
-                "--kv_cache_free_gpu_memory_fraction 0.9"
-            ),
-        )
-    if runtime is Runtime.LLAMA_CPP:
-        layers = offload.gpu_layers if offload is not None and offload.mode is Offload.LAYERS else 999
-        parts = [f"llama-server -m {_gguf(model, q)}", f"-ngl {layers}", f"-c {seq}"]
-        if offload is not None and offload.mode is Offload.EXPERTS:
-            parts.append(
-                '-ot "exps=CPU"'
-                if offload.expert_layers_on_gpu == 0
-                else f"--n-cpu-moe {offload.layers - offload.expert_layers_on_gpu}"
-            )
-        if q.kv_cache_dtype in ("q8_0", "q4_0"):
-            parts += [f"-ctk {q.kv_cache_dtype}", f"-ctv {q.kv_cache_dtype}", "-fa on"]
-        if count > 1:
-            parts.append("--split-mode layer")
-        return Launch(runtime=runtime, command=" ".join(parts))
-    if runtime is Runtime.OLLAMA:
-        env = f"OLLAMA_CONTEXT_LENGTH={seq}"
-        if q.kv_cache_dtype in ("q8_0", "q4_0"):
-            env += f" OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE={q.kv_cache_dtype}"
-        tag = ollama_tag(model, q)
-        return Launch(
-            runtime=runtime,
-            command=f"{env} ollama serve & ollama run {tag}  # in the chat: /set parameter num_ctx {seq}",
-        )
-    if runtime is Runtime.LM_STUDIO:
-        share = "max" if offload is None else f"{offload.gpu_layers / max(offload.layers, 1):.2f}"
-        return Launch(runtime=runtime, command=f"lms load {repo} --gpu {share} --context-length {seq}")
-    if runtime is Runtime.KTRANSFORMERS:
-        return Launch(
-            runtime=runtime,
-            command=(
-                f"python -m ktransformers.local_chat --model_path {repo} "
-                f"--gguf_path ./{_gguf(model, q)[:-5]} "
-                f"--cpu_infer 32 --max_new_tokens 1000"
-            ),
-        )
-    if runtime is Runtime.MINDIE:
-        return Launch(
-            runtime=runtime,
-            command=(
-                f'# mindie-service config.json: "worldSize": {count}, "maxSeqLen": {seq}, '
-                f'"npuMemSize": -1, "modelWeightPath": "{repo}"'
-            ),
-        )
-    if is_serving_engine(runtime):
+    profile = runtime_profile(q.runtime)
+    offloaded = q.offload in (Offload.OPTIMIZER, Offload.PARAMS, Offload.NVME)
+    if q.task is not Task.INFERENCE:
+        if not (offloaded or ((q.zero_stage or 0) > 0 and profile.launch)):
+            return None
+        # the trainer's own launch, else the one training profile with a launch line (DeepSpeed's launcher)
+        launchers = [p for p in load_runtimes().profiles if "training" in p.jobs and p.launch]
+        deepspeed = profile if profile.launch else launchers[0]
+        command = (deepspeed.launch or "").format(gpus=count)
+        return Launch(runtime=deepspeed.id, command=command, config=json.dumps(deepspeed_config(q), indent=2))
+    if q.runtime is None or profile.launch is None:
         return None
-    return None
+    seq = q.seq or 2048
+    fields = _fields(q, model, count, seq, offload)
+    flags = {"kv": "", "ep": "", "dp": "", "experts": ""}
+    if q.kv_cache_dtype is not None and profile.launch_kv:
+        flags["kv"] = profile.launch_kv.format(**fields)
+    if q.expert_parallel and profile.launch_expert_parallel:
+        flags["ep"] = profile.launch_expert_parallel.format(**fields)
+    if model is not None and model.is_mla and count > 1 and profile.launch_dp_attention:
+        flags["dp"] = profile.launch_dp_attention.format(**fields)
+    if offload is not None and offload.mode is Offload.EXPERTS and profile.launch_experts_on_cpu:
+        flags["experts"] = profile.launch_experts_on_cpu.format(**fields)
+    return Launch(runtime=profile.id, command=profile.launch.format(**fields | flags))
+
+
+def _fields(
+    q: Query, model: ModelArch | None, count: int, seq: int, offload: InferenceOffload | None
+) -> dict[str, object]:
+    """What the profiles' launch templates may name."""
+    gguf = _gguf(model, q)
+    layers = offload.gpu_layers if offload is not None and offload.mode is Offload.LAYERS else 999
+    fraction = "max" if offload is None else f"{offload.gpu_layers / max(offload.layers, 1):.2f}"
+    cpu_moe = offload.layers - offload.expert_layers_on_gpu if offload is not None else 0
+    return {
+        "repo": _repo(model, q),
+        "gguf": gguf,
+        "gguf_dir": gguf.removesuffix(".gguf"),
+        "tag": ollama_tag(model, q),
+        "gpus": count,
+        "seq": seq,
+        "share": q.gpu_memory_utilization or runtime_profile(q.runtime).memory.memory_share or 0.9,
+        "ngl": layers,
+        "gpu_fraction": fraction,
+        "cpu_moe_layers": cpu_moe,
+        "kv": q.kv_cache_dtype.value if q.kv_cache_dtype is not None else "",
+    }
 
 
 def deepspeed_config(q: Query) -> dict[str, object]:
@@ -171,12 +126,3 @@ def deepspeed_config(q: Query) -> dict[str, object]:
         "train_micro_batch_size_per_gpu": q.batch or 1,
         "gradient_clipping": 1.0,
     }
-
-
-def _deepspeed(q: Query, count: int) -> Launch:
-    config = json.dumps(deepspeed_config(q), indent=2)
-    return Launch(
-        runtime=Runtime.DEEPSPEED,
-        command=f"deepspeed --num_gpus {count} train.py --deepspeed ds_config.json",
-        config=config,
-    )

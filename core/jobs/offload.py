@@ -20,8 +20,9 @@ from core.catalog import Card
 from core.estimator import Estimate, terms
 from core.jobs.constants import load_job_constants
 from core.jobs.host import HostMemory, effective_bytes_s, host_memory
-from core.query import GGUF_RUNTIMES, Offload, Precision, Query, Runtime, Task
+from core.query import Offload, Precision, Query, Task, offloads_to_host
 from core.registry import ModelArch
+from core.runtimes import runtime_profile
 from core.units import GIB, MIB
 
 # System RAM the OS and the runtime keep for themselves besides the offloaded weights.
@@ -34,7 +35,7 @@ class InferenceOffload(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    runtime: Runtime
+    runtime: str
     mode: Offload  # layers | experts
     layers: int
     gpu_layers: int
@@ -62,7 +63,7 @@ def _per_weight(model: ModelArch, precision: Precision) -> float:
 
 
 def _compute_buffer(model: ModelArch) -> int:
-    """llama.cpp's CUDA compute buffer for a partial offload: a prompt batch through one layer and the output
+    """The CUDA compute buffer llama.cpp keeps for a partial offload: a prompt batch through one layer and the output
     layer's logits for it (n_batch × vocab × 4 B), plus a base."""
     c = load_job_constants().llama_cpp
     return c.compute_buffer_base_mib * MIB + c.compute_buffer_batch_tokens * model.vocab * 4
@@ -73,7 +74,7 @@ def offload_plan(estimate: Estimate, model: ModelArch, card: Card, count: int) -
     themselves;
     None when it fits on the cards, or the runtime does not offload."""
     query = estimate.query
-    if query.task is not Task.INFERENCE or query.runtime not in GGUF_RUNTIMES or card.vendor == "Apple":
+    if query.task is not Task.INFERENCE or not offloads_to_host(query.runtime) or card.vendor == "Apple":
         return None
     if query.offload is Offload.NONE:
         return None
@@ -92,14 +93,12 @@ def offload_plan(estimate: Estimate, model: ModelArch, card: Card, count: int) -
     budget: float = count * (card.memory_bytes - c.llama_cpp.fit_target_mib * MIB - CUDA_CONTEXT_BYTES)
     budget -= _compute_buffer(model) + output
 
-    experts_mode = model.is_moe and (
-        query.offload is Offload.EXPERTS or query.runtime is Runtime.KTRANSFORMERS or query.gpu_layers is None
-    )
+    forced = query.offload is Offload.EXPERTS or runtime_profile(query.runtime).host_offload == "experts"
+    experts_mode = model.is_moe and (forced or query.gpu_layers is None)
     if experts_mode:
         expert_layer = model.experts * model.expert_params * per
         dense_layer = block_bytes - (expert_layer * model.moe_layers / layers)
         room = budget - layers * (dense_layer + kv_layer)
-        forced = query.offload is Offload.EXPERTS or query.runtime is Runtime.KTRANSFORMERS
         on_gpu = 0 if forced else max(0, min(model.moe_layers, int(room // expert_layer))) if room > 0 else 0
         if room < 0:
             return None  # even the dense part does not fit: not a split llama.cpp makes by itself
@@ -127,7 +126,7 @@ def offload_plan(estimate: Estimate, model: ModelArch, card: Card, count: int) -
     )
     have = query.host_memory_bytes
     return InferenceOffload(
-        runtime=query.runtime or Runtime.LLAMA_CPP,
+        runtime=query.runtime or "",
         mode=mode,
         layers=layers,
         gpu_layers=gpu_layers,

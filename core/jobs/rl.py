@@ -23,8 +23,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from core.estimator import terms
-from core.query import Algorithm, Method, Precision, Query, Runtime
+from core.query import Algorithm, Method, Precision, Query
 from core.registry import ModelArch
+from core.runtimes import runtime_profile
 
 PAIRED = frozenset({Algorithm.DPO, Algorithm.ORPO, Algorithm.SIMPO, Algorithm.KTO})
 REFERENCE_FREE = frozenset({Algorithm.ORPO, Algorithm.SIMPO})
@@ -59,7 +60,8 @@ def uses_reference(query: Query) -> bool:
     if query.method in ADAPTERS:
         return False  # the base with the adapter disabled is the reference
     if algorithm is Algorithm.GRPO:
-        return query.runtime not in (Runtime.TRL, Runtime.UNSLOTH)  # TRL's beta defaults to 0.0
+        rl = runtime_profile(query.runtime).rl  # TRL's beta defaults to 0.0: no reference
+        return rl.grpo_reference if rl is not None else True
     return True
 
 
@@ -119,15 +121,12 @@ def _rollout(query: Query, model: ModelArch, gpus: int, half: int) -> RlModel:
     """The generation engine: vLLM's copy of the weights (TRL colocate: tensor parallel 1, a whole copy per
     card;
     verl: rollout TP 2 by default; OpenRLHF: TP over the engine's cards) and the generations' KV cache."""
-    if query.runtime is Runtime.TRL:
-        tp = 1
-    elif query.runtime is Runtime.VERL:
-        tp = min(gpus, 2)
-    else:
-        tp = gpus
-    tp = max(1, tp)
+    rl = runtime_profile(query.runtime).rl
+    tp = max(
+        1, min(gpus, rl.rollout_tensor_parallel) if rl is not None and rl.rollout_tensor_parallel else gpus
+    )
     # Unsloth's fast_inference shares the weights between vLLM and training: no second copy
-    weights = 0 if query.runtime is Runtime.UNSLOTH else half // tp
+    weights = 0 if rl is not None and rl.rollout_shares_weights else half // tp
     sequences, tokens = update_step(query)
     per_token = terms.kv_bytes_per_token(model, 2, compressed_mla=True)
     kv = sequences * tokens * per_token // tp

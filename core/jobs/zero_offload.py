@@ -16,7 +16,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from core.jobs.constants import load_job_constants
-from core.query import Method, Offload, Query, Runtime, Task
+from core.query import Method, Offload, Query, Task
 from core.registry import ModelArch
 
 OFFLOADED = frozenset({Offload.OPTIMIZER, Offload.PARAMS, Offload.NVME})
@@ -75,7 +75,7 @@ def loss_chunk_tokens(query: Query) -> int | None:
     None."""
     if query.task is Task.INFERENCE:
         return None
-    if query.chunked_loss or query.runtime is Runtime.UNSLOTH:
+    if query.chunked_loss:
         return load_job_constants().unsloth.loss_chunk_tokens
     return None
 

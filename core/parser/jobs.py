@@ -11,7 +11,8 @@ import re
 
 from core.parser.card_names import mask
 from core.parser.numbers import NUMBER_RE, context_tokens
-from core.query import Algorithm, Offload, Runtime
+from core.query import Algorithm, Offload
+from core.runtimes import load_runtimes
 
 JOB_MARK = "\ue004"  # stands in for a flag or setting already read
 
@@ -23,33 +24,6 @@ def _c(pattern: str) -> re.Pattern[str]:
 _B = r"(?<![a-z0-9_])"
 _E = r"(?![a-z0-9_])"
 
-# The first runtime named wins, except that a training framework beats DeepSpeed or vLLM named beside it
-# ('llama-factory + deepspeed zero3', 'verl with vllm rollout', 'trl grpo use_vllm').
-_RUNTIMES: tuple[tuple[re.Pattern[str], Runtime], ...] = (
-    (_c(rf"{_B}ktransformers{_E}|{_B}kt[\s_-]*kernel"), Runtime.KTRANSFORMERS),
-    (_c(rf"{_B}ollama{_E}|ollama_"), Runtime.OLLAMA),
-    (_c(rf"lm[\s_-]*studio|{_B}lmstudio{_E}|{_B}lms\s+load"), Runtime.LM_STUDIO),
-    (
-        _c(rf"llama[\s._-]*cpp|llama-server|llama-cli|{_B}-ngl{_E}|--n-gpu-layers|--n-cpu-moe|--cpu-moe"),
-        Runtime.LLAMA_CPP,
-    ),
-    (_c(rf"{_B}sglang{_E}|sglang\.launch_server"), Runtime.SGLANG),
-    (_c(rf"tensorrt[\s_-]*llm|{_B}trt[\s_-]*llm{_E}|{_B}trtllm{_E}"), Runtime.TENSORRT_LLM),
-    (_c(rf"{_B}mindie{_E}|{_B}mind[\s_-]*ie{_E}"), Runtime.MINDIE),
-)
-_TRAINERS: tuple[tuple[re.Pattern[str], Runtime], ...] = (
-    (_c(rf"{_B}verl{_E}"), Runtime.VERL),
-    (_c(rf"{_B}openrlhf{_E}|{_B}open[\s_-]*rlhf{_E}"), Runtime.OPENRLHF),
-    (_c(rf"{_B}unsloth{_E}"), Runtime.UNSLOTH),
-    (
-        _c(rf"llama[\s_-]*factory|llamafactory|{_B}lf{_E}(?=.{{0,20}}(?:sft|dpo|ppo|lora|训))"),
-        Runtime.LLAMA_FACTORY,
-    ),
-    (_c(rf"{_B}torchtune{_E}|{_B}tune\s+run{_E}"), Runtime.TORCHTUNE),
-    (_c(rf"{_B}trl{_E}|grpotrainer|dpotrainer|ppotrainer"), Runtime.TRL),
-)
-_DEEPSPEED = _c(rf"{_B}deepspeed{_E}|zero[\s_-]*infinity|zero[\s_-]*offload")
-_VLLM_NAME = _c(rf"{_B}vllm{_E}")
 _FSDP = _c(rf"{_B}fsdp2?{_E}")
 
 # -- serving and llama.cpp flags -----------------------------------------------------------------------
@@ -168,24 +142,6 @@ _LAUNCH = _c(
 )
 
 
-def _runtime(text: str) -> Runtime | None:
-    for pattern, runtime in _TRAINERS:
-        if pattern.search(text):
-            return runtime
-    best: tuple[int, Runtime] | None = None
-    for pattern, runtime in _RUNTIMES:
-        match = pattern.search(text)
-        if match and (best is None or match.start() < best[0]):
-            best = (match.start(), runtime)
-    if best:
-        return best[1]
-    if _DEEPSPEED.search(text):
-        return Runtime.DEEPSPEED
-    if _VLLM_NAME.search(text):
-        return Runtime.VLLM
-    return None
-
-
 def _host_ram(text: str) -> int | None:
     for pattern in _HOST_RAM:
         match = pattern.search(text)
@@ -217,9 +173,11 @@ def read_jobs(text: str, fields: dict[str, object]) -> str:
             text = mask(text, [m.span() for m in pattern.finditer(text)], JOB_MARK)
         return match
 
-    runtime = _runtime(text)
-    if runtime is not None:
-        fields["runtime"] = runtime
+    named = load_runtimes().named_in(
+        text
+    )  # the profiles' words (data/runtimes.toml), before flags are masked
+    if named is not None:
+        fields["runtime"] = named.id
     if _FSDP.search(text):
         fields["zero_stage"] = 3
     for pattern in _SEQ_FLAGS:
@@ -245,8 +203,8 @@ def read_jobs(text: str, fields: dict[str, object]) -> str:
     if kv:
         dtype = kv.group("d")
         if dtype != "auto":
-            named = {"f16": "fp16", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8"}
-            fields["kv_cache_dtype"] = named.get(dtype, dtype)
+            spelled = {"f16": "fp16", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8"}
+            fields["kv_cache_dtype"] = spelled.get(dtype, dtype)
     _read_offload(text, fields)
     if fields.get("offload") in (Offload.NVME, Offload.PARAMS):
         fields.setdefault("zero_stage", 3)  # only ZeRO-3 offloads parameters (DeepSpeed config-json)
@@ -263,12 +221,15 @@ def read_jobs(text: str, fields: dict[str, object]) -> str:
         if pattern.search(text):
             fields["algorithm"] = algorithm
             break
-    for pattern in _GENERATIONS:
+    # generations and completion lengths in words only for RL ('1 million responses of 500 tokens' to
+    # serve is a batch of requests); the trainers' own flags always
+    rl_said = "algorithm" in fields
+    for pattern in _GENERATIONS if rl_said else _GENERATIONS[:1]:
         match = take(pattern)
         if match and 1 <= int(match.group("n")) <= 1024:
             fields["num_generations"] = int(match.group("n"))
             break
-    for pattern in _COMPLETION:
+    for pattern in _COMPLETION if rl_said else _COMPLETION[:2]:
         match = pattern.search(text)
         if match:
             value = context_tokens(match.group("num"), match.group("unit"))
