@@ -22,6 +22,7 @@ from core import advisor
 from core.advisor import card_advice, cards_needed, largest_model, scenarios
 from core.answer_kind import QUERY_KINDS, AnswerKind
 from core.assessment import assess
+from core.jobs.defaults import method_decided
 from core.parser import Parsed
 from core.query import Query, Task
 
@@ -54,7 +55,7 @@ def _names_a_model(query: Query) -> bool:
 
 def _fit(query: Query, lang: Lang, typed: TypedNames) -> Answer:
     """'Fine-tune' without a method: the methods side by side; otherwise the one job."""
-    if query.task is Task.FINETUNE and query.method is None:
+    if query.task is Task.FINETUNE and query.method is None and not method_decided(query):
         return methods_answer(query, lang, typed)
     return fit_answer(query, lang, typed)
 

@@ -70,3 +70,9 @@ def runtime_defaults(query: Query, total_vram_bytes: int | None, model: ModelArc
             updates["seq"] = c.rl.prompt_tokens
         query = _fill(query, updates)
     return query
+
+
+def method_decided(query: Query) -> bool:
+    """The framework or the algorithm named decides the fine-tuning method (Unsloth's 4-bit QLoRA, the RL
+    trainers' full policy): no methods side by side."""
+    return runtime_profile(query.runtime).defaults.method is not None or query.algorithm is not None

@@ -69,11 +69,11 @@ def job_facts(est: Estimate, card: Card | None, count: int, fits: Fit | None) ->
     verdict: Verdict | None = None
     offload: dict[str, Any] | None = None
     plan: InferenceOffload | None = None
-    if model is not None and card is not None and fits is Fit.NO:
+    if model is not None and card is not None and (fits is Fit.NO or q.gpu_layers is not None):
         plan = offload_plan(est, model, card, count)
     if plan is not None and plan.whole:
         # llama.cpp's own accounting fits every layer on the cards: tight (transformers' figure says no)
-        verdict = "tight"
+        verdict = "tight" if fits is Fit.NO else None
     elif plan is not None:
         verdict = "offload" if plan.runs else "no"
         offload = plan.model_dump(mode="json") | {"runs": plan.runs}

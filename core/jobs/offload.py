@@ -63,8 +63,8 @@ def _per_weight(model: ModelArch, precision: Precision) -> float:
 
 
 def _compute_buffer(model: ModelArch) -> int:
-    """The CUDA compute buffer llama.cpp keeps for a partial offload: a prompt batch through one layer and the output
-    layer's logits for it (n_batch × vocab × 4 B), plus a base."""
+    """The CUDA compute buffer llama.cpp keeps for a partial offload: a prompt batch through one layer and
+    the output layer's logits for it (n_batch × vocab × 4 B), plus a base."""
     c = load_job_constants().llama_cpp
     return c.compute_buffer_base_mib * MIB + c.compute_buffer_batch_tokens * model.vocab * 4
 

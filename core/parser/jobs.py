@@ -106,6 +106,7 @@ _GENERATIONS = (
 _COMPLETION = (
     _c(rf"max_completion_length\s*(?:=|:)?\s*{_CTX}"),
     _c(rf"response_length\s*(?:=|:)?\s*{_CTX}"),
+    _c(rf"(?:回答|回复)\s*(?:长度|最长|最大长度)\s*(?:改成|改为|设为|是|为|=)?\s*{_CTX}"),
     _c(
         rf"(?<![a-z0-9.]){_CTX[: -len(_E)]}\s*(?:tokens?\s+)?"
         rf"(?:completions?|responses?|generations?)(?:\s+length)?{_E}"
@@ -229,7 +230,7 @@ def read_jobs(text: str, fields: dict[str, object]) -> str:
         if match and 1 <= int(match.group("n")) <= 1024:
             fields["num_generations"] = int(match.group("n"))
             break
-    for pattern in _COMPLETION if rl_said else _COMPLETION[:2]:
+    for pattern in _COMPLETION if rl_said else _COMPLETION[:3]:
         match = pattern.search(text)
         if match:
             value = context_tokens(match.group("num"), match.group("unit"))

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.answer_kind import AnswerKind
+from core.jobs.defaults import method_decided
 from core.parser import intent as words
 from core.parser.entities import Extraction, extract
 from core.parser.followup import build_query, merge
@@ -15,7 +16,6 @@ from core.parser.result import Intent, Lang, Parsed
 from core.parser.unread import names_a_vision_family, original_case, read_unknown_model
 from core.parser.vision import extract_vision, find_vision_model, follow_up_vision
 from core.query import Query, Task
-from core.runtimes import runtime_profile
 from core.vision.job import VisionJob
 
 # Fields that make a message a (follow-up) fit question even without a model.
@@ -252,6 +252,6 @@ def _asked(query: Query, ex: Extraction, norm: str, fields: dict[str, Any]) -> Q
 def _compare_methods(query: Query) -> bool:
     """Fine-tuning without a method: full, LoRA and QLoRA side by side, unless the framework or the algorithm
     named decides it (Unsloth's 4-bit QLoRA, the RL trainers' full policy)."""
-    if runtime_profile(query.runtime).defaults.method is not None or query.algorithm is not None:
+    if method_decided(query):
         return False
     return query.task is Task.FINETUNE and query.method is None and "task" not in query.defaulted
