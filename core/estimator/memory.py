@@ -116,6 +116,7 @@ def _inference(
 
 def _training(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> tuple[Breakdown, str, int]:
     assert query.precision and query.batch and query.seq and query.optimizer is not None
+    asked = query  # the RL models besides the policy are sized from the job as asked
     sequences, seq = rl.update_step(query)  # chosen + rejected; generations × (prompt + completion)
     if (sequences, seq) != (query.batch, query.seq):
         query = query.model_copy(update={"batch": sequences, "seq": seq})
@@ -186,7 +187,7 @@ def _training(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> tu
     kv_cache = 0.0
     if query.algorithm is not None:
         per_param = (weights + gradients + optimizer) / max(params, 1) * (gpus if zero >= 3 else 1)
-        for other in rl.extra_models(query, model, gpus, per_param):
+        for other in rl.extra_models(asked, model, gpus, per_param):
             if not other.on_training_cards:
                 continue
             weights += other.weights_bytes

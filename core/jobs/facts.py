@@ -15,7 +15,7 @@ from core.jobs import rl, zero_offload
 from core.jobs.host import effective_bytes_s, host_memory
 from core.jobs.launch import Launch, launch_line
 from core.jobs.offload import InferenceOffload, offload_plan
-from core.query import Task
+from core.query import Offload, Task
 from core.registry import ModelArch, load_registry
 from core.runtimes import runtime_profile
 from core.speed import training_speed
@@ -69,7 +69,8 @@ def job_facts(est: Estimate, card: Card | None, count: int, fits: Fit | None) ->
     verdict: Verdict | None = None
     offload: dict[str, Any] | None = None
     plan: InferenceOffload | None = None
-    if model is not None and card is not None and (fits is Fit.NO or q.gpu_layers is not None):
+    asked_split = q.gpu_layers is not None or q.offload is Offload.EXPERTS  # -ngl N, -ot exps=CPU, --cpu-moe
+    if model is not None and card is not None and (fits is Fit.NO or asked_split):
         plan = offload_plan(est, model, card, count)
     if plan is not None and plan.whole:
         # llama.cpp's own accounting fits every layer on the cards: tight (transformers' figure says no)
