@@ -22,6 +22,7 @@ from bot.answer.how_many import cards_needed_answer
 from bot.answer.info import faq_answer, help_answer, scenario_answer
 from bot.answer.kinds import card_advice_answer, largest_model_answer, out_of_scope_answer
 from bot.answer.model import (
+    CHART_ACTION,
     FAQ_IDS,
     NOTHING_READ_IN,
     SCENARIO_IDS,
@@ -117,9 +118,10 @@ def _answer_query(query: Query, lang: str, _book: object) -> Answer:
 
 def apply_action(query: Query, action: str) -> Query:
     """A button's action applied: 'method=qlora', 'precision=int4', 'seq=8192', 'card=<id>', 'gpus=2',
-    'model=<id>', 'params_b=13', 'task=inference'. The changed field counts as stated. 'details' and
-    'ask=…' leave the query as it is (the bot shows the full answer / asks the question)."""
-    if action == "details" or action.startswith("ask="):
+    'model=<id>', 'params_b=13', 'task=inference'. The changed field counts as stated. 'details', 'chart'
+    and 'ask=…' leave the query as it is (the bot shows the full answer / sends its chart / asks the
+    question)."""
+    if action in ("details", CHART_ACTION) or action.startswith("ask="):
         return query
     name, sep, value = action.partition("=")
     if not sep or name not in Query.model_fields or name == "defaulted":
