@@ -18,11 +18,13 @@ from telegram.error import BadRequest
 from telegram.ext import BaseHandler, CallbackQueryHandler, ContextTypes
 
 from bot import session
-from bot.answer import answer as core_answer
-from bot.answer import answer_query, apply_action
+from bot.answer import answer_message, answer_query, answer_stored, apply_action
+from bot.answer.kinds_table import rebuildable, spec_of
+from bot.answer.service import with_context
 from bot.charts import ChartSpec, caption, render_png, spec_from_json
+from bot.hub.lookup import HUB_LOOKUP_KEY
 from bot.keyboards import CHART, DETAILS, FitPress, LangPress, button_at, parse_callback
-from bot.private import with_chat_currency
+from bot.private import chat_context, remember
 from bot.replies import answer_callback, edit_answer, edit_html, text, toast
 from core.query import Query
 
@@ -58,6 +60,8 @@ async def _fit_press(update: Update, context: ContextTypes.DEFAULT_TYPE, press: 
         await _send_chart(update, context, press.key, base, lang)
         return
     action = press.action
+    # The chat's context as inputs; the stored keyboard's language is the language the answer was in.
+    inputs = with_context(await chat_context(update, context, previous=base), lang=lang)
     if press.ask_label:
         button = button_at(message.reply_markup if message else None, press.row, press.col)
         if button is None:
@@ -65,20 +69,20 @@ async def _fit_press(update: Update, context: ContextTypes.DEFAULT_TYPE, press: 
             return
         action = "ask=" + button.text
     elif action is None:
-        rows = answer_query(base, lang=lang).buttons
+        rows = answer_stored(base, inputs).buttons
         if press.row >= len(rows) or press.col >= len(rows[press.row]):
             await _stale(update, context, answered=True)
             return
         action = rows[press.row][press.col].action
-    currency = (await session.group_settings(context, chat_id)).currency
     if action.startswith("ask="):
-        previous = await session.last_query(context, chat_id, user_id)
-        reply = core_answer(action.removeprefix("ask="), previous=previous or base, lang=lang)
+        # A question on a button: the same path as a typed one, Hub lookup included (off the event loop).
+        lookup = context.bot_data.get(HUB_LOOKUP_KEY)
+        reply = await asyncio.to_thread(answer_message, action.removeprefix("ask="), inputs, lookup=lookup)
     elif action == DETAILS:
-        if not (base.model or base.params_b):
+        if not rebuildable(base, base.answer_kind):
             await _stale(update, context, answered=True)
             return
-        reply = answer_query(base, lang=lang)
+        reply = answer_stored(base, inputs)
     else:
         try:
             changed = apply_action(base, action)
@@ -86,10 +90,8 @@ async def _fit_press(update: Update, context: ContextTypes.DEFAULT_TYPE, press: 
             logger.info("unknown button action %r", action)
             await _stale(update, context, answered=True)
             return
-        reply = answer_query(changed, lang=lang)
-    reply = with_chat_currency(reply, currency)
-    if reply.query is not None:
-        await session.remember_query(context, chat_id, user_id, reply.query)
+        reply = answer_stored(changed, inputs)
+    await remember(context, chat_id, user_id, reply)
     # In a group "details" expands the compact answer, and the other buttons are only under full answers.
     await edit_answer(query, context, reply, compact=False)
 
@@ -108,7 +110,7 @@ async def _send_chart(
         await _stale(update, context, answered=True)
         return
     spec = _stored_chart(await session.load_chart(context, key))
-    if spec is None and (base.model or base.params_b or base.question):
+    if spec is None and spec_of(base.answer_kind).chart and rebuildable(base, base.answer_kind):
         spec = answer_query(base, lang=lang).chart
     if spec is None:
         await _stale(update, context, answered=True)

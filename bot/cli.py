@@ -194,7 +194,8 @@ def _add_estimate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 @_unknown_names_exit_2
 def _cmd_estimate(args: argparse.Namespace) -> int:
-    from bot.render import html_to_terminal, render_estimate
+    from bot.answer.estimate_view import render_estimate
+    from bot.render import html_to_terminal
     from core.report import estimate_json
 
     result = estimate(query_from_args(args))
@@ -317,7 +318,7 @@ def _cmd_models(args: argparse.Namespace) -> int:
 
 
 def _cmd_ask(args: argparse.Namespace) -> int:
-    from bot.answer.hub import answer_looking_up
+    from bot.answer.service import answer_looking_up
     from bot.render import html_to_terminal
 
     reply = answer_looking_up(" ".join(args.question), lookup=_hub_lookup(), lang=args.lang)
@@ -378,7 +379,7 @@ def plan_command(question: str, *, as_json: bool, lang: str | None, chart: str |
         print('gpufit: which model? e.g. gpufit plan "Qwen2.5 7B LoRA fine-tune"', file=sys.stderr)
         return 2
     money = currency_for(query.currency, language)
-    sort: SortKey = parsed.sort
+    sort: SortKey = query.sort or "cost"
     found = plans(query, sort=sort, currency=money)
     if as_json:
         payload = {

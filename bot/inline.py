@@ -6,6 +6,7 @@ empty query shows a few examples in the user's language, so that one is personal
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 from typing import Any
@@ -15,8 +16,9 @@ from telegram.constants import InlineQueryLimit, ParseMode
 from telegram.ext import BaseHandler, ContextTypes, InlineQueryHandler
 
 from bot import session
-from bot.answer import Answer
-from bot.answer import answer as core_answer
+from bot.answer import Answer, ChatContext, answer_message
+from bot.answer.service import NO_CONTEXT
+from bot.hub.lookup import HUB_LOOKUP_KEY
 from bot.keyboards import deep_link
 from bot.private import examples
 from bot.render import escape
@@ -56,13 +58,19 @@ async def inline_query(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
         return
     text = " ".join(query.query.split())[: InlineQueryLimit.MAX_QUERY_LENGTH]
     bot_username = context.bot.username or ""
+    # The same answer service as a typed question, Hub lookup included, off the event loop. No chat
+    # context: Telegram may show the result to anyone who types the same text.
+    lookup = context.bot_data.get(HUB_LOOKUP_KEY)
     if text:
-        results = [article(core_answer(text), text, bot_username)]
+        reply = await asyncio.to_thread(answer_message, text, NO_CONTEXT, lookup=lookup)
+        results = [article(reply, text, bot_username)]
     else:
         lang = session.ui_lang(None, query.from_user)
-        results = [
-            article(core_answer(q, lang=lang), q, bot_username) for q in examples(lang)[:EXAMPLE_RESULTS]
-        ]
+        asked = examples(lang)[:EXAMPLE_RESULTS]
+        replies = await asyncio.to_thread(
+            lambda: [answer_message(q, ChatContext(lang=lang), lookup=lookup) for q in asked]
+        )
+        results = [article(reply, q, bot_username) for reply, q in zip(replies, asked, strict=True)]
     await query.answer(results, cache_time=CACHE_SECONDS, is_personal=not text)
 
 

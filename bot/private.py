@@ -14,13 +14,12 @@ from telegram import Chat, Message, Update
 from telegram.ext import BaseHandler, CommandHandler, ContextTypes, MessageHandler, filters
 
 from bot import session
-from bot.answer import Answer, Lang, answer_query, card_answer, compare_answer, help_answer
-from bot.answer.hub import answer_looking_up
+from bot.answer import Answer, ChatContext, Lang, answer_message, card_answer, compare_answer, help_answer
 from bot.hub.lookup import HUB_LOOKUP_KEY
 from bot.keyboards import lang_keyboard, payload_question
 from bot.replies import label, reply_html, send_answer, text
 from core.catalog import load_catalog
-from core.query import Currency
+from core.query import Currency, Query
 
 logger = logging.getLogger(__name__)
 
@@ -43,49 +42,47 @@ def command_text(message: Message) -> str:
     return tail.strip()
 
 
-async def ask(update: Update, context: ContextTypes.DEFAULT_TYPE, question: str) -> None:
-    """Answer one question: the user's previous question as context, their language choice, the chat's
-    currency; remember the query for follow-ups; compact in groups."""
+async def chat_context(
+    update: Update, context: ContextTypes.DEFAULT_TYPE, *, previous: Query | None = None
+) -> ChatContext:
+    """What this chat knows before a message — the user's language choice, the group's currency, the last
+    question and vision job — as the answer service's inputs."""
     chat = update.effective_chat
     chat_id, user_id = session.ids(update)
-    previous = await session.last_query(context, chat_id, user_id)
-    lang = await session.lang_override(context, chat, user_id)
-    previous_vision = session.last_vision(context, chat_id, user_id)
+    stored = await session.last_query(context, chat_id, user_id)
+    return ChatContext(
+        lang=await session.lang_override(context, chat, user_id),
+        currency=chat_currency((await session.group_settings(context, chat_id)).currency),
+        previous=stored or previous,
+        previous_vision=session.last_vision(context, chat_id, user_id),
+    )
+
+
+def chat_currency(value: str | None) -> Currency | None:
+    """A chat's stored /settings currency, or None (unset, or a value this version does not know)."""
+    try:
+        return Currency(value.upper()) if value else None
+    except ValueError:
+        return None
+
+
+async def ask(update: Update, context: ContextTypes.DEFAULT_TYPE, question: str) -> None:
+    """Answer one question in its chat's context; remember the query for follow-ups; compact in groups."""
+    chat_id, user_id = session.ids(update)
+    inputs = await chat_context(update, context)
     # A model the registry lacks is looked up on the Hub (I/O, a few seconds at most): in a worker thread.
     lookup = context.bot_data.get(HUB_LOOKUP_KEY)
-    found = await asyncio.to_thread(
-        answer_looking_up,
-        question,
-        lookup=lookup,
-        previous=previous,
-        lang=lang,
-        previous_vision=previous_vision,
-    )
-    reply = with_chat_currency(
-        found,
-        (await session.group_settings(context, chat_id)).currency,
-    )
+    reply = await asyncio.to_thread(answer_message, question, inputs, lookup=lookup)
+    await remember(context, chat_id, user_id, reply)
+    await send_answer(update, context, reply, compact=in_group(update))
+
+
+async def remember(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int, reply: Answer) -> None:
+    """The answer's query (and vision job) are the context of this user's next message here."""
     if reply.query is not None:
         await session.remember_query(context, chat_id, user_id, reply.query)
     if reply.vision is not None or reply.query is not None:
         session.remember_vision(context, chat_id, user_id, reply.vision)
-    await send_answer(update, context, reply, compact=in_group(update))
-
-
-def with_chat_currency(reply: Answer, currency: str | None) -> Answer:
-    """A chat's /settings currency applies when the question named none."""
-    if (
-        not currency
-        or reply.query is None
-        or reply.query.currency is not None
-        or reply.kind not in ("fit", "plan", "cards_needed")
-    ):
-        return reply
-    try:
-        chosen = Currency(currency.upper())
-    except ValueError:
-        return reply
-    return answer_query(reply.query.model_copy(update={"currency": chosen}), lang=reply.lang)
 
 
 async def lang_for_words(update: Update, context: ContextTypes.DEFAULT_TYPE) -> str:

@@ -25,7 +25,7 @@ from core.paths import TEMPLATES_DIR
 from core.units import GB, GIB
 
 if TYPE_CHECKING:
-    from core.estimator import Estimate
+    pass
 
 LANGS = ("en", "zh")
 TELEGRAM_LIMIT = int(MessageLimit.MAX_TEXT_LENGTH)
@@ -269,13 +269,6 @@ def render(name: str, lang: str, /, **data: Any) -> str:
 
 
 # -- the CLI views ---------------------------------------------------------------------------------------
-
-
-def render_estimate(estimate: Estimate, lang: str = "en") -> str:
-    """`gpufit estimate` without --json: the breakdown, folk rule, verdicts and assumptions."""
-    from bot.answer import estimate_view
-
-    return render("estimate", lang, **estimate_view(estimate, lang))
 
 
 def render_plan(

@@ -26,6 +26,7 @@ from telegram.ext import ContextTypes
 
 from bot import session
 from bot.answer import Answer, Button
+from bot.answer.kinds_table import rebuildable
 from bot.charts.spec import spec_json
 from bot.keyboards import CHART, DETAILS, answer_keyboard
 from bot.render import plain_text, render, split_message
@@ -154,13 +155,8 @@ def visible_rows(reply: Answer, *, compact: bool) -> list[list[Button]]:
 
 
 def expandable(reply: Answer) -> bool:
-    """A compact answer that "details" can expand: one recomputed from its stored query."""
-    query = reply.query
-    if query is None:
-        return False
-    if reply.kind == "largest_model":
-        return query.question == "largest_model"
-    return bool(query.model or query.params_b) and reply.kind in ("fit", "plan", "cards_needed")
+    """A compact answer that "details" can expand: one its stored query rebuilds (the kinds table says)."""
+    return rebuildable(reply.query, reply.kind)
 
 
 async def keyboard_for(

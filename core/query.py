@@ -8,7 +8,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from core.answer_kind import QUERY_KINDS, AnswerKind
 
 
 class Task(StrEnum):
@@ -57,9 +59,8 @@ class Currency(StrEnum):
 
 
 LoraTargets = Literal["all-linear", "attention", "q,v"]
-# What the user asks about the job when it is not "does it fit": kept across follow-ups ("那H20呢" after
-# "要几张L20" still asks how many).
-Question = Literal["cards_needed", "largest_model", "card_advice"]
+# How plans are ranked: cheapest first, or fastest ("fastest card for …").
+SortKey = Literal["cost", "speed"]
 
 # Defaults the answer states when the user did not say; one place, so parser, CLI and bot agree.
 DEFAULT_BATCH = 1
@@ -105,8 +106,34 @@ class Query(BaseModel):
     budget: float | None = Field(default=None, gt=0)
     budget_per_hour: bool | None = None
     currency: Currency | None = None
-    question: Question | None = None
+    # The answer asked for when it is not "does it fit" (plans, how many cards, the largest model, advice on
+    # a card): the query rebuilds the same kind of answer when stored, pressed or followed up ("那H20呢"
+    # after "要几张L20" still asks how many). None is a fit answer.
+    kind: AnswerKind | None = None
+    sort: SortKey | None = Field(default=None, description="how plans are ranked; None: by cost")
     defaulted: tuple[str, ...] = ()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _stored_question(cls, data: object) -> object:
+        """Queries stored before the answer kinds became one enum said `question`; read it as `kind`."""
+        if isinstance(data, dict) and "question" in data:
+            data = dict(data)
+            old = data.pop("question")
+            if old is not None and "kind" not in data:
+                data["kind"] = old
+        return data
+
+    @model_validator(mode="after")
+    def _only_query_kinds(self) -> Query:
+        if self.kind is not None and self.kind not in QUERY_KINDS:
+            raise ValueError(f"a query cannot carry the answer kind {self.kind.value!r}")
+        return self
+
+    @property
+    def answer_kind(self) -> AnswerKind:
+        """The kind of answer this query rebuilds."""
+        return self.kind or AnswerKind.FIT
 
     def with_defaults(self) -> Query:
         """Every field the estimator needs, filled; `defaulted` lists exactly those that were not said."""

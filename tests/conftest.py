@@ -70,10 +70,16 @@ def _no_settings_from_the_outside(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(autouse=True)
 def _fresh_answer_caches() -> None:
     """bot.answer caches its pure answers; a test that monkeypatches their inputs must not see an old one."""
-    from bot import answer
+    from bot.answer import service
     from core.advisor import fit_fixes, plan_search
 
-    for cached in (answer._answer, answer._answer_query, plan_search._plans, fit_fixes._fixes):
+    for cached in (
+        service._answer_text,
+        service._answer_query,
+        service._parse,
+        plan_search._plans,
+        fit_fixes._fixes,
+    ):
         cached.cache_clear()
 
 

@@ -73,7 +73,7 @@ def test_how_many_answers_lead_with_the_count(text: str, card: str, count: int) 
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_why_names_the_heads_and_the_asked_count(lang: str) -> None:
-    query = Query(model="qwen2.5-72b", card="h100-sxm", gpus=3, question="cards_needed")
+    query = Query(model="qwen2.5-72b", card="h100-sxm", gpus=3, kind="cards_needed")
     reply = answer_query(query, lang=lang)
     facts = reply.to_json()["answer"]
     assert facts["cards_needed"]["count"] == 4 and facts["cards_needed"]["memory_count"] == 3
@@ -84,7 +84,7 @@ def test_why_names_the_heads_and_the_asked_count(lang: str) -> None:
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_more_cards_asked_than_needed(lang: str) -> None:
-    query = Query(model="llama-3.1-8b", card="h100-sxm", gpus=8, question="cards_needed")
+    query = Query(model="llama-3.1-8b", card="h100-sxm", gpus=8, kind="cards_needed")
     facts = answer_query(query, lang=lang).to_json()["answer"]
     assert facts["cards_needed"]["count"] == 1 and facts["verdict"] == "fits"
 
@@ -125,14 +125,14 @@ def test_follow_ups_keep_asking_how_many() -> None:
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_compact_form_for_groups(lang: str) -> None:
-    reply = answer_query(Query(model="qwen2.5-72b", card="l20", question="cards_needed"), lang=lang)
+    reply = answer_query(Query(model="qwen2.5-72b", card="l20", kind="cards_needed"), lang=lang)
     assert reply.compact_html.startswith("🧮") and len(reply.compact_html) < len(reply.html)
     assert_well_formed(reply)
 
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_serving_many_users_sizes_the_kv_pool_for_them(lang: str) -> None:
-    query = Query(model="qwen2.5-32b", card="l20", batch=100, seq=4096, question="cards_needed")
+    query = Query(model="qwen2.5-32b", card="l20", batch=100, seq=4096, kind="cards_needed")
     reply = answer_query(query, lang=lang)
     needed = reply.to_json()["answer"]["cards_needed"]
     assert needed["runs_count"] == 2 and needed["count"] > 2 and needed["queued"] == 0

@@ -88,7 +88,7 @@ def test_follow_ups_keep_the_question() -> None:
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_both_languages_and_compact(lang: str) -> None:
-    query = Query(card="a10", question="largest_model")
+    query = Query(card="a10", kind="largest_model")
     reply = answer_query(query, lang=lang)
     assert reply.kind == "largest_model" and reply.lang == lang
     assert ("22.5 GiB usable" if lang == "en" else "实际可用 22.5 GiB") in reply.html

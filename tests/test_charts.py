@@ -228,6 +228,17 @@ def test_the_vision_charts_plot_the_answers_memory_and_plans() -> None:
     assert chart.x_metric == "cost_per_thousand" and chart.y_metric == "seconds_per_item"
 
 
+def test_only_kinds_the_kinds_table_marks_as_charted_carry_a_chart() -> None:
+    from bot.answer.kinds_table import spec_of
+
+    for name, lang, question in CASES:
+        reply = _answer(question, lang)
+        assert spec_of(reply.kind).chart, (name, reply.kind)
+    for question in ("what is VRAM?", "H100 specs", "hello", "Is an H20 good for training?"):
+        reply = answer(question)
+        assert not spec_of(reply.kind).chart and reply.chart is None, (question, reply.kind)
+
+
 def test_answers_without_figures_to_draw_have_no_chart_button() -> None:
     for question in ("what is VRAM?", "hello", "what's the weather"):
         reply = answer(question)

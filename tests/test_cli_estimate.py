@@ -115,7 +115,7 @@ def test_readable_breakdown(capsys: pytest.CaptureFixture[str], argv: list[str])
 
 
 def test_readable_breakdown_in_chinese() -> None:
-    from bot.render import render_estimate
+    from bot.answer.estimate_view import render_estimate
     from core.estimator import estimate
     from core.query import Query, Task
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from hub_server import HubServer, HubState
 
-from bot.answer.hub import answer_looking_up
+from bot.answer.service import answer_looking_up
 from bot.cli import main
 from bot.fake_telegram import FakeTelegram
 from bot.hub.cache import SqliteModelCache

@@ -39,7 +39,8 @@ def _valid(parsed: Parsed) -> None:
     if parsed.vision is not None:  # an image / video / vision / speech job ('SDXL') names its model
         assert parsed.vision.model
     if parsed.intent is Intent.CLARIFY:
-        assert parsed.clarify in ("model", "nonsense")
+        assert parsed.clarify in ("model", "nonsense", "rejected")
+    assert (parsed.clarify == "rejected") == bool(parsed.rejected)  # a value not used is always said
     if parsed.query is not None:
         Query.model_validate(parsed.query.model_dump())  # every value within the schema's limits
 

@@ -16,11 +16,13 @@ from core.parser import parse
     ],
 )
 def test_fastest_sorts_by_speed(text: str) -> None:
-    assert parse(text).sort == "speed"
+    parsed = parse(text)
+    assert parsed.query is not None and parsed.query.sort == "speed"
 
 
 @pytest.mark.parametrize(
     "text", ["cheapest card for qwen2.5 7b", "最便宜能跑qwen2.5 7b推理的卡", "13b lora on 4090"]
 )
 def test_everything_else_sorts_by_cost(text: str) -> None:
-    assert parse(text).sort == "cost"
+    parsed = parse(text)
+    assert parsed.query is not None and (parsed.query.sort or "cost") == "cost"

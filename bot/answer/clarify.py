@@ -7,7 +7,10 @@ import logging
 from bot.answer.buttons import button
 from bot.answer.common import pack, registry_label
 from bot.answer.model import SUGGESTED_MODELS, SUGGESTED_SIZE_B, Answer, Lang
+from bot.render import fmt_card_name
+from core.answer_kind import AnswerKind
 from core.catalog import load_catalog
+from core.parser.result import Rejected
 from core.query import Query
 from core.registry import load_registry
 
@@ -69,6 +72,35 @@ def unknown_card_answer(lang: Lang, name: str, suggestions: list[str], query: Qu
     )
 
 
+_FIXABLE = ("batch", "gpus", "lora_rank", "seq")
+
+
+def rejected_answer(lang: Lang, rejected: list[Rejected], query: Query | None) -> Answer:
+    """'batch -4 is not a batch size', 'RTX 9999 is not a card in my catalogue; did you mean …?': what the
+    question states that cannot be used, said instead of answering with a default in its place. Buttons
+    offer the nearest usable value (the positive count, the catalogue's closest cards) for the same job."""
+    catalog = load_catalog()
+    items: list[dict[str, object]] = []
+    row = []
+    job = query is not None and bool(query.model or query.params_b)
+    for item in rejected:
+        cards = [catalog.get(s) for s in item.suggestions[:3] if s in catalog.by_id]
+        items.append(item.model_dump() | {"names": [fmt_card_name(c.name) for c in cards]})
+        if job and item.what == "card":
+            row += [button(lang, f"card={c.id}", card=c.name) for c in cards]
+        elif job and item.what in _FIXABLE and item.fixed:
+            row.append(button(lang, f"{item.what}={item.fixed}"))
+    return pack(
+        "clarify",
+        lang,
+        "rejected",
+        {"rejected": items, "buttons": bool(row)},
+        query=query,
+        buttons=[row] if row else [],
+        facts={"missing": "valid_value", "rejected": [r.model_dump() for r in rejected]},
+    )
+
+
 def error_answer(lang: Lang, code: str, *, query: Query | None = None) -> Answer:
     """A friendly apology; never a traceback. Rendering itself failing falls back to fixed text."""
     try:
@@ -79,7 +111,7 @@ def error_answer(lang: Lang, code: str, *, query: Query | None = None) -> Answer
             "Sorry, something went wrong. Please try again." if lang == "en" else "抱歉，出错了，请再试一次。"
         )
         return Answer(
-            kind="error",
+            kind=AnswerKind.ERROR,
             lang=lang,
             query=query,
             filled_query=None,

@@ -18,6 +18,7 @@ from bot.render import (
     split_message,
     utf16_len,
 )
+from core.answer_kind import AnswerKind
 from core.catalog import Card, load_catalog
 from core.estimator import Estimate
 from core.query import Currency, Query
@@ -31,7 +32,7 @@ def to_lang(value: object) -> Lang:
 
 
 def pack(
-    kind: Kind,
+    kind: Kind | str,
     lang: Lang,
     template: str,
     data: dict[str, Any],
@@ -57,10 +58,10 @@ def pack(
     if utf16_len(compact) > TELEGRAM_LIMIT:
         compact = split_message(compact, TELEGRAM_LIMIT)[0]
     lines = [line.strip() for line in plain_text(compact).splitlines() if line.strip()]
-    title = lines[0] if lines else kind
+    title = lines[0] if lines else str(kind)
     summary = " ".join(lines[1:]) if len(lines) > 1 else title
     return Answer(
-        kind=kind,
+        kind=AnswerKind(kind),
         lang=lang,
         query=query,
         filled_query=filled,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.answer.fit import memory_view, serving_facts
+from bot.render import render
 from core.estimator import Estimate
 from core.query import Query
 from core.report import estimate_assessment
@@ -27,3 +28,8 @@ def estimate_view(est: Estimate, lang: str = "en") -> dict[str, Any]:
             "serving": serving_facts(est, job),
         }
     return {"v": view, "compact": False, "short": False}
+
+
+def render_estimate(est: Estimate, lang: str = "en") -> str:
+    """`gpufit estimate` without --json: the breakdown, folk rule, verdicts and assumptions."""
+    return render("estimate", lang, **estimate_view(est, lang))

@@ -154,10 +154,10 @@ def fit_view(
     lang: Lang,
     *,
     light: bool = False,
-    sort: SortKey = "cost",
     typed: TypedNames = NOTHING_READ_IN,
 ) -> tuple[Estimate, dict[str, Any]]:
     """Everything the fit templates show, as data; `light` skips the advice searches (speed, price, fixes)."""
+    sort: SortKey = query.sort or "cost"
     est = estimate(query)
     filled = est.query
     card = card_or_none(filled.card)
@@ -414,10 +414,12 @@ def methods_answer(query: Query, lang: Lang, typed: TypedNames = NOTHING_READ_IN
     )
 
 
-def plan_answer(query: Query, lang: Lang, sort: SortKey = "cost") -> Answer:
+def plan_answer(query: Query, lang: Lang) -> Answer:
+    """The ranked plans for a job (cheapest first, or fastest when the question asked for speed)."""
+    sort: SortKey = query.sort or "cost"
     try:
         without_card = query.model_copy(update={"card": None, "card_memory_bytes": None})
-        est, view = fit_view(without_card, lang, sort=sort)
+        est, view = fit_view(without_card, lang)
     except UnknownModelError as err:
         return unknown_model_answer(lang, err.name, err.suggestions, query)
     return pack(

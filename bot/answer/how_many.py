@@ -42,7 +42,7 @@ def cards_needed_answer(query: Query, lang: Lang) -> Answer:
     none named, on each of the usual cards for the job."""
     currency = answer_currency(query, lang)
     try:
-        est = estimate(query.model_copy(update={"question": None}))
+        est = estimate(query.model_copy(update={"kind": None, "sort": None}))
     except UnknownModelError as err:
         return unknown_model_answer(lang, err.name, err.suggestions, query)
     named = card_or_none(query.card)

@@ -11,21 +11,17 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from bot.answer import answer
-from bot.answer.common import to_lang
 from bot.answer.model import Answer, Lang
 from bot.hub.cache import SqliteModelCache
 from bot.hub.lookup import HubLookup, LookupResult
 from bot.hub.reference import HubRef, find_reference
 from bot.render import render
-from core.parser import Intent, Parsed, detect_lang, parse
+from core.answer_kind import AnswerKind
+from core.parser import Parsed
 from core.query import Query
 from core.registry import ModelArch, load_registry
-from core.vision.job import VisionJob
 
 log = logging.getLogger(__name__)
-
-_FIT_INTENTS = (Intent.FIT, Intent.PLAN, Intent.CLARIFY)
 
 
 def learn(result: LookupResult) -> ModelArch | None:
@@ -61,53 +57,51 @@ def find_and_look_up(
         if match is not None and match.model.origin == "registry":
             return None, None  # a shipped model typed as its repo id: the registry has it exactly
     elif parsed.unknown_model:
-        ref = lookup.search(parsed.unknown_model)
+        found = lookup.search_or_failure(parsed.unknown_model)
+        if isinstance(found, LookupResult):
+            return found.ref, found  # the Hub could not be asked: the answer says so
+        ref = found
     if ref is None:
         return None, None
     return ref, lookup.lookup(ref)
 
 
-def answer_looking_up(
-    text: str,
-    *,
-    lookup: HubLookup | None,
-    previous: Query | None = None,
-    lang: str | None = None,
-    previous_vision: VisionJob | None = None,
-) -> Answer:
-    """`answer()`, with a model the registry lacks looked up on the Hub first. Never raises."""
-    plain = answer(text, previous=previous, lang=lang, previous_vision=previous_vision)
-    if lookup is None:
-        return plain
-    chosen: Lang = to_lang(lang) if lang else to_lang(detect_lang(text))
-    try:
-        parsed = parse(text, previous=previous, previous_vision=previous_vision)
-        if parsed.vision is not None:
-            return plain  # an image job (diffusers, ViT): not a language model to look up
-        ref, result = find_and_look_up(text, parsed, lookup)
-        if ref is None or result is None:
-            return plain
-        model = learn(result)
-        if model is None:
-            return _with_note(plain, chosen, result)
-        reply = _answer_for(text, parsed, model, previous, chosen)
-        return _with_note(reply, chosen, result) if result.fallback else reply
-    except Exception:
-        log.exception("Hub lookup answer failed for %r", text[:200])
-        return plain
+# Kinds whose question names one model: a looked-up model replaces the name the parser could not place.
+_MODEL_KINDS = (AnswerKind.FIT, AnswerKind.PLAN, AnswerKind.CARDS_NEEDED, AnswerKind.CLARIFY)
+
+# What a lookup tells the answer: shown as a note above it when the model was not learned or came by a
+# fallback (a mirror, ModelScope, the cache).
+LookupNote = LookupResult
 
 
-def _answer_for(text: str, parsed: Parsed, model: ModelArch, previous: Query | None, lang: Lang) -> Answer:
-    """The question answered for the learned model: its name and size replace what the parser read."""
-    from bot.answer import answer_query
+def resolve_models(text: str, parsed: Parsed, lookup: HubLookup) -> tuple[Parsed | None, LookupNote | None]:
+    """The parsed message with a model the registry lacks looked up on the Hub (blocking I/O) and learned.
 
+    (parsed with the learned model, the lookup when its note is worth showing), or (None, the lookup) when
+    it was looked up but not learned (gated, not found, offline), or (None, None) when there was nothing to
+    look up (a registry model, an image job, no model named)."""
+    if parsed.vision is not None:
+        return None, None  # an image job (diffusers, ViT): not a language model to look up
+    ref, result = find_and_look_up(text, parsed, lookup)
+    if ref is None or result is None:
+        return None, None
+    model = learn(result)
+    if model is None:
+        return None, result
+    note = result if result.fallback else None
     query = parsed.query
-    if parsed.intent not in _FIT_INTENTS and query is not None:
-        return answer(text, previous=previous, lang=lang)
-    if query is None:
-        query = Query(model=model.id)
-    update: dict[str, Any] = {"model": model.id, "params_b": None}
-    return answer_query(query.model_copy(update=update), lang=lang)
+    if parsed.intent not in _MODEL_KINDS and query is not None:
+        return None, note  # about something else (a card, a comparison): answered as asked
+    query = (query or Query(model=model.id)).model_copy(update={"model": model.id, "params_b": None})
+    # 'which model?' was asked because of the name alone: the kind the message asked for is on its query
+    intent = query.answer_kind if parsed.intent is AnswerKind.CLARIFY else parsed.intent
+    update: dict[str, Any] = {"intent": intent, "query": query, "unknown_model": None, "clarify": None}
+    return parsed.model_copy(update=update), note
+
+
+def with_lookup_note(reply: Answer, lang: Lang, result: LookupNote) -> Answer:
+    """The answer, under a line saying where the model's figures came from or why they could not be had."""
+    return _with_note(reply, lang, result)
 
 
 def _with_note(reply: Answer, lang: Lang, result: LookupResult) -> Answer:
@@ -129,4 +123,11 @@ def _with_note(reply: Answer, lang: Lang, result: LookupResult) -> Answer:
     )
 
 
-__all__ = ["answer_looking_up", "find_and_look_up", "learn", "learn_cached"]
+__all__ = [
+    "LookupNote",
+    "find_and_look_up",
+    "learn",
+    "learn_cached",
+    "resolve_models",
+    "with_lookup_note",
+]

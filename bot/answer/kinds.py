@@ -12,6 +12,7 @@ from bot.answer.model import Answer, Lang
 from bot.charts import adapter as charts
 from core.advisor.card_advice import card_advice
 from core.advisor.largest_model import jobs_for, largest_models
+from core.answer_kind import AnswerKind
 from core.catalog import Card, load_catalog
 from core.query import DEFAULT_BATCH, DEFAULT_SEQ, Query, Task
 
@@ -27,7 +28,7 @@ def _card_for(query: Query) -> Card | None:
 
 def largest_model_answer(query: Query | None, lang: Lang) -> Answer:
     """'两张3090最大能LoRA多大的模型': per job, the largest size that runs, with real models of that size."""
-    query = query or Query(question="largest_model")
+    query = query or Query(kind=AnswerKind.LARGEST_MODEL)
     card = _card_for(query)
     if card is None:
         if query.card:

@@ -10,25 +10,12 @@ from bot.charts.spec import ChartSpec
 from bot.render import (
     plain_text,
 )
+from core.answer_kind import AnswerKind
 from core.query import Method, Precision, Query, Task
 from core.registry import load_registry
 from core.vision.job import VisionJob
 
-Kind = Literal[
-    "fit",
-    "plan",
-    "card",
-    "compare",
-    "faq",
-    "scenario",
-    "help",
-    "clarify",
-    "error",
-    "cards_needed",
-    "largest_model",
-    "card_advice",
-    "out_of_scope",
-]
+Kind = AnswerKind  # one enum for the kind of answer, shared with the parser and the query
 Lang = Literal["en", "zh"]
 
 FAQ_IDS = ("card_vs_vram", "vram_price", "vram_upgrade", "bandwidth", "folk_rule")

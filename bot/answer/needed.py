@@ -33,7 +33,7 @@ def usual_cards(task: Task) -> list[Card]:
 
 def needed_for(query: Query, card: Card, currency: str) -> CardsNeeded | None:
     """The smallest count of `card` for the job, priced in the answer's currency."""
-    stripped = query.model_copy(update={"question": None})
+    stripped = query.model_copy(update={"kind": None, "sort": None})
     return cards_needed(stripped, card, book=price_book_in_force(), currency=Currency(currency))
 
 
@@ -56,7 +56,7 @@ def asked_count(query: Query, card: Card, currency: str) -> Assessment:
     """The job on the count the user asked about (one card when they named none), sized as the search
     sizes it, so its verdict and the search's count never disagree."""
     stripped = as_served(
-        query.model_copy(update={"question": None, "card": card.id, "card_memory_bytes": None})
+        query.model_copy(update={"kind": None, "sort": None, "card": card.id, "card_memory_bytes": None})
     )
     count = stripped.gpus or 1
     return assess(stripped, card, count, book=None, currency=Currency(currency), speed=False)

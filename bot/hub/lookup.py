@@ -10,6 +10,7 @@ model.
 from __future__ import annotations
 
 import json
+import logging
 import queue
 import re
 import threading
@@ -36,6 +37,10 @@ from bot.hub.reference import HubRef
 from bot.hub.settings import HubSettings
 from core.model_config import UnreadableConfigError, model_from_config
 from core.registry import ModelArch
+
+# huggingface_hub warns on each retry ("Retrying in 1s [Retry 1/5]") on its own stderr handler; a failed
+# lookup is worded once, in the answer (templates/*/hub_lookup.j2), so only its errors are let through.
+logging.getLogger("huggingface_hub").setLevel(logging.ERROR)
 
 HUB_LOOKUP_KEY = "hub_lookup"  # where the bot keeps its HubLookup in Application.bot_data
 
@@ -133,6 +138,12 @@ class HubLookup:
 
     def search(self, name: str) -> HubRef | None:
         """The most downloaded Hub repo whose id contains the typed name ('vicuna 13b' -> 'vicuna-13b')."""
+        found = self.search_or_failure(name)
+        return found if isinstance(found, HubRef) else None
+
+    def search_or_failure(self, name: str) -> HubRef | LookupResult | None:
+        """`search`, but a Hub that could not be asked says so (a LookupResult under the typed name): the
+        answer then says it could not look the name up, rather than that the name is unknown."""
         if self.settings.offline:
             return None
         term = re.sub(r"\s+", "-", name.strip())
@@ -145,8 +156,12 @@ class HubLookup:
 
         try:
             ids = _within(self.settings.timeout_s, run)
-        except (FutureTimeout, httpx2.HTTPError, HfHubHTTPError, OSError, ValueError):
-            return None
+        except FutureTimeout:
+            return LookupResult(LookupStatus.TIMEOUT, HubRef("hf", name.strip()))
+        except (HfHubHTTPError, ValueError):
+            return None  # the Hub answered, with an error: nothing found under that name
+        except (httpx2.HTTPError, OSError):
+            return LookupResult(LookupStatus.UNREACHABLE, HubRef("hf", name.strip()))
         return HubRef("hf", ids[0]) if ids else None
 
     def fetch(self, ref: HubRef) -> LookupResult:

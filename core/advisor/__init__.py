@@ -23,7 +23,6 @@ from core.advisor.model import (
     Fix,
     Plan,
     ScenarioAdvice,
-    SortKey,
 )
 from core.advisor.plan_json import plan_json
 from core.advisor.plan_search import plans
@@ -38,6 +37,7 @@ from core.advisor.shared import (
     stated_only,
     variants_for,
 )
+from core.query import SortKey
 
 __all__ = [
     "COUNTS",

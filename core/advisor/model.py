@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict
 
 from core.cost import (
@@ -13,8 +11,6 @@ from core.estimator import (
     Fit,
 )
 from core.query import Currency, Method, Precision, Query, Runtime, Task
-
-SortKey = Literal["cost", "speed"]
 
 INFERENCE_PRECISIONS = (Precision.BF16, Precision.FP8, Precision.INT8, Precision.INT4)
 COUNTS = (1, 2, 4, 8)

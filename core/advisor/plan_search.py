@@ -6,7 +6,7 @@ import heapq
 from collections.abc import Sequence
 from functools import lru_cache
 
-from core.advisor.model import COUNTS, PRETRAIN_COUNTS, QUALITY_RANK, Plan, SortKey
+from core.advisor.model import COUNTS, PRETRAIN_COUNTS, QUALITY_RANK, Plan
 from core.advisor.shared import (
     budget_caps,
     card_price,
@@ -27,7 +27,7 @@ from core.estimator import (
     estimate,
     need_bytes,
 )
-from core.query import Currency, Query, Runtime, Task
+from core.query import Currency, Query, Runtime, SortKey, Task
 
 
 def plans(

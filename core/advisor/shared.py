@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from core.advisor.model import INFERENCE_PRECISIONS, METHOD_QUALITY, QUALITY, QUALITY_RANK, Plan, SortKey
+from core.advisor.model import INFERENCE_PRECISIONS, METHOD_QUALITY, QUALITY, QUALITY_RANK, Plan
 from core.assessment import Assessment, assess
 from core.catalog import Card
 from core.cost import CardPrice, PriceBook, price_book_in_force
 from core.estimator import Estimate
-from core.query import Currency, Method, Precision, Query, Runtime, Task
+from core.query import Currency, Method, Precision, Query, Runtime, SortKey, Task
 from core.speed import inference_speed, training_speed
 
 

@@ -11,8 +11,11 @@ import re
 from dataclasses import dataclass, field
 
 from core.parser.card_names import CARD_MARK, CardMention, find_cards, mask
+from core.parser.hub_ref import find_reference
 from core.parser.model_names import MODEL_MARK, find_family_only, find_model
 from core.parser.numbers import EN_NUMBERS, MAGNITUDE_RE, NUMBER_RE, context_tokens, magnitude
+from core.parser.result import Rejected
+from core.parser.unread import read_bad_numbers, read_unknown_cards
 from core.query import Currency, Method, Optimizer, Precision, Runtime, Task
 from core.registry import load_registry
 from core.units import GIB
@@ -36,6 +39,7 @@ class Extraction:
     card_counts: dict[str, int] = field(default_factory=dict)  # '8张4090和2张A100': a count per card
     budget_per_month: bool = False  # '$3000 a month' (Query itself has per hour or total)
     residue: str = ""  # the text with names and quantities masked, for intent keywords
+    rejected: list[Rejected] = field(default_factory=list)  # stated, but not usable as written
 
     @property
     def has_model(self) -> bool:
@@ -224,9 +228,15 @@ _SIZES = (
         rf"(?<![a-z0-9.])(?P<num>{NUMBER_RE})\s*(?P<unit>m|million)\s*"
         r"(?=(?:的)?\s*(?:参数|params?|parameters?|模型|model))"
     ),
+    # '1T model', 'a 1.2-trillion-parameter model': trillions, where a model word follows
+    _c(
+        rf"(?<![a-z0-9.])(?P<num>{NUMBER_RE})\s*(?P<unit>t|tn|trillion)[\s-]*"
+        r"(?=(?:的)?\s*(?:参数|params?|parameters?|模型|models?|moe|dense|llm)(?![a-z]))"
+    ),
 )
 _UNIT_B = {"b": 1.0, "bn": 1.0, "billion": 1.0, "m": 1e-3, "million": 1e-3, "亿": 0.1, "百亿": 10.0}
-_UNIT_B |= {"千亿": 100.0, "万亿": 1000.0}
+_UNIT_B |= {"千亿": 100.0, "万亿": 1000.0, "t": 1000.0, "tn": 1000.0, "trillion": 1000.0}
+_SMALLEST_B, _LARGEST_B = 0.001, 100_000.0  # from a million parameters to 100T
 
 
 _MOE_TAIL = _c(r"[\s\-_]*(?:a\d+(?:\.\d+)?b|(?P<experts>\d+)e)(?![a-z0-9])")
@@ -260,10 +270,11 @@ def _read_sizes(text: str, ex: Extraction) -> str:
                     ex.fields["model"] = moe
                     continue
                 value *= int(groups["n"])
-            if (
-                0.001 <= value <= 100_000
-            ):  # from a million parameters to 100T: anything else is not a model size
+            if _SMALLEST_B <= value <= _LARGEST_B:
                 ex.fields["params_b"] = round(value, 6)
+            elif "params_b" not in ex.fields:  # '10000000B', '0B': said, but no model has that size
+                reason = "not_positive" if value <= 0 else "too_large" if value > _LARGEST_B else "too_small"
+                ex.rejected.append(Rejected(what="size", typed=match.group(0).strip(), reason=reason))
     return mask(text, spans, SIZE_MARK) if spans else text
 
 
@@ -571,10 +582,37 @@ def _counts_before_cards(text: str, cards: list[CardMention]) -> dict[str, int]:
     return counts if len(counts) >= 2 else {}
 
 
+_URL_CHAR = re.compile(r"[A-Za-z0-9._~:/#@%&=+-]")
+
+
+def _read_repo_id(text: str, ex: Extraction) -> str:
+    """A pasted Hub id or URL ('mistralai/Magistral-Small-2509') names exactly one model: the registry's
+    when it has that repo, else an unknown model (looked up by the bot), never a registry model whose name
+    happens to sit inside the id."""
+    ref = find_reference(text)
+    if ref is None:
+        return text
+    found = re.search(re.escape(ref.repo_id), text)
+    if found is None:
+        return text
+    start, end = found.span()
+    while start > 0 and _URL_CHAR.match(text[start - 1]):
+        start -= 1  # the URL around the id
+    while end < len(text) and _URL_CHAR.match(text[end]) and text[end] not in "?,":
+        end += 1
+    match = load_registry().resolve(ref.repo_id)
+    if match is not None:
+        ex.fields["model"] = match.model.id
+    else:
+        ex.unknown_model = ref.repo_id
+    return mask(text, [(start, end)], MODEL_MARK)
+
+
 def extract(text: str) -> Extraction:
     """All stated fields of one normalized message."""
     ex = Extraction()
-    model = find_model(text)
+    text = _read_repo_id(text, ex)
+    model = None if "model" in ex.fields or ex.unknown_model else find_model(text)
     if model:
         if model.model_id:
             ex.fields["model"] = model.model_id
@@ -586,6 +624,11 @@ def extract(text: str) -> Extraction:
     ex.cards = find_cards(text)
     ex.card_counts = _counts_before_cards(text, ex.cards)
     text = mask(text, [(c.start, c.end) for c in ex.cards], CARD_MARK)
+    unknown_cards, spans = read_unknown_cards(text)
+    ex.rejected += unknown_cards
+    text = mask(text, spans, CARD_MARK)
+    bad_numbers, text = read_bad_numbers(text)
+    ex.rejected += bad_numbers
     text = _read_money(text, ex)
     text = _read_tokens(text, ex)
     text = _read_data_amount(text, ex)

@@ -5,12 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from core.answer_kind import AnswerKind
 from core.parser import intent as words
 from core.parser.entities import Extraction, extract
 from core.parser.followup import build_query, merge
 from core.parser.lang import detect_lang
 from core.parser.normalize import normalize
 from core.parser.result import Intent, Lang, Parsed
+from core.parser.unread import names_a_vision_family, original_case, read_unknown_model
 from core.parser.vision import extract_vision, find_vision_model, follow_up_vision
 from core.query import Query, Task
 from core.vision.job import VisionJob
@@ -62,7 +64,10 @@ def parse(text: str, previous: Query | None = None, previous_vision: VisionJob |
         ex.fields["text_lang"] = lang.value  # a dataset's language, when unsaid, is the asker's
     card_ids = list(dict.fromkeys(c.card_id for c in ex.cards))
     ambiguous = next((c.typed for c in ex.cards if c.ambiguous), None)
-    seen = _Seen(lang, card_ids, ambiguous, ex.unknown_model)
+    unknown = original_case(text, ex.unknown_model) if ex.unknown_model else None
+    seen = _Seen(lang, card_ids, ambiguous, unknown)
+    if ex.rejected:
+        return _rejected(ex, text, norm, previous, seen)
 
     faq_id = words.faq(norm, bool(card_ids), ex.has_model)
     if faq_id:
@@ -90,6 +95,14 @@ def parse(text: str, previous: Query | None = None, previous_vision: VisionJob |
     advice = _card_advice(ex, norm, previous, seen)
     if advice is not None:
         return advice
+    named = _unknown_name(ex, norm, text)
+    if named is not None:
+        # a model we do not know is asked about, never answered with the chat's previous model
+        # the kind the message asks for once its model is known (a Hub lookup may find it): kept on the query
+        query = _asked(build_query(ex.fields), ex, norm, ex.fields)
+        if names_a_vision_family(named):
+            named = None  # 'run yolov8': which variant? (the examples name the vision models)
+        return _Seen(lang, card_ids, ambiguous, named).reply(Intent.CLARIFY, query=query, clarify="model")
     if len(card_ids) >= 2:
         return seen.reply(
             Intent.COMPARE,
@@ -123,6 +136,31 @@ def parse(text: str, previous: Query | None = None, previous_vision: VisionJob |
     return seen.reply(Intent.OUT_OF_SCOPE)
 
 
+def _unknown_name(ex: Extraction, norm: str, text: str) -> str | None:
+    """The name of a model the message asks about that the registry lacks and gives no size for: a pasted
+    Hub id, 'Zorblax-9000' where the model goes, or a family without its size ('qwen3')."""
+    if ex.has_model or find_vision_model(norm) is not None:
+        return None
+    if ex.unknown_model:
+        return original_case(text, ex.unknown_model)
+    if ex.family_only:
+        return ex.family_only  # 'which Qwen3?'
+    named = read_unknown_model(ex.residue)
+    return original_case(text, named) if named else None
+
+
+def _rejected(ex: Extraction, text: str, norm: str, previous: Query | None, seen: _Seen) -> Parsed:
+    """'batch -4', 'on 0 GPUs', 'RTX 9999': say what cannot be used, with the rest of the question kept
+    (a follow-up's, on top of the chat's last job) so that a button can answer it once corrected."""
+    fields = ex.fields
+    follow_up = len(norm) <= _SHORT or words.sounds_like_follow_up(norm)
+    if previous is not None and not ex.has_model and follow_up:
+        fields = merge(previous, fields, ex.gpus_added)
+    query = build_query(fields) if fields else None
+    rejected = [r.model_copy(update={"typed": original_case(text, r.typed)}) for r in ex.rejected]
+    return seen.reply(Intent.CLARIFY, clarify="rejected", query=query, rejected=rejected)
+
+
 def _about_the_card(ex: Extraction, norm: str) -> bool:
     """An opinion on the card itself: no model named, or only a class of sizes ('for 7B models'); a
     question about one model on the card ('跑个7b的模型，4080可以吗') is a fit question."""
@@ -134,13 +172,14 @@ def _about_the_card(ex: Extraction, norm: str) -> bool:
 def _card_advice(ex: Extraction, norm: str, previous: Query | None, seen: _Seen) -> Parsed | None:
     """'H20适合训练吗', or its follow-up changing the card or the job ('那推理呢', 'what about L20?')."""
     if len(seen.cards) == 1 and _about_the_card(ex, norm) and words.asks_card_advice(ex.residue):
-        return seen.reply(Intent.CARD_ADVICE, query=build_query(ex.fields | {"question": "card_advice"}))
-    again = previous is not None and previous.question == "card_advice"
+        return seen.reply(Intent.CARD_ADVICE, query=build_query(ex.fields | {"kind": AnswerKind.CARD_ADVICE}))
+    again = previous is not None and previous.kind is AnswerKind.CARD_ADVICE
     if not again or previous is None or ex.has_model or len(seen.cards) > 1:
         return None
     if not (ex.cards or "task" in ex.fields or "method" in ex.fields):
         return None
     fields = merge(previous, ex.fields)
+    fields.pop("sort", None)
     cards = seen.cards or ([previous.card] if previous.card else [])
     return seen.reply(Intent.CARD_ADVICE, query=build_query(fields), cards=cards, follow_up=True)
 
@@ -149,7 +188,7 @@ def _largest(ex: Extraction, norm: str, previous: Query | None, seen: _Seen) -> 
     """'最大能跑多大的模型' on the cards named, or a follow-up of that question ('那QLoRA呢')."""
     if "model" in ex.fields or "params_b" in ex.fields:
         return None
-    again = previous is not None and previous.question == "largest_model"
+    again = previous is not None and previous.kind is AnswerKind.LARGEST_MODEL
     if words.asks_largest_model(norm):
         fields = dict(ex.fields)
         if again and previous is not None and not (ex.cards or "card_memory_bytes" in fields):
@@ -158,7 +197,8 @@ def _largest(ex: Extraction, norm: str, previous: Query | None, seen: _Seen) -> 
         fields = merge(previous, ex.fields, ex.gpus_added)
     else:
         return None
-    fields["question"] = "largest_model"
+    fields["kind"] = AnswerKind.LARGEST_MODEL
+    fields.pop("sort", None)
     return seen.reply(Intent.LARGEST_MODEL, query=build_query(fields), follow_up=again)
 
 
@@ -180,21 +220,29 @@ def _fit(ex: Extraction, norm: str, previous: Query | None, seen: _Seen) -> Pars
     if query.model is None and query.params_b is None:
         return seen.reply(Intent.CLARIFY, query=query, clarify="model")
     cards = seen.cards or ([query.card] if query.card else [])
-    if words.asks_how_many_cards(norm) or words.asks_how_many_cards(ex.residue):
-        query = query.model_copy(update={"question": "cards_needed"})
-    elif query.question != "cards_needed":
-        query = query.model_copy(update={"question": None})  # a model named: about the model, not the card
-    if query.question == "cards_needed":
+    query = _asked(query, ex, norm, fields)
+    if query.kind is AnswerKind.CARDS_NEEDED:
         return seen.reply(Intent.CARDS_NEEDED, query=query, cards=cards, follow_up=follow_up)
-    plan = words.wants_plan(norm) or ("budget" in ex.fields and "card" not in fields)
     return seen.reply(
-        Intent.PLAN if plan else Intent.FIT,
+        query.answer_kind,
         query=query,
         cards=cards,
         follow_up=follow_up,
         compare_methods=_compare_methods(query),
-        sort="speed" if words.wants_fastest(norm) else "cost",
     )
+
+
+def _asked(query: Query, ex: Extraction, norm: str, fields: dict[str, Any]) -> Query:
+    """The kind of answer a question about one model asks for, on its query: how many cards (kept across
+    follow-ups), ranked plans ('cheapest card for …', a budget without a card; asked anew by each message,
+    'fastest …' ranks them by speed), or a fit."""
+    if words.asks_how_many_cards(norm) or words.asks_how_many_cards(ex.residue):
+        return query.model_copy(update={"kind": AnswerKind.CARDS_NEEDED, "sort": None})
+    if query.kind is AnswerKind.CARDS_NEEDED:
+        return query.model_copy(update={"sort": None})
+    plan = words.wants_plan(norm) or ("budget" in ex.fields and "card" not in fields)
+    sort = "speed" if words.wants_fastest(norm) else None
+    return query.model_copy(update={"kind": AnswerKind.PLAN if plan else None, "sort": sort})
 
 
 def _compare_methods(query: Query) -> bool:

@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from core.answer_kind import AnswerKind
 from core.query import Query
 from core.vision.job import VisionJob
 
@@ -16,19 +17,24 @@ class Lang(StrEnum):
     ZH = "zh"
 
 
-class Intent(StrEnum):
-    FIT = "fit"
-    PLAN = "plan"
-    CARD_INFO = "card"
-    COMPARE = "compare"
-    FAQ = "faq"
-    SCENARIO = "scenario"
-    HELP = "help"
-    CLARIFY = "clarify"
-    CARDS_NEEDED = "cards_needed"
-    LARGEST_MODEL = "largest_model"
-    CARD_ADVICE = "card_advice"
-    OUT_OF_SCOPE = "out_of_scope"
+# The parser's decision is the answer's kind: one enum (core/answer_kind.py), not a parallel one.
+Intent = AnswerKind
+
+
+RejectedWhat = Literal["size", "batch", "gpus", "seq", "lora_rank", "card"]
+
+
+class Rejected(BaseModel):
+    """Something the message states that cannot be used as written ('batch -4', 'a 10000000B model',
+    'RTX 9999'): the answer says so instead of answering with a default or the previous question's value."""
+
+    model_config = ConfigDict(frozen=True)
+
+    what: RejectedWhat
+    typed: str  # as the user wrote it
+    reason: Literal["not_positive", "too_large", "too_small", "unknown"]
+    suggestions: list[str] = []  # card ids for an unknown card
+    fixed: int | None = None  # the value a button may offer instead ('batch 4' for 'batch -4')
 
 
 class Parsed(BaseModel):
@@ -36,7 +42,7 @@ class Parsed(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    intent: Intent
+    intent: AnswerKind
     lang: Lang
     query: Query | None = None
     cards: list[str] = []
@@ -48,6 +54,6 @@ class Parsed(BaseModel):
     clarify: str | None = None
     unknown_model: str | None = None
     vision: VisionJob | None = None  # an image / video / vision / speech / embedding job (issue 12)
-    sort: Literal["cost", "speed"] = "cost"  # "fastest …" ranks plans by speed
     wanted_memory_bytes: int | None = None  # 'upgrade my 3090 to 48GB': the memory the user wants
+    rejected: list[Rejected] = []  # values the message states that cannot be used (answered, not dropped)
     card_counts: dict[str, int] = {}  # comparisons of setups ('8张4090和2张A100'): a count per card
