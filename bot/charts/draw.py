@@ -22,6 +22,7 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+from PIL import Image
 
 from bot.charts import fonts
 from bot.charts.spec import (
@@ -103,7 +104,7 @@ def draw_png(spec: ChartSpec, lang: str) -> bytes:
     with _LOCK:
         _setup_fonts()
         fig = Figure(figsize=(WIDTH_IN, HEIGHT_IN), dpi=DPI, facecolor="white")
-        FigureCanvasAgg(fig)
+        canvas = FigureCanvasAgg(fig)
         if isinstance(spec, MemoryChart):
             _memory(fig, spec, lang)
         elif isinstance(spec, OptionsChart):
@@ -113,9 +114,20 @@ def draw_png(spec: ChartSpec, lang: str) -> bytes:
         else:
             _needed(fig, spec, lang)
         fig.text(0.012, 0.012, word(lang, "footer"), fontsize=SMALL_PT - 1, color="#757575")
-        out = io.BytesIO()
-        fig.savefig(out, format="png", dpi=DPI, metadata={"Software": None})
-        return out.getvalue()
+        canvas.draw()  # type: ignore[no-untyped-call]
+        return _png(canvas)
+
+
+def _png(canvas: FigureCanvasAgg) -> bytes:
+    """The canvas as a 256-colour PNG: a chart has a dozen flat colours and their anti-aliased edges, so the
+    palette looks the same as RGBA at a third of the bytes (~35 KB), and encodes faster than savefig."""
+    width, height = canvas.get_width_height()
+    pixels = canvas.buffer_rgba()  # type: ignore[no-untyped-call]
+    image = Image.frombuffer("RGBA", (width, height), pixels, "raw", "RGBA", 0, 1)
+    palette = image.convert("RGB").quantize(256, method=Image.Quantize.FASTOCTREE)
+    out = io.BytesIO()
+    palette.save(out, format="PNG", compress_level=6)
+    return out.getvalue()
 
 
 def _title(fig: Figure, text: str) -> None:
