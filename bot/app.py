@@ -72,7 +72,9 @@ def build_application(
 ) -> Application[Any, Any, Any, Any, Any, Any]:
     """The bot: HTML by default, flood control with retries, the session store opened on start, each update
     confirmed to Telegram only once handled (bot/delivery.py)."""
-    apply_to_core(settings)
+    problem = apply_to_core(settings)
+    if problem:
+        logger.warning("%s", problem)  # answers say so too (templates/*/prices_missing.j2)
     updates_request = ConfirmAfterHandling(get_updates_request or default_get_updates_request())
     processor = OnceOnlyUpdates()
     app = (

@@ -11,11 +11,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, ParamSpec, get_args
 
+from bot.cli_args import OneLineParser, float_of, int_of, quantity_of, tokens_of
 from core.catalog import load_catalog
 from core.estimator import UnknownCardError, UnknownModelError, estimate
 from core.query import LoraTargets, Method, Precision, Query, Runtime, Task
 from core.registry import load_registry
-from core.units import parse_quantity, parse_tokens_length
 
 if TYPE_CHECKING:
     from bot.charts.spec import ChartSpec
@@ -52,15 +52,6 @@ _TASKS = {
     "freeze": (Task.FINETUNE, Method.FREEZE),
     "pretrain": (Task.PRETRAIN, Method.FULL),
 }
-
-
-def _params_b(text: str) -> float:
-    value = parse_quantity(text)
-    return value / 1e9 if value >= 1e6 else value  # "13B" -> 13; a plain "13" means billions
-
-
-def _tokens(text: str) -> int:
-    return parse_tokens_length(text)
 
 
 def _model_id(name: str | None) -> str | None:
@@ -159,7 +150,11 @@ def query_from_args(args: argparse.Namespace) -> Query:
     )
 
 
-def _add_estimate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+_JSON_HELP = "print the result as JSON (the same keys as `gpufit ask --json`)"
+_LANG_HELP = "answer in English or Chinese (default: the question's language)"
+
+
+def _add_estimate(sub: argparse._SubParsersAction[OneLineParser]) -> None:
     p = sub.add_parser("estimate", help="memory (and speed, cost) of one job, from flags")
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument(
@@ -167,29 +162,55 @@ def _add_estimate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="registry name (llama-3.1-8b, 'qwen2.5 72b'), Hub id (Qwen/Qwen3-8B) or URL (huggingface.co, "
         "hf-mirror.com, modelscope.cn); honours HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE",
     )
-    which.add_argument("--params", type=_params_b, help="bare size, e.g. 13B (a representative dense shape)")
-    p.add_argument("--task", choices=list(_TASKS), default="inference")
-    p.add_argument("--precision", choices=[p.value for p in Precision])
-    p.add_argument("--batch", type=int)
-    p.add_argument("--seq", type=_tokens, help="tokens per sequence, e.g. 4096 or 32k")
+    which.add_argument(
+        "--params",
+        type=quantity_of(Query, "params_b", "the size", scale=1e9, example="13B"),
+        help="bare size, e.g. 13B (a representative dense shape)",
+    )
+    p.add_argument("--task", choices=list(_TASKS), default="inference", help="the job (default: inference)")
+    p.add_argument(
+        "--precision",
+        choices=[p.value for p in Precision],
+        help="weights' format (default: bf16, or what the card supports; nf4 for qlora)",
+    )
+    p.add_argument(
+        "--batch", type=int_of(Query, "batch", "the batch"), help="sequences processed at once (default 1)"
+    )
+    p.add_argument(
+        "--seq",
+        type=tokens_of(Query, "seq", "the context"),
+        help="tokens per sequence, e.g. 4096, 32k or 1m (default 2048)",
+    )
     p.add_argument(
         "--grad-checkpointing",
         action=argparse.BooleanOptionalAction,
         default=None,
         help="recompute activations in the backward pass (fine-tuning default: on)",
     )
-    p.add_argument("--lora-rank", type=int)
+    p.add_argument(
+        "--lora-rank", type=int_of(Query, "lora_rank", "the LoRA rank"), help="LoRA rank r (default 16)"
+    )
     p.add_argument(
         "--lora-targets",
         type=_lora_targets,
         metavar="TARGETS",
         help="all-linear (default), attention (q,k,v,o) or q,v (also: all, attn, qv, q_proj,v_proj)",
     )
-    p.add_argument("--runtime", choices=[r.value for r in Runtime])
-    p.add_argument("--card", help="catalog name, e.g. 4090, a100-80gb-sxm, h20")
-    p.add_argument("--gpus", type=int)
-    p.add_argument("--tokens", type=parse_quantity, help="training tokens, e.g. 2T or 500M")
-    p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--runtime",
+        choices=[r.value for r in Runtime],
+        help="transformers (one sequence, the default) or vllm (a serving engine)",
+    )
+    p.add_argument("--card", help="catalog name, e.g. 4090, a100-80gb-sxm, h20 (`gpufit cards` lists them)")
+    p.add_argument(
+        "--gpus", type=int_of(Query, "gpus", "the number of cards"), help="number of cards (default 1)"
+    )
+    p.add_argument(
+        "--tokens",
+        type=quantity_of(Query, "tokens", "tokens", example="2T"),
+        help="training tokens, e.g. 2T or 500M (gives time and cost)",
+    )
+    p.add_argument("--json", action="store_true", help=_JSON_HELP)
 
 
 @_unknown_names_exit_2
@@ -206,27 +227,37 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_vision(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from core.vision import Offload, TrainMethod, VisionTask
+def _add_vision(sub: argparse._SubParsersAction[OneLineParser]) -> None:
+    from core.vision import Offload, TrainMethod, VisionJob, VisionTask
 
     p = sub.add_parser("vision", help="an image / video / vision / speech / embedding job, from flags")
     p.add_argument("model", help="e.g. sdxl, flux.1-dev, wan2.1-t2v-14b, yolov8x, whisper-large-v3")
-    p.add_argument("--task", choices=[t.value for t in VisionTask])
-    p.add_argument("--method", choices=[m.value for m in TrainMethod])
-    p.add_argument("--width", type=int)
-    p.add_argument("--height", type=int)
-    p.add_argument("--frames", type=int)
-    p.add_argument("--batch", type=int)
-    p.add_argument("--steps", type=int)
-    p.add_argument("--tokens", type=int)
-    p.add_argument("--precision", choices=[p.value for p in Precision])
-    p.add_argument("--offload", choices=[o.value for o in Offload])
-    p.add_argument("--vae-tiling", action="store_true")
-    p.add_argument("--grad-checkpointing", action="store_true")
-    p.add_argument("--audio-hours", type=float)
+    p.add_argument("--task", choices=[t.value for t in VisionTask], help="the job (default: the model's own)")
+    p.add_argument("--method", choices=[m.value for m in TrainMethod], help="training method (train only)")
+    p.add_argument("--width", type=int_of(VisionJob, "width", "width"), help="image width in pixels")
+    p.add_argument(
+        "--height", type=int_of(VisionJob, "height", "height"), help="image height (default: the width)"
+    )
+    p.add_argument("--frames", type=int_of(VisionJob, "frames", "frames"), help="video frames")
+    p.add_argument("--batch", type=int_of(VisionJob, "batch", "batch"), help="images per batch")
+    p.add_argument("--steps", type=int_of(VisionJob, "steps", "steps"), help="denoising steps")
+    p.add_argument(
+        "--tokens", type=int_of(VisionJob, "tokens", "tokens"), help="text tokens (embedding models)"
+    )
+    p.add_argument("--precision", choices=[p.value for p in Precision], help="weights' format")
+    p.add_argument(
+        "--offload", choices=[o.value for o in Offload], help="CPU offload: whole models or layer by layer"
+    )
+    p.add_argument("--vae-tiling", action="store_true", help="decode the image in tiles")
+    p.add_argument("--grad-checkpointing", action="store_true", help="recompute activations (training)")
+    p.add_argument(
+        "--audio-hours",
+        type=float_of(VisionJob, "audio_hours", "audio hours"),
+        help="hours of audio (speech models)",
+    )
     p.add_argument("--card", help="catalog name, e.g. 4090")
-    p.add_argument("--lang", choices=["en", "zh"], default="en")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--lang", choices=["en", "zh"], default="en", help=_LANG_HELP)
+    p.add_argument("--json", action="store_true", help=_JSON_HELP)
 
 
 @_unknown_names_exit_2
@@ -428,25 +459,36 @@ def _cmd_start(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="gpufit", description=__doc__)
+    parser = OneLineParser(prog="gpufit", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     _add_estimate(sub)
     _add_vision(sub)
     for name, helptext in (("cards", "the card catalog"), ("models", "the model registry")):
         p = sub.add_parser(name, help=helptext)
-        p.add_argument("--json", action="store_true")
+        p.add_argument("--json", action="store_true", help="print it as JSON")
     for name, helptext in (
         ("ask", "answer one question as the bot would"),
         ("plan", "rank the plans that fit"),
     ):
         p = sub.add_parser(name, help=helptext)
-        p.add_argument("question", nargs="+")
-        p.add_argument("--json", action="store_true")
-        p.add_argument("--lang", choices=["en", "zh"])
+        p.add_argument("question", nargs="+", help="the question in words, English or Chinese")
+        p.add_argument("--json", action="store_true", help=_JSON_HELP)
+        p.add_argument("--lang", choices=["en", "zh"], help=_LANG_HELP)
         p.add_argument("--chart", metavar="FILE", help="also write the answer's chart as a PNG file")
-    p = sub.add_parser("bot", help="run the Telegram bot (TELEGRAM_BOT_TOKEN)")
-    p.add_argument("--webhook-url")
-    p.add_argument("--webhook-secret")
+    p = sub.add_parser(
+        "bot",
+        help="run the Telegram bot (needs TELEGRAM_BOT_TOKEN)",
+        description="The Telegram bot. Needs TELEGRAM_BOT_TOKEN (the environment or .env); "
+        "TELEGRAM_API_URL for a self-hosted Bot API server. Long polling unless a webhook URL is given.",
+    )
+    p.add_argument(
+        "--webhook-url",
+        help="public HTTPS URL Telegram posts updates to (also GPUFIT_WEBHOOK_URL); default: long polling",
+    )
+    p.add_argument(
+        "--webhook-secret",
+        help="secret token Telegram sends with each update (also GPUFIT_WEBHOOK_SECRET)",
+    )
     sub.add_parser("chat", help="the bot in this terminal, offline")
     sub.add_parser("start", help="the bot if a token is set, else the console chat")
     return parser
@@ -467,13 +509,18 @@ _COMMANDS = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from bot.settings import SettingsError, apply_to_core, load_settings
+    from bot.settings import SettingsError, apply_to_core, ensure_db_path, load_settings
 
     try:
-        apply_to_core(load_settings(require_token=False))  # GPUFIT_PRICES, from the environment or .env
+        settings = load_settings(require_token=False)
+        problem = apply_to_core(settings)  # GPUFIT_PRICES, from the environment or .env
+        if args.command in ("bot", "chat", "start"):
+            ensure_db_path(settings)  # GPUFIT_DB: checked before anything starts
     except SettingsError as error:
         print(f"gpufit: {error}", file=sys.stderr)
         return 2
+    if problem:
+        print(f"gpufit: {problem}", file=sys.stderr)
     try:
         return _COMMANDS[args.command](args)
     except BrokenPipeError:

@@ -22,6 +22,23 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     return _TOKEN_SHAPE.sub(REDACTED, text)
 
 
+def _network_errors_in_one_line(record: logging.LogRecord) -> None:
+    """A Bot API that cannot be reached is one line per retry, not a 100-line traceback: a network error
+    (PTB's NetworkError, TimedOut) loses its traceback and keeps its message. Other errors keep theirs."""
+    from telegram.error import NetworkError
+
+    error = record.exc_info[1] if record.exc_info else None
+    if isinstance(error, NetworkError):
+        try:
+            message = record.getMessage()
+        except Exception:
+            return
+        record.msg = f"{message} ({type(error).__name__}: {error})"
+        record.args = None
+        record.exc_info = None
+        record.exc_text = None
+
+
 class RedactingFilter(logging.Filter):
     """Masks secrets in a record before any handler formats it."""
 
@@ -30,6 +47,7 @@ class RedactingFilter(logging.Filter):
         self.secrets = [s for s in secrets if s]
 
     def filter(self, record: logging.LogRecord) -> bool:
+        _network_errors_in_one_line(record)
         try:
             message = record.getMessage()
         except Exception:  # a bad format string: leave it to the handler's own error path

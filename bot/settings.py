@@ -25,7 +25,7 @@ from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 from telegram.constants import WebhookLimit
 
-from core.cost import use_price_file
+from core.cost import price_book_problem, use_price_file
 
 OFFICIAL_API_URL = "https://api.telegram.org"
 _TOKEN = re.compile(r"^\d{3,}:[A-Za-z0-9_-]{20,}$")
@@ -190,6 +190,31 @@ def load_settings(
     return settings
 
 
-def apply_to_core(settings: Settings) -> None:
-    """Hand core the settings it uses (it reads no environment): the price file in force."""
+def apply_to_core(settings: Settings) -> str | None:
+    """Hand core the settings it uses (it reads no environment): the price file in force. Returns one line
+    saying why the price file cannot be used (answers then carry no prices and say so), or None."""
     use_price_file(settings.prices_path)
+    problem = price_book_problem()
+    if problem is None:
+        return None
+    where = f"GPUFIT_PRICES={settings.prices_path}" if settings.prices_path else "data/prices.toml"
+    return f"{where}: {problem}; answering without prices"
+
+
+def ensure_db_path(settings: Settings) -> None:
+    """The SQLite file's folder exists (made if need be) and the file can be opened for writing; else one
+    line naming GPUFIT_DB (raised as SettingsError before the bot or the console starts)."""
+    path = settings.db_path
+    try:
+        if path.is_dir():
+            raise SettingsError(
+                f"GPUFIT_DB={path} is a folder; give a file path, e.g. {path / 'gpufit.sqlite3'}"
+            )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "ab"):
+            pass
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise SettingsError(
+            f"GPUFIT_DB={path} cannot be written ({reason}); set it to a writable file"
+        ) from None

@@ -31,8 +31,9 @@ from bot.answer.kinds_table import KINDS, rebuild
 from bot.answer.model import Answer, Lang, TypedNames
 from bot.answer.vision import vision_fit_answer
 from bot.hub.lookup import HubLookup
+from bot.render import render
 from core.answer_kind import QUERY_KINDS, AnswerKind
-from core.cost import price_book_in_force
+from core.cost import price_book_in_force, price_book_problem, price_file
 from core.estimator import UnknownCardError, UnknownModelError
 from core.parser import Parsed, parse
 from core.query import Currency, Query, Task
@@ -72,7 +73,9 @@ def answer_message(
         ):  # nothing learned: the answer the message gets without it (and why, if looked up)
             reply = _answer_text(text, context, price_book_in_force())
         else:
-            reply = _answer_parsed(resolved, lang, context.currency)
+            reply = _noting_missing_prices(
+                _answer_parsed(resolved, lang, context.currency), price_book_in_force()
+            )
         return with_lookup_note(reply, lang, note) if note is not None else reply
     except Exception:
         log.exception("answer with Hub lookup failed for %r", text[:200])
@@ -141,7 +144,7 @@ def _answer_text(text: str, context: ChatContext, _book: object) -> Answer:
     try:
         parsed = _parse(text, context.previous, context.previous_vision)
         lang = _lang(context, parsed, text)
-        return _answer_parsed(parsed, lang, context.currency)
+        return _noting_missing_prices(_answer_parsed(parsed, lang, context.currency), _book)
     except Exception:
         log.exception("answer failed for %r", text[:200])
         return error_answer(lang, "internal")
@@ -150,10 +153,27 @@ def _answer_text(text: str, context: ChatContext, _book: object) -> Answer:
 @lru_cache(maxsize=4096)
 def _answer_query(query: Query, lang: Lang, _book: object) -> Answer:
     try:
-        return _rebuild(query, lang)
+        return _noting_missing_prices(_rebuild(query, lang), _book)
     except Exception:
         log.exception("answer_query failed for %s", query.model_dump_json())
         return error_answer(lang, "internal", query=query)
+
+
+_PRICED_KINDS = frozenset({AnswerKind.FIT, AnswerKind.PLAN, AnswerKind.COMPARE, AnswerKind.CARDS_NEEDED})
+
+
+def _noting_missing_prices(reply: Answer, book: object) -> Answer:
+    """An answer that would show prices says why it has none when the price file cannot be read."""
+    if book is not None or reply.kind not in _PRICED_KINDS:
+        return reply
+    problem = price_book_problem() or ""
+    note = render("prices_missing", reply.lang, file=str(price_file()), problem=problem)
+    return reply.model_copy(
+        update={
+            "html": f"{reply.html}\n\n{note}",
+            "facts": reply.facts | {"prices": {"available": False, "problem": problem}},
+        }
+    )
 
 
 def _answer_parsed(parsed: Parsed, lang: Lang, currency: Currency | None) -> Answer:

@@ -1,0 +1,136 @@
+"""Command-line values checked where they are read: a bad number is one line and exit code 2, never a
+pydantic traceback from deep inside the estimator.
+
+The limits are not restated here: each type reads them from the field of the model the value goes into
+(`Query`, `VisionJob`), so the command line refuses exactly what the estimator would.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Callable
+from typing import NoReturn
+
+from annotated_types import Ge, Gt, Le, Lt
+from pydantic import BaseModel
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but an error is one line naming the flag and how to get help (exit code 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"{self.prog}: {message} (see `{self.prog} --help`)", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _limits(model: type[BaseModel], field: str) -> tuple[float | None, float | None, bool]:
+    """(low, high, low is exclusive) of a pydantic field's constraints."""
+    low: float | None = None
+    high: float | None = None
+    exclusive = False
+    for rule in model.model_fields[field].metadata:
+        if isinstance(rule, Ge):
+            low = float(rule.ge)  # type: ignore[arg-type]
+        elif isinstance(rule, Gt):
+            low, exclusive = float(rule.gt), True  # type: ignore[arg-type]
+        elif isinstance(rule, Le):
+            high = float(rule.le)  # type: ignore[arg-type]
+        elif isinstance(rule, Lt):
+            high = float(rule.lt)  # type: ignore[arg-type]
+    return low, high, exclusive
+
+
+def _n(value: float) -> str:
+    return f"{value:,.0f}" if value == int(value) else f"{value:,g}"
+
+
+def _range_words(low: float | None, high: float | None, exclusive: bool) -> str:
+    if low is not None and high is not None and not exclusive:
+        return f"from {_n(low)} to {_n(high)}"
+    if low is not None:
+        return f"above {_n(low)}" if exclusive else f"{_n(low)} or more"
+    return f"at most {_n(high)}" if high is not None else "a number"
+
+
+def _checked(value: float, text: str, what: str, bounds: tuple[float | None, float | None, bool]) -> None:
+    low, high, exclusive = bounds
+    too_low = low is not None and (value <= low if exclusive else value < low)
+    if too_low or (high is not None and value > high):
+        got = repr(text) if text.strip() == _n(value) else f"{text!r} = {_n(value)}"
+        raise argparse.ArgumentTypeError(f"{what} must be {_range_words(*bounds)} (got {got})")
+
+
+def int_of(model: type[BaseModel], field: str, what: str) -> Callable[[str], int]:
+    """A whole number within `model.field`'s limits ('--batch -4' → 'batch must be from 1 to 1,000,000')."""
+    bounds = _limits(model, field)
+
+    def read(text: str) -> int:
+        try:
+            value = int(text.strip().replace("_", "").replace(",", ""))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{what} must be a whole number (got {text!r})") from None
+        _checked(value, text, what, bounds)
+        return value
+
+    read.__name__ = field
+    return read
+
+
+def float_of(model: type[BaseModel], field: str, what: str) -> Callable[[str], float]:
+    bounds = _limits(model, field)
+
+    def read(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{what} must be a number (got {text!r})") from None
+        _checked(value, text, what, bounds)
+        return value
+
+    read.__name__ = field
+    return read
+
+
+_QUANTITY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmbgt]?)\s*$", re.IGNORECASE)
+_DECIMAL = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
+_BINARY = {"": 1, "k": 1024, "m": 1024**2}
+
+
+def quantity_of(
+    model: type[BaseModel], field: str, what: str, *, scale: float = 1.0, example: str
+) -> Callable[[str], float]:
+    """'13B', '2T', '500M' (decimal units), divided by `scale` ('13B' with scale 1e9 → 13)."""
+    bounds = _limits(model, field)
+
+    def read(text: str) -> float:
+        match = _QUANTITY.match(text)
+        if not match:
+            raise argparse.ArgumentTypeError(f"{what} must be a number like {example} (got {text!r})")
+        value = float(match.group(1)) * _DECIMAL[match.group(2).lower()]
+        if scale != 1.0 and value >= 1e6:
+            value /= scale  # '13B' → 13; a plain '13' already means billions
+        _checked(value, text, what, bounds)
+        return value
+
+    read.__name__ = field
+    return read
+
+
+def tokens_of(model: type[BaseModel], field: str, what: str) -> Callable[[str], int]:
+    """A context length: '4096', '32k' (32,768), '1m' (1,048,576), within the field's limits."""
+    bounds = _limits(model, field)
+
+    def read(text: str) -> int:
+        match = re.match(r"^\s*(\d+(?:\.\d+)?)\s*([km]?)\s*$", text, re.IGNORECASE)
+        if not match:
+            raise argparse.ArgumentTypeError(
+                f"{what} must be a token count like 4096, 32k or 1m (got {text!r})"
+            )
+        value = int(float(match.group(1)) * _BINARY[match.group(2).lower()])
+        _checked(value, text, what, bounds)
+        return value
+
+    read.__name__ = field
+    return read
