@@ -71,6 +71,8 @@ def test_the_shipped_font_covers_every_character_a_chart_template_can_print(font
     missing = sorted(c for c in needed if ord(c) not in cmap and ord(c) not in _fallback())
     assert not missing, f"run tools/subset_chart_font.py: the chart font lacks {''.join(missing)!r}"
     assert any("\u4e00" <= c <= "\u9fff" for c in template_characters())  # the Chinese templates are in
+    for lang in ("en", "zh"):  # so that the font covers chart.j2 alone, whatever other templates say
+        assert "{% import" not in (ROOT / "templates" / lang / "chart.j2").read_text(encoding="utf-8")
     assert font.stat().st_size < 400_000  # a subset, not the 20 MB font
 
 

@@ -2,7 +2,7 @@
 depend on the fonts a machine happens to have.
 
 The subset holds exactly what charts can print: every character of the chart templates (templates/<lang>/
-chart.j2 and the vocabulary it imports), what the number filters write (¥, 分钟, 亿 …), printable ASCII
+chart.j2, which imports no other template), what the number filters write (¥, 分钟, 亿 …), printable ASCII
 and Latin-1, and the characters of the card and model names in data/. `tools/subset_chart_font.py`
 rebuilds it from the full font; tests/test_charts.py fails when a template gains a character the subset
 lacks. Latin glyphs that are missing anyway fall back to matplotlib's own DejaVu Sans.
@@ -21,7 +21,7 @@ REGULAR = FONT_DIR / "NotoSansCJKsc-gpufit-Regular.otf"
 BOLD = FONT_DIR / "NotoSansCJKsc-gpufit-Bold.otf"
 FAMILY = "Noto Sans CJK SC"
 FALLBACK = "DejaVu Sans"
-CHART_TEMPLATES = ("chart.j2", "_words.j2")
+CHART_TEMPLATES = ("chart.j2",)  # self-contained: it imports no other template
 LANGS = ("en", "zh")
 # What bot.render's filters and the drawing itself write besides the templates' own characters.
 FILTER_CHARACTERS = "$¥€−–—×±·…≈≤≥↑↓→%‰°分钟小时天万亿"
