@@ -53,6 +53,10 @@ class Card(BaseModel):
     markets_source: str = ""
     notes: str = ""
     source: str
+    # modded boards (issue 19): the stock card whose chip they keep, and the risks an answer states
+    modded: bool = False
+    base: str | None = None
+    caveats: list[Literal["no_warranty", "blower_noise", "driver", "availability", "turing"]] = []
 
     @property
     def memory_bytes(self) -> int:

@@ -18,13 +18,18 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from core.paths import PRICES_PATH
+from core.platforms import Platform
 from core.query import Currency
 
-Billing = Literal["on-demand", "spot", "reserved", "serverless"]
+Billing = Literal["on-demand", "daily", "weekly", "monthly", "spot", "reserved", "serverless"]
 Market = Literal["cn", "global"]
 
 # Billing kinds in the order a typical price falls back through when a card has no on-demand row.
 _BILLING_PREFERENCE: tuple[Billing, ...] = ("on-demand", "reserved", "serverless", "spot")
+# Kinds sold by the term (包天 / 包周 / 包月): the term bills whether the instance runs or not, so its
+# per-hour figure is a floor at full use and never a card's typical hourly price.
+TERM_HOURS: dict[str, int] = {"daily": 24, "weekly": 168, "monthly": 720}
+DAYS_PER_MONTH = 30
 _CHINA_REGION = re.compile(r"^(china|cn-)|[\u4e00-\u9fff]", re.IGNORECASE)
 
 
@@ -53,7 +58,10 @@ class PriceRow(BaseModel):
     cny_per_hour: float | None = None
     usd_per_hour_max: float | None = None
     cny_per_hour_max: float | None = None
+    usd_per_term: float | None = None  # daily / weekly / monthly rows: one term's price for one card
+    cny_per_term: float | None = None
     billing: Billing = "on-demand"
+    platform_only: bool = False  # a doubtful quote: used only when its platform is named
     instance: str = ""
     date: dt.date
     date_precision: str = "day"
@@ -62,8 +70,30 @@ class PriceRow(BaseModel):
     confidence: str = ""
     notes: str = ""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _term_per_hour(cls, data: object) -> object:
+        """A term row's per-hour figures at full use (term price ÷ its hours), so it ranks with the others."""
+        if not isinstance(data, dict) or data.get("billing") not in TERM_HOURS:
+            return data
+        hours = TERM_HOURS[data["billing"]]
+        filled = dict(data)
+        for currency in ("usd", "cny"):
+            term = data.get(f"{currency}_per_term")
+            if term is not None and data.get(f"{currency}_per_hour") is None:
+                filled[f"{currency}_per_hour"] = round(float(term) / hours, 4)
+        return filled
+
     @model_validator(mode="after")
     def _one_currency(self) -> PriceRow:
+        term = self.billing in TERM_HOURS
+        if term and self.usd_per_term is None and self.cny_per_term is None:
+            raise ValueError(
+                f"{self.billing} price row for {self.card!r} ({self.provider}) "
+                "has neither usd_per_term nor cny_per_term"
+            )
+        if not term and (self.usd_per_term is not None or self.cny_per_term is not None):
+            raise ValueError(f"{self.billing} price row for {self.card!r} ({self.provider}) has a term price")
         if self.usd_per_hour is None and self.cny_per_hour is None:
             raise ValueError(
                 f"price row for {self.card!r} ({self.provider}) has neither usd_per_hour nor cny_per_hour"
@@ -82,6 +112,22 @@ class PriceRow(BaseModel):
                 else (self.usd_per_hour or 0.0) * usd_to_cny
             )
         return self.usd_per_hour if self.usd_per_hour is not None else (self.cny_per_hour or 0.0) / usd_to_cny
+
+    @property
+    def term_hours(self) -> int | None:
+        return TERM_HOURS.get(self.billing)
+
+    def per_term(self, currency: Currency, usd_to_cny: float) -> float | None:
+        """The price of one term (day / week / month) in `currency`; None for hourly kinds."""
+        if self.billing not in TERM_HOURS:
+            return None
+        if currency is Currency.CNY:
+            if self.cny_per_term is not None:
+                return self.cny_per_term
+            return (self.usd_per_term or 0.0) * usd_to_cny
+        if self.usd_per_term is not None:
+            return self.usd_per_term
+        return (self.cny_per_term or 0.0) / usd_to_cny
 
 
 class CardPrice(BaseModel):
@@ -119,7 +165,7 @@ class PriceBook:
         self.rows = rows
         self.path = path
         self.by_card: dict[str, list[PriceRow]] = {}
-        self._prices: dict[tuple[str, Currency], CardPrice | None] = {}
+        self._prices: dict[tuple[str, Currency, str | None], CardPrice | None] = {}
         for row in rows:
             self.by_card.setdefault(row.card, []).append(row)
 
@@ -127,16 +173,35 @@ class PriceBook:
     def owner(self) -> str:
         return self.meta.name
 
-    def price_for(self, card_id: str, currency: Currency | str) -> CardPrice | None:
-        """Median price of the card's rows in the currency's market (falling back to every market), on-demand
-        first; None when the list has no row for the card. Remembered: plans ask for every card."""
-        key = (card_id, Currency(currency))
+    def price_for(
+        self, card_id: str, currency: Currency | str, platform: Platform | None = None
+    ) -> CardPrice | None:
+        """Median hourly price of the card's rows in the currency's market (falling back to every market),
+        on-demand first; only `platform`'s rows when one is named; None when the list has no such row.
+        Remembered: plans ask for every card."""
+        key = (card_id, Currency(currency), platform.id if platform is not None else None)
         if key not in self._prices:
-            self._prices[key] = self._price_for(*key)
+            self._prices[key] = self._price_for(card_id, Currency(currency), platform)
         return self._prices[key]
 
-    def _price_for(self, card_id: str, currency: Currency) -> CardPrice | None:
-        rows = self.by_card.get(card_id)
+    def hourly_rows(self, card_id: str, platform: Platform | None = None) -> list[PriceRow]:
+        """The card's rows billed by the hour (not by the term), only `platform`'s when one is named."""
+        rows = [r for r in self.by_card.get(card_id, []) if r.billing not in TERM_HOURS]
+        if platform is None:
+            return [r for r in rows if not r.platform_only]
+        return [r for r in rows if platform.sells(r.provider)]
+
+    def rows_for(self, card_id: str, platform: Platform | None = None) -> list[PriceRow]:
+        """Every row of the card, only `platform`'s when one is named."""
+        rows = self.by_card.get(card_id, [])
+        return [r for r in rows if platform.sells(r.provider)] if platform is not None else list(rows)
+
+    def sells(self, platform: Platform, card_id: str) -> bool:
+        """The price book has a row of `platform` for the card."""
+        return bool(self.rows_for(card_id, platform))
+
+    def _price_for(self, card_id: str, currency: Currency, platform: Platform | None) -> CardPrice | None:
+        rows = self.hourly_rows(card_id, platform)
         if not rows:
             return None
         preferred: Market = "cn" if currency is Currency.CNY else "global"
@@ -150,13 +215,18 @@ class PriceBook:
         else:  # pragma: no cover - every row has one of the billing kinds
             chosen = in_market
         rate = self.meta.usd_to_cny
-        ranked = sorted(chosen, key=lambda r: (r.per_hour(currency, rate), r.date))
+        # equal prices: the newest quote stands for them
+        ranked = sorted(chosen, key=lambda r: (r.per_hour(currency, rate), -r.date.toordinal()))
         median = ranked[(len(ranked) - 1) // 2]
         return self._card_price(median, currency, ranked)
 
     def is_stale(self, date: dt.date) -> bool:
         """More than a year older than the price book itself (rental prices move within months)."""
         return (self.meta.date - date).days > STALE_AFTER_DAYS
+
+    def card_price(self, row: PriceRow, currency: Currency, ranked: list[PriceRow]) -> CardPrice:
+        """One row as a CardPrice (its per-hour figure; `ranked` gives the range and the sample count)."""
+        return self._card_price(row, currency, ranked)
 
     def _card_price(self, row: PriceRow, currency: Currency, ranked: list[PriceRow]) -> CardPrice:
         rate = self.meta.usd_to_cny
@@ -188,7 +258,7 @@ class PriceBook:
         preferred: Market = "cn" if currency is Currency.CNY else "global"
         groups: dict[tuple[str, str, dt.date], dict[str, PriceRow]] = {}
         for card_id in card_ids:
-            for row in self.by_card.get(card_id, []):
+            for row in self.hourly_rows(card_id):
                 groups.setdefault((row.provider, row.billing, row.date), {})[card_id] = row
         complete = [(key, rows) for key, rows in groups.items() if len(rows) == len(card_ids)]
         if not complete:

@@ -59,6 +59,11 @@ class Currency(StrEnum):
 
 
 LoraTargets = Literal["all-linear", "attention", "q,v"]
+# What a budget is per: "预算每月5000元" is a month, "$2/hour" an hour, "I have $500" the whole job.
+BudgetPeriod = Literal["hour", "day", "month", "total"]
+BUDGET_PERIOD_HOURS: dict[str, float] = {"hour": 1.0, "day": 24.0, "month": 720.0}
+# How a card is billed (data/prices.toml `billing`): hourly, by the term (包月 …), preemptible, committed.
+BillingKind = Literal["on-demand", "daily", "weekly", "monthly", "spot", "reserved", "serverless"]
 # How plans are ranked: cheapest first, or fastest ("fastest card for …").
 SortKey = Literal["cost", "speed"]
 
@@ -103,9 +108,24 @@ class Query(BaseModel):
     epochs: float | None = Field(default=None, gt=0, le=10_000)
     text_bytes: int | None = Field(default=None, gt=0, description="a dataset given as its size in bytes")
     text_lang: Literal["en", "zh"] | None = Field(default=None, description="the language of that text")
-    budget: float | None = Field(default=None, gt=0)
-    budget_per_hour: bool | None = None
+    budget: float | None = Field(default=None, gt=0, description="the money the user has, in `currency`")
+    budget_period: BudgetPeriod | None = Field(
+        default=None, description="what the budget is per ('total': all)"
+    )
     currency: Currency | None = None
+    platform: str | None = Field(default=None, description="a rental platform named (data/platforms.toml id)")
+    billing: BillingKind | None = Field(default=None, description="a billing kind asked about: 包月, spot, …")
+    hours_per_day: float | None = Field(
+        default=None, gt=0, le=24, description="how long a day the card is used"
+    )
+    requests_per_s: float | None = Field(default=None, gt=0, description="serving traffic (per day ÷ 86,400)")
+    prompt_tokens: int | None = Field(default=None, ge=1, le=10_000_000, description="tokens in per request")
+    response_tokens: int | None = Field(
+        default=None, ge=1, le=10_000_000, description="tokens out per request"
+    )
+    ttft_ms: float | None = Field(default=None, gt=0, description="time-to-first-token target")
+    user_tokens_per_s: float | None = Field(default=None, gt=0, description="decode speed each user needs")
+    nodes: int | None = Field(default=None, ge=1, le=1024, description="machines in a cluster ('两台8卡')")
     # The answer asked for when it is not "does it fit" (plans, how many cards, the largest model, advice on
     # a card): the query rebuilds the same kind of answer when stored, pressed or followed up ("那H20呢"
     # after "要几张L20" still asks how many). None is a fit answer.

@@ -46,7 +46,7 @@ def test_stated_budget_and_card_and_count_are_kept() -> None:
         card="4090",
         gpus=2,
         budget=5,
-        budget_per_hour=True,
+        budget_period="hour",
     )
     found = plans(q, currency=Currency.CNY)
     assert found and all(p.card == "rtx-4090" and p.count == 2 and p.method is Method.QLORA for p in found)

@@ -206,7 +206,7 @@ def test_to_query_carries_every_answer() -> None:
             batch=2,
             tokens=5e7,
             budget=3000,
-            budget_per_hour=False,
+            budget_period="total",
             card="rtx-4090",
             gpus=1,
         ),
@@ -270,7 +270,7 @@ def test_a_budget_nothing_meets_shows_the_cheapest_over_it() -> None:
             job=ck.Job.INFERENCE,
             model="llama-3.1-70b",
             budget=0.01,
-            budget_per_hour=True,
+            budget_period="hour",
             currency=Currency.USD,
         ),
     )

@@ -131,3 +131,49 @@ def test_job_cost() -> None:
     assert cost.per_hour == pytest.approx(price.per_hour * 8, rel=1e-3)
     assert cost.total == pytest.approx(cost.per_hour * 10, rel=1e-3)
     assert cost.per_million_tokens == pytest.approx(cost.per_hour / 3.6, rel=1e-3)
+
+
+def test_every_price_has_a_source_and_a_date() -> None:
+    """Issue 19: a price without its source and date is not shown to anyone; the shipped book has none."""
+    book = load_price_book()
+    for row in book.rows:
+        assert row.source.strip(), (row.card, row.provider, row.billing)
+        assert row.date <= dt.date(2027, 1, 1), (row.card, row.provider)
+        assert row.date_precision in ("day", "month", "quarter", "year", "undated"), row
+
+
+def test_term_rows_are_priced_by_the_term_and_never_as_the_hourly_price() -> None:
+    """包月 ¥1,052 is a month's price (¥1.46/h only at full use): the typical hourly price stays on-demand."""
+    book = load_price_book()
+    monthly = [r for r in book.by_card["rtx-4090"] if r.billing == "monthly" and r.provider == "AutoDL"]
+    assert monthly and monthly[0].per_term(Currency.CNY, book.meta.usd_to_cny) == 1052
+    assert monthly[0].cny_per_hour == round(1052 / 720, 4)
+    typical = book.price_for("rtx-4090", Currency.CNY)
+    assert typical is not None and typical.billing == "on-demand"
+
+
+def test_a_named_platform_restricts_the_prices() -> None:
+    from core.platforms import platform
+
+    book = load_price_book()
+    autodl, lambda_ = platform("autodl"), platform("lambda")
+    assert autodl is not None and lambda_ is not None
+    price = book.price_for("rtx-4090", Currency.USD, autodl)
+    assert price is not None and price.provider == "AutoDL"
+    assert book.price_for("rtx-4090", Currency.USD, lambda_) is None
+    assert not book.sells(lambda_, "rtx-4090") and book.sells(autodl, "rtx-5090")
+
+
+def test_a_term_row_needs_its_term_price(tmp_path: Path) -> None:
+    bad = tmp_path / "prices.toml"
+    bad.write_text(
+        '[meta]\nname = "x"\ndate = 2026-01-01\nusd_to_cny = 7.0\n\n'
+        '[[price]]\ncard = "rtx-4090"\nprovider = "X"\ncny_per_hour = 1.0\nbilling = "monthly"\n'
+        'date = 2026-01-01\nsource = "s"\n'
+    )
+    use_price_file(bad)
+    try:
+        with pytest.raises(PriceBookError, match="per_term"):
+            load_price_book()
+    finally:
+        use_price_file(None)

@@ -26,7 +26,7 @@ PARSED_FIELDS: tuple[str, ...] = (
 PARSED_FIELDS += ("ambiguous_card", "cards")
 QUERY_FIELDS = (
     "method", "model", "params_b", "card", "card_memory_bytes", "gpus", "precision", "batch", "seq",
-    "runtime", "grad_checkpointing", "lora_rank", "tokens", "budget", "budget_per_hour", "currency",
+    "runtime", "grad_checkpointing", "lora_rank", "tokens", "budget", "budget_period", "currency",
     "optimizer", "zero_stage",
 )  # fmt: skip
 FIT_LIKE = ("fit", "plan", "clarify", "cards_needed", "largest_model")

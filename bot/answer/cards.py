@@ -40,7 +40,7 @@ def card_answer(lang: Lang, card_id: str, query: Query | None) -> Answer:
         {"c": view, "fits": fits, "currency": currency},
         query=query,
         buttons=buttons,
-        facts={"cards": [_card_facts(view)], "what_fits": fits},
+        facts={"card": card.id, "cards": [_card_facts(view)], "what_fits": fits},
     )
 
 

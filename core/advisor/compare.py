@@ -32,7 +32,8 @@ class CompareRow(BaseModel):
     tokens_per_s: float | None
     hours: float | None
     cost: float | None
-    cost_basis: str | None  # "total" for a run, "per_million_tokens" for serving, "per_hour" otherwise
+    cost_basis: str | None  # "total" for a run, else "per_million_tokens" (trained or generated); "per_hour"
+    # only when no speed is known
     assessment: Assessment
 
 
@@ -62,21 +63,13 @@ def _count_that_runs(
 
 def _row(job: Assessment) -> CompareRow:
     assert job.card is not None
-    cost = job.cost
-    if cost is None:
-        value, basis = None, None
-    elif cost.total is not None:
-        value, basis = cost.total, "total"
-    elif cost.per_million_tokens is not None and job.query.task is Task.INFERENCE:
-        value, basis = cost.per_million_tokens, "per_million_tokens"
-    else:
-        value, basis = cost.per_hour, "per_hour"
     speed = None
     if job.inference is not None:
         serving = job.estimate.vllm is not None and job.inference.batch > 1
         speed = job.inference.aggregate_tokens_per_s if serving else job.inference.decode_tokens_per_s
     elif job.training is not None:
         speed = job.training.tokens_per_s
+    value, basis = _job_cost(job)
     return CompareRow(
         card=job.card.id,
         count=job.count,
@@ -87,6 +80,24 @@ def _row(job: Assessment) -> CompareRow:
         cost_basis=basis if job.fits else None,
         assessment=job,
     )
+
+
+def _job_cost(job: Assessment) -> tuple[float | None, str | None]:
+    """What the whole job costs on this setup: the run's total when the data amount is known, else the cost
+    per million tokens (trained, or generated at the engine's aggregate rate). Never the hourly price alone:
+    a card twice as fast at 1.8× the price is the cheaper one (issue 19)."""
+    cost = job.cost
+    if cost is None:
+        return None, None
+    if cost.total is not None:
+        return cost.total, "total"
+    if job.query.task is Task.INFERENCE:
+        if cost.per_million_tokens is not None:
+            return cost.per_million_tokens, "per_million_tokens"
+        return cost.per_hour, "per_hour"
+    if job.training is not None and job.training.tokens_per_s > 0:
+        return round(cost.per_hour / (job.training.tokens_per_s * 3600) * 1e6, 4), "per_million_tokens"
+    return cost.per_hour, "per_hour"
 
 
 def _winner(rows: Sequence[CompareRow], value: Callable[[CompareRow], float | None], best: str) -> str | None:

@@ -10,7 +10,17 @@ from core.assessment import Assessment, assess
 from core.catalog import Card
 from core.cost import CardPrice, PriceBook, price_book_in_force
 from core.estimator import Estimate
-from core.query import Currency, Method, Precision, Query, Runtime, SortKey, Task
+from core.query import (
+    BUDGET_PERIOD_HOURS,
+    BudgetPeriod,
+    Currency,
+    Method,
+    Precision,
+    Query,
+    Runtime,
+    SortKey,
+    Task,
+)
 from core.speed import inference_speed, training_speed
 
 
@@ -128,8 +138,13 @@ def stated_only(query: Query) -> Query:
 
 def sort_key(sort: SortKey) -> Callable[[Plan], tuple[float, ...]]:
     def cost_value(plan: Plan) -> float:
+        # the whole job's cost (issue 19): the run's total, else per million tokens; the hourly price only
+        # when the plan has no speed (a card twice as fast at 1.8x the price is the cheaper plan)
+        # (a service without its traffic is a card rented by the hour: its hourly price is the job's cost)
         if plan.total_cost is not None:
             return plan.total_cost
+        if plan.cost_per_hour is not None and plan.training_tokens_per_s:
+            return plan.cost_per_hour / (plan.training_tokens_per_s * 3600) * 1e6
         return plan.cost_per_hour if plan.cost_per_hour is not None else float("inf")
 
     if sort == "speed":
@@ -141,11 +156,21 @@ def budget_caps(query: Query, max_per_hour: float | None) -> tuple[float | None,
     """(per-hour cap, total cap) from the arguments and the budget the user stated."""
     per_hour, total = max_per_hour, None
     if query.budget is not None:
-        hourly = query.budget_per_hour
-        if hourly is None:
-            hourly = query.task is Task.INFERENCE or not query.has_data_amount
-        if hourly and per_hour is None:
-            per_hour = query.budget
-        elif not hourly:
+        period = budget_period(query)
+        if period == "total":
             total = query.budget
+        elif per_hour is None:
+            per_hour = query.budget / BUDGET_PERIOD_HOURS[period]
     return per_hour, total
+
+
+def budget_period(query: Query) -> BudgetPeriod:
+    """What the budget is per: as said, else per hour for a service or a job without its amount of data (its
+    length is unknown, so only its rate can be held to a budget), else the whole job. A month or a day of a
+    training job with its data is the whole job's money (the job runs within it)."""
+    period = query.budget_period
+    if period is None:
+        period = "hour" if query.task is Task.INFERENCE or not query.has_data_amount else "total"
+    if period in ("day", "month") and query.task is not Task.INFERENCE and query.has_data_amount:
+        return "total"
+    return period

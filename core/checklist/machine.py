@@ -82,8 +82,7 @@ def _apply_default(answers: ChecklistAnswers, step: Step, lang: str) -> Checklis
     elif step is Step.BUDGET:
         updates = {
             "budget": None,
-            "budget_per_hour": None,
-            "budget_per_month": None,
+            "budget_period": None,
             "currency": answers.currency or default_currency(lang),
         }
     else:

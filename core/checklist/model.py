@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from core.query import Currency, Method, Precision, Task
+from core.query import BudgetPeriod, Currency, Method, Precision, Task
 
 
 class Step(StrEnum):
@@ -83,12 +83,31 @@ class ChecklistAnswers(BaseModel):
     text_bytes: int | None = Field(default=None, gt=0)
     requests_per_day: float | None = Field(default=None, gt=0)
     budget: float | None = Field(default=None, gt=0)
-    budget_per_hour: bool | None = None
-    budget_per_month: bool | None = None  # neither per hour nor per month: a total
+    budget_period: BudgetPeriod | None = None  # the Query's own field: what the budget is per
     currency: Currency | None = None
     card: str | None = None
     gpus: int | None = Field(default=None, ge=1, le=4096)
     skipped: list[Step] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _period_from_flags(cls, data: object) -> object:
+        """Sessions stored before issue 19 held two flags (budget_per_hour, budget_per_month): one period."""
+        if not isinstance(data, dict) or ("budget_per_hour" not in data and "budget_per_month" not in data):
+            return data
+        moved = dict(data)
+        per_hour, per_month = moved.pop("budget_per_hour", None), moved.pop("budget_per_month", None)
+        if moved.get("budget_period") is None and (per_hour is not None or per_month is not None):
+            moved["budget_period"] = "hour" if per_hour else "month" if per_month else "total"
+        return moved
+
+    @property
+    def budget_per_hour(self) -> bool | None:
+        return None if self.budget_period is None else self.budget_period == "hour"
+
+    @property
+    def budget_per_month(self) -> bool | None:
+        return None if self.budget_period is None else self.budget_period == "month"
 
     def has(self, step: Step) -> bool:
         """Whether the step holds an answer the user gave (at that step or earlier), not a default."""

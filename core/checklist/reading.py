@@ -219,8 +219,7 @@ def _budget(answers: ChecklistAnswers, norm: str, ex: Extraction, lang: str) -> 
         return StepError(code="budget_unclear")
     return {
         "budget": bare[0].value,
-        "budget_per_hour": False,
-        "budget_per_month": False,
+        "budget_period": "total",
         "currency": answers.currency or default_currency(lang),
     }
 
@@ -228,8 +227,7 @@ def _budget(answers: ChecklistAnswers, norm: str, ex: Extraction, lang: str) -> 
 def _no_budget(answers: ChecklistAnswers, lang: str) -> Updates:
     return {
         "budget": None,
-        "budget_per_hour": None,
-        "budget_per_month": None,
+        "budget_period": None,
         "currency": answers.currency or default_currency(lang),
     }
 
@@ -237,10 +235,15 @@ def _no_budget(answers: ChecklistAnswers, lang: str) -> Updates:
 def _budget_stated(ex: Extraction) -> Updates | None:
     if "budget" not in ex.fields:
         return None
+    amount = float(str(ex.fields["budget"]))
+    if ex.fields.get("budget_period") == "day":
+        amount *= 30
     updates: Updates = {
-        "budget": float(str(ex.fields["budget"])),
-        "budget_per_hour": bool(ex.fields.get("budget_per_hour")),
-        "budget_per_month": ex.budget_per_month,
+        "budget": amount,
+        # a day's budget is held as its month (30 days), the checklist's unit for a running service
+        "budget_period": "month"
+        if ex.fields.get("budget_period") == "day"
+        else ex.fields.get("budget_period"),
     }
     if isinstance(ex.fields.get("currency"), Currency):
         updates["currency"] = ex.fields["currency"]
@@ -368,8 +371,7 @@ def _budget_choice(answers: ChecklistAnswers, text: str, lang: str) -> Updates |
             return StepError(code="budget_unclear")
         return {
             "budget": amount,
-            "budget_per_hour": parts[1] == "h",
-            "budget_per_month": False,
+            "budget_period": "hour" if parts[1] == "h" else "total",
             "currency": Currency(parts[2]),
         }
     return StepError(code="budget_unclear")

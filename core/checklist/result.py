@@ -32,7 +32,7 @@ def to_query(state: ChecklistState) -> Query:
         seq=answers.seq,
         tokens=answers.tokens if not answers.serving else None,
         budget=answers.budget,
-        budget_per_hour=answers.budget_per_hour,
+        budget_period=answers.budget_period,
         currency=answers.currency or default_currency(state.lang),
     )
 

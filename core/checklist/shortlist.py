@@ -43,9 +43,9 @@ def budget_reading(answers: ChecklistAnswers) -> tuple[BudgetReading | None, boo
     """How the budget is read, and whether a total is read as a month (serving)."""
     if answers.budget is None:
         return None, False
-    if answers.budget_per_hour:
+    if answers.budget_period == "hour":
         return "hour", False
-    if answers.budget_per_month:
+    if answers.budget_period in ("month", "day"):
         return "month", False
     if answers.serving:
         return "month", True

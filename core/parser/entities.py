@@ -67,6 +67,7 @@ _PER_HOUR = _c(
     r"|每\s*(?:个)?\s*(?:卡)?\s*(?:每)?\s*小时|1\s*小时|一小时|时租|按小时|/h|每卡时|每小时"
 )
 _PER_MONTH = _c(r"/\s*(?:mo|month)(?![a-z])|per\s*month|a\s*month|monthly|每\s*(?:个)?\s*月|/月|月租|包月")
+_PER_DAY = _c(r"/\s*(?:day|天|日)(?![a-z])|per\s*day|a\s*day|daily|每\s*(?:一)?\s*天|一天|每日|/天|包天")
 _BUDGET_CONTEXT = _c(
     r"预算|budget|以内|不超过|每小时|per|/|hour|小时|时租|钱|价|cost|price|spend|under|below|便宜"
 )
@@ -96,8 +97,12 @@ def _read_money(text: str, ex: Extraction) -> str:
             if "budget" in ex.fields:
                 continue
             ex.fields["budget"] = value
-            ex.fields["budget_per_hour"] = bool(_PER_HOUR.search(window))
-            ex.budget_per_month = not ex.fields["budget_per_hour"] and bool(_PER_MONTH.search(window))
+            per_hour = bool(_PER_HOUR.search(window))
+            ex.budget_per_month = not per_hour and bool(_PER_MONTH.search(window))
+            per_day = not per_hour and not ex.budget_per_month and bool(_PER_DAY.search(window))
+            ex.fields["budget_period"] = (
+                "hour" if per_hour else "month" if ex.budget_per_month else "day" if per_day else "total"
+            )
             currency = groups.get("pre") or suffix
             if currency:
                 ex.fields["currency"] = Currency.CNY if currency in _CUR_CNY else Currency.USD

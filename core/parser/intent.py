@@ -28,7 +28,10 @@ _FAQ: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = (
             rf"(?:升级|扩容|扩展|加大|增加|加|扩|upgrad\w*|add(?:\s+more)?|expand|increase|bump)\s*(?:一下|下)?\s*{_VRAM}|"
             rf"{_VRAM}.{{0,16}}(?:升级|扩容|upgrad\w*|加显存|扩显存|后续加|后期加|后面加|换大)|"
             rf"{_VRAM}\s*(?:不够|不足|爆了|满了|满|oom|用完).{{0,12}}(?:能不能|可以|能否|怎么办|咋办|升级|加|扩|can\s+i|later)"
-            r"|upgrad\w*.{0,24}(?:to|into)\s*\d+\s*(?:gb|g)(?![a-z])|(?:升级|扩|加|改)\w{0,2}.{0,12}(?:到|成)\s*\d+\s*(?:gb|g)(?![a-z])|魔改|modded|mod\s+(?:to|with)\s*\d+\s*g"
+            r"|upgrad\w*.{0,24}(?:to|into)\s*\d+\s*(?:gb|g)(?![a-z])|(?:升级|扩|加|改)\w{0,2}.{0,12}(?:到|成)\s*\d+\s*(?:gb|g)(?![a-z])|"
+            # modding one's own card is an upgrade question; a modded card named ("4090 48G魔改版") is not
+            r"(?:能|可以|能不能|可不可以|can\s+i|could\s+i|how\s+to)\s*(?:自己)?\s*(?:魔改|mod(?![a-z]))"
+            r"|mod\s+(?:to|with)\s*\d+\s*g"
         ),
         None,
     ),

@@ -43,6 +43,9 @@ _REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"(?<![a-z])instrcut|instuct|intsruct|insturct|instrut", "instruct"),
         (r"nvidia|英伟达|geforce|tesla|n卡", " "),
         (r"(?<![a-z])显卡(?=\s*\d)", " "),
+        # a modded board named by its memory: '2080ti魔改22g', '4090魔改版 48g' -> '2080ti 22g', '4090 48g'
+        (r"(?<=[0-9a-z])\s*(?:魔改版?|魔改卡|modded|mod)\s*(?=\d{2}\s*g)", " "),
+        (r"(?<=\dg)\s*(?:魔改版?|魔改卡|modded|mod)(?![a-z])", " 魔改 "),
     )
 )
 
