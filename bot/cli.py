@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, ParamSpec, get_args
 from bot.cli_args import OneLineParser, float_of, int_of, quantity_of, tokens_of
 from core.catalog import load_catalog
 from core.estimator import UnknownCardError, UnknownModelError, estimate
-from core.query import KvCacheDtype, LoraTargets, Method, Precision, Query, Runtime, Task
+from core.query import KvCacheDtype, LoraTargets, Method, Precision, Query, Task
 from core.registry import load_registry
+from core.runtimes import load_runtimes
 
 if TYPE_CHECKING:
     from bot.hub.lookup import HubLookup
@@ -139,7 +140,7 @@ def query_from_args(args: argparse.Namespace) -> Query:
         precision=Precision(args.precision) if args.precision else None,
         batch=args.batch,
         seq=args.seq,
-        runtime=Runtime(args.runtime) if args.runtime else None,
+        runtime=args.runtime or None,
         kv_cache_dtype=KvCacheDtype(args.kv_cache_dtype) if args.kv_cache_dtype else None,
         grad_checkpointing=args.grad_checkpointing,
         lora_rank=args.lora_rank,
@@ -197,8 +198,8 @@ def _add_estimate(sub: argparse._SubParsersAction[OneLineParser]) -> None:
     )
     p.add_argument(
         "--runtime",
-        choices=[r.value for r in Runtime],
-        help="transformers (one sequence, the default) or vllm (a serving engine)",
+        choices=list(load_runtimes().by_id),
+        help="an engine of data/runtimes.toml: transformers (one sequence, the default), vllm (serving), …",
     )
     p.add_argument(
         "--kv-cache-dtype",

@@ -101,30 +101,11 @@ def assumptions(est: Estimate, stated: Query) -> list[tuple[str, Any]]:
     return items
 
 
-def _fix_action(fix: Fix) -> str | None:
-    """The button that applies a fix, when one field says it."""
-    q = fix.query
-    actions = {
-        "grad_checkpointing": "grad_checkpointing=true",
-        "adamw_8bit": "optimizer=adamw_8bit",
-        "smaller_batch": f"batch={q.batch}",
-        "fp8": "precision=fp8",
-        "int8": "precision=int8",
-        "int4": "precision=int4",
-        "lora": "method=lora",
-        "qlora": "method=qlora",
-        "shorter_context": f"seq={q.seq}",
-        "more_cards": f"gpus={fix.count}",
-        "bigger_card": f"card={fix.card}",
-    }
-    return actions.get(fix.kind)
-
-
 def _fix_rows(query: Query, currency: str) -> list[dict[str, Any]]:
     rows = []
     for fix in advisor.fixes(query, currency=Currency(currency)):
         card = card_or_none(fix.card)
-        rows.append({"fix": fix, "card_name": card.name if card else fix.card, "action": _fix_action(fix)})
+        rows.append({"fix": fix, "card_name": card.name if card else fix.card, "action": fix.action})
     return rows
 
 
@@ -208,14 +189,14 @@ def fit_view(
 
 
 def serving_facts(est: Estimate, job: Assessment | None) -> dict[str, Any] | None:
-    """The serving engine's figures (vLLM): its KV pool, what one sequence takes, how many run at once and
-    how many of the asked users wait."""
+    """The serving engine's figures (vLLM, SGLang: a KV-pool runtime): its KV pool, what one sequence takes,
+    how many run at once and how many of the asked users wait."""
     pool = est.vllm
     if pool is None:
         return None
     count = job.count if job is not None else est.query.gpus or 1
     return {
-        "runtime": "vllm",
+        "runtime": est.query.runtime,
         "tensor_parallel": count,
         "kv_pool_bytes": pool.kv_pool_bytes,
         "kv_bytes_per_sequence": pool.kv_bytes_per_sequence,
