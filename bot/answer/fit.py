@@ -22,10 +22,10 @@ from bot.answer.provenance import image_tokens, model_origin, model_source
 from core import advisor
 from core.advisor import Fix, Plan, SortKey
 from core.assessment import Assessment, assess
-from core.catalog import Card
+from core.catalog import Card, load_catalog
 from core.cost import price_book_in_force
 from core.estimator import COMPONENTS, Estimate, Fit, UnknownModelError, Verdict, estimate
-from core.query import Currency, Method, Query, Task
+from core.query import Currency, Method, Precision, Query, Task
 from core.registry import load_registry
 
 log = logging.getLogger(__name__)
@@ -47,8 +47,12 @@ def folk_reason(est: Estimate) -> str:
     extras = {
         "kv_cache": b.kv_cache,
         "activations": b.activations + b.logits,
-        "model_states": b.gradients + b.optimizer + (b.weights - est.folk.weights_bytes),
     }
+    if q.task is Task.INFERENCE:  # nothing trains: no gradients or optimizer states to name
+        extras["quantized_weights"] = b.weights - est.folk.weights_bytes
+        extras["runtime"] = b.overhead
+    else:
+        extras["model_states"] = b.gradients + b.optimizer + (b.weights - est.folk.weights_bytes)
     return max(extras, key=lambda k: extras[k])
 
 
@@ -71,6 +75,11 @@ def breakdown_rows(est: Estimate, capacity: int | None) -> list[dict[str, Any]]:
         }
         for name in shown
     ]
+
+
+def _lacks_bf16(card_id: str | None) -> bool:
+    catalog = load_catalog()
+    return card_id is not None and card_id in catalog.by_id and catalog.get(card_id).bf16_tflops == 0
 
 
 def assumptions(est: Estimate, stated: Query) -> list[tuple[str, Any]]:
@@ -97,6 +106,8 @@ def assumptions(est: Estimate, stated: Query) -> list[tuple[str, Any]]:
             continue
         if name == "optimizer" and filled.method is Method.QLORA:
             continue
+        if name == "precision" and value is Precision.BF16 and _lacks_bf16(filled.card):
+            value = Precision.FP16  # what the card runs (its note says so), never "assumed bf16" on a V100
         items.append((name, value.value if hasattr(value, "value") else value))
     return items
 

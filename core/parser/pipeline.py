@@ -84,7 +84,7 @@ def parse(text: str, previous: Query | None = None, previous_vision: VisionJob |
     if follow_vision and vision is not None:
         return seen.reply(Intent.FIT, vision=vision, cards=card_ids, follow_up=True)
     if vision is not None:
-        if not card_ids and words.scenario(norm) == "vision":
+        if not card_ids and words.scenario(norm) == "vision" and find_vision_model(norm) is None:
             return seen.reply(Intent.SCENARIO, scenario="vision", vision=vision)
         return seen.reply(Intent.FIT, vision=vision, cards=card_ids)
     if nothing_named and not ex.fields and (words.is_small_talk(norm) or words.is_off_topic(norm)):
