@@ -21,7 +21,7 @@ ifneq ($(VENV_PYTHON_OK),yes)
 .PHONY: $(STAMP)
 endif
 
-.PHONY: run test lint bench measure measure-vision clean
+.PHONY: run test lint bench charts measure measure-vision clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < $(NEED_PYTHON))' 2>/dev/null || { \
@@ -56,6 +56,10 @@ test: lint
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
+
+# The README's chart (docs/chart.png, docs/chart-zh.png), drawn from a real answer.
+charts: $(STAMP)
+	$(BIN)/python -m bot.charts.demo
 
 # Re-measure PyTorch's real peaks (optional; needs torch, transformers, peft in their own venv).
 measure:
