@@ -27,6 +27,7 @@ from core.estimator import (
     estimate,
     need_bytes,
 )
+from core.platforms import platform
 from core.query import Currency, Query, Runtime, SortKey, Task
 
 
@@ -90,6 +91,9 @@ def _plans(
         if match is None:
             raise UnknownCardError(query.card, catalog.closest(query.card))
         candidates = [match]
+    elif query.platform and book is not None and (named := platform(query.platform)) is not None:
+        # 'Best GPU on AutoDL': the cards that platform rents, at its prices
+        candidates = [card for card in catalog.cards if book.sells(named, card.id)]
     else:
         candidates = [card for card in catalog.cards if _rented_in_market(card, money, book)]
     said = query.said()
@@ -135,7 +139,7 @@ def _plans(
                 if need > card.memory_bytes:
                     continue  # screened without building the estimate: it cannot fit this card
                 if by_hourly_price:
-                    price = card_price(card.id, money, book)
+                    price = card_price(card.id, money, book, query.platform)
                     hourly = price.per_hour * count if price else float("inf")
                     shortlist.append(((hourly, QUALITY_RANK[quality_of(trial)]), card, trial, count))
                     break  # more cards of the same kind cost more per hour
