@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, ParamSpec, get_args
 from bot.cli_args import OneLineParser, float_of, int_of, quantity_of, tokens_of
 from core.catalog import load_catalog
 from core.estimator import UnknownCardError, UnknownModelError, estimate
-from core.query import LoraTargets, Method, Precision, Query, Runtime, Task
+from core.query import KvCacheDtype, LoraTargets, Method, Precision, Query, Runtime, Task
 from core.registry import load_registry
 
 if TYPE_CHECKING:
@@ -140,6 +140,7 @@ def query_from_args(args: argparse.Namespace) -> Query:
         batch=args.batch,
         seq=args.seq,
         runtime=Runtime(args.runtime) if args.runtime else None,
+        kv_cache_dtype=KvCacheDtype(args.kv_cache_dtype) if args.kv_cache_dtype else None,
         grad_checkpointing=args.grad_checkpointing,
         lora_rank=args.lora_rank,
         lora_targets=targets,
@@ -197,6 +198,12 @@ def _add_estimate(sub: argparse._SubParsersAction[OneLineParser]) -> None:
         "--runtime",
         choices=[r.value for r in Runtime],
         help="transformers (one sequence, the default) or vllm (a serving engine)",
+    )
+    p.add_argument(
+        "--kv-cache-dtype",
+        choices=[d.value for d in KvCacheDtype],
+        help="KV cache storage: fp8 (vLLM/SGLang --kv-cache-dtype fp8), q8_0 / q4_0 (llama.cpp -ctk); "
+        "default: the model's 16-bit dtype",
     )
     p.add_argument("--card", help="catalog name, e.g. 4090, a100-80gb-sxm, h20 (`gpufit cards` lists them)")
     p.add_argument(

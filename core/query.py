@@ -38,8 +38,20 @@ class Precision(StrEnum):
     Q6_K = "q6_k"
     Q5_K_M = "q5_k_m"
     Q4_K_M = "q4_k_m"
+    Q4_0 = "q4_0"
     Q3_K = "q3_k"
     Q2_K = "q2_k"
+
+
+class KvCacheDtype(StrEnum):
+    """The KV cache's storage type when it is not the model's 16-bit dtype: vLLM/SGLang `--kv-cache-dtype
+    fp8` (fp8_e4m3), TensorRT-LLM's fp8 KV, llama.cpp `-ctk/-ctv q8_0 | q4_0`."""
+
+    BF16 = "bf16"
+    FP16 = "fp16"
+    FP8 = "fp8"
+    Q8_0 = "q8_0"
+    Q4_0 = "q4_0"
 
 
 class Runtime(StrEnum):
@@ -93,6 +105,7 @@ class Query(BaseModel):
     batch: int | None = Field(default=None, ge=1, le=1_000_000)
     seq: int | None = Field(default=None, ge=1, le=10_000_000)
     runtime: Runtime | None = None
+    kv_cache_dtype: KvCacheDtype | None = Field(default=None, description="None: the model's 16-bit dtype")
     grad_checkpointing: bool | None = None
     lora_rank: int | None = Field(default=None, ge=1, le=4096)
     lora_targets: LoraTargets | None = None

@@ -13,6 +13,7 @@ from core.parser.model_names import find_model
 from core.parser.vision import find_vision_model
 from core.registry import load_registry
 from core.speed import load_speed_constants
+from core.speed.calibration import coverage as speed_coverage
 from core.vision.defaults import load_vision_constants
 from core.vision.registry import load_vision_registry
 
@@ -32,6 +33,7 @@ def warm() -> None:
     load_registry()
     load_calibration()
     load_speed_constants()
+    speed_coverage()  # the published speed figures: where each runtime and card family was calibrated
     price_book_in_force()
     load_scenarios()
     advice_rules()

@@ -76,7 +76,7 @@ def _inference(
     assert query.precision and query.batch and query.seq
     tokens = query.batch * query.seq
     weights = terms.weight_bytes(model, query.precision) // gpus
-    kv_dtype = terms.activation_dtype_bytes(query.precision)
+    kv_dtype = terms.kv_dtype_bytes(query.precision, query.kv_cache_dtype)
     vllm = query.runtime is Runtime.VLLM
     kv_cache = terms.kv_cache_bytes(
         model, query.seq, kv_dtype, sequences=query.batch, gpus=gpus, compressed_mla=vllm, windowed=vllm
@@ -382,7 +382,7 @@ def _estimate(
             usable = min(
                 capacity, int(capacity * filled.gpu_memory_utilization + cal.runtime.cuda_context_gib * GIB)
             )
-        kv_dtype = terms.activation_dtype_bytes(filled.precision or Precision.BF16)
+        kv_dtype = terms.kv_dtype_bytes(filled.precision or Precision.BF16, filled.kv_cache_dtype)
         for count in sorted({1, gpus}):
             if count == gpus:
                 counted = breakdown

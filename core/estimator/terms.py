@@ -28,7 +28,7 @@ from core.estimator.calibration import (
     Zero3Buffers,
 )
 from core.estimator.result import FolkRule
-from core.query import Method, Optimizer, Precision, Task
+from core.query import KvCacheDtype, Method, Optimizer, Precision, Task
 from core.registry import ModelArch
 from core.units import GIB
 
@@ -49,12 +49,23 @@ BYTES_PER_WEIGHT: dict[Precision, float] = {
     Precision.Q6_K: 6.56 / 8,
     Precision.Q5_K_M: 5.70 / 8,
     Precision.Q4_K_M: 4.89 / 8,
+    # Q4_0: blocks of 32 weights, 16 bytes of 4-bit values + one fp16 scale = 18 bytes (4.5 bits;
+    # ggml-common.h block_q4_0); llama.cpp's LLaMA-7B Q4_0 is 3.56 GiB for 6.74B weights (PR #2917).
+    Precision.Q4_0: 4.5 / 8,
     Precision.Q3_K: 3.91 / 8,
     Precision.Q2_K: 3.16 / 8,
 }
 
 GGUF = frozenset(
-    {Precision.Q8_0, Precision.Q6_K, Precision.Q5_K_M, Precision.Q4_K_M, Precision.Q3_K, Precision.Q2_K}
+    {
+        Precision.Q8_0,
+        Precision.Q6_K,
+        Precision.Q5_K_M,
+        Precision.Q4_K_M,
+        Precision.Q4_0,
+        Precision.Q3_K,
+        Precision.Q2_K,
+    }
 )
 # Formats that quantize only the blocks' nn.Linear layers; embeddings, lm_head and norms stay 16-bit
 # (bitsandbytes' llm_int8_skip_modules default, GPTQ/AWQ/fp8 checkpoints keep lm_head in 16-bit).
@@ -64,6 +75,25 @@ LINEAR_ONLY = frozenset({Precision.FP8, Precision.INT8, Precision.INT4, Precisio
 def activation_dtype_bytes(precision: Precision) -> int:
     """Activations and KV run in 16-bit for every quantized format; fp32 only when the weights are fp32."""
     return 4 if precision is Precision.FP32 else 2
+
+
+# Bytes per KV element for each KV cache dtype: fp8 one byte (vLLM/SGLang fp8_e4m3, TensorRT-LLM fp8 KV);
+# llama.cpp's q8_0 and q4_0 blocks of 32 values with one fp16 scale: 34 and 18 bytes (8.5 and 4.5 bits;
+# jobs-and-market.md §1.1: 53% and 28% of f16).
+KV_BYTES: dict[KvCacheDtype, float] = {
+    KvCacheDtype.BF16: 2.0,
+    KvCacheDtype.FP16: 2.0,
+    KvCacheDtype.FP8: 1.0,
+    KvCacheDtype.Q8_0: 8.5 / 8,
+    KvCacheDtype.Q4_0: 4.5 / 8,
+}
+
+
+def kv_dtype_bytes(precision: Precision, kv_cache_dtype: KvCacheDtype | None) -> float:
+    """Bytes per cached key or value: the asked KV dtype, else the activations' dtype (16-bit, or fp32)."""
+    if kv_cache_dtype is not None:
+        return KV_BYTES[kv_cache_dtype]
+    return activation_dtype_bytes(precision)
 
 
 def weight_bytes(model: ModelArch, precision: Precision) -> int:
@@ -88,7 +118,7 @@ def logit_bytes(positions: int, model: ModelArch, bytes_per_vocab: float) -> flo
     return positions * model.vocab * bytes_per_vocab
 
 
-def kv_bytes_per_token(model: ModelArch, kv_dtype_bytes: int, *, compressed_mla: bool) -> int:
+def kv_bytes_per_token(model: ModelArch, kv_dtype_bytes: float, *, compressed_mla: bool) -> int:
     """KV cache per token, all layers: 2·L·k·d·bytes (PagedAttention §3).
 
     MLA: vLLM keeps the compressed latent L·(kv_lora_rank + rope) (llm-d capacity planner); transformers'
@@ -98,10 +128,10 @@ def kv_bytes_per_token(model: ModelArch, kv_dtype_bytes: int, *, compressed_mla:
     layers = model.decoder_layers or model.layers
     if model.is_mla:
         if compressed_mla:
-            return layers * (model.kv_lora_rank + model.qk_rope_head_dim) * kv_dtype_bytes
+            return int(layers * (model.kv_lora_rank + model.qk_rope_head_dim) * kv_dtype_bytes)
         key = model.heads * (model.qk_nope_head_dim + model.qk_rope_head_dim)
-        return layers * (key + model.heads * model.v_head_dim) * kv_dtype_bytes
-    return 2 * layers * model.n_kv_heads * model.dim_head * kv_dtype_bytes
+        return int(layers * (key + model.heads * model.v_head_dim) * kv_dtype_bytes)
+    return int(2 * layers * model.n_kv_heads * model.dim_head * kv_dtype_bytes)
 
 
 def kv_share_per_card(model: ModelArch, gpus: int, *, compressed_mla: bool) -> float:
@@ -120,7 +150,7 @@ def kv_share_per_card(model: ModelArch, gpus: int, *, compressed_mla: bool) -> f
 def kv_cache_bytes(
     model: ModelArch,
     seq: int,
-    kv_dtype_bytes: int,
+    kv_dtype_bytes: float,
     *,
     sequences: int = 1,
     gpus: int,
@@ -136,7 +166,7 @@ def kv_cache_bytes(
 
 
 def kv_bytes_per_sequence(
-    model: ModelArch, kv_dtype_bytes: int, seq: int, *, compressed_mla: bool, windowed: bool = True
+    model: ModelArch, kv_dtype_bytes: float, seq: int, *, compressed_mla: bool, windowed: bool = True
 ) -> int:
     """KV cache of one sequence of `seq` tokens, by layer kind.
 
@@ -159,7 +189,7 @@ def kv_bytes_per_sequence(
     window = seq if not windowed else min(seq, model.sliding_window or seq)
     chunk = seq if not windowed else min(seq, model.attention_chunk or seq)
     held += model.sliding_layers * window + model.chunked_layers * chunk
-    return per_layer_token * held + model.linear_state_values() * kv_dtype_bytes
+    return int(per_layer_token * held + model.linear_state_values() * kv_dtype_bytes)
 
 
 def mlp_width_per_token(model: ModelArch) -> int:

@@ -17,7 +17,7 @@ from core.parser.model_names import MODEL_MARK, find_family_only, find_model
 from core.parser.numbers import EN_NUMBERS, MAGNITUDE_RE, NUMBER_RE, context_tokens, magnitude
 from core.parser.result import Rejected
 from core.parser.unread import read_bad_numbers, read_unknown_cards
-from core.query import Currency, Method, Optimizer, Precision, Runtime, Task
+from core.query import Currency, KvCacheDtype, Method, Optimizer, Precision, Runtime, Task
 from core.registry import load_registry
 from core.units import GIB
 
@@ -469,7 +469,9 @@ _PRECISIONS: tuple[tuple[re.Pattern[str], Precision], ...] = tuple(
         (rf"{_B}q8(?:_0)?{_E}", Precision.Q8_0),
         (rf"{_B}q6(?:_k)?{_E}", Precision.Q6_K),
         (rf"{_B}q5(?:_k(?:_[ms])?|_[01])?{_E}", Precision.Q5_K_M),
-        (rf"{_B}q4(?:_k(?:_[ms])?|_[01])?{_E}", Precision.Q4_K_M),
+        # Q4_0 is its own format (one scale per 32 weights, 4.5 bits), not Q4_K_M (4.89 bits, K-quant blocks)
+        (rf"{_B}q4_0{_E}", Precision.Q4_0),
+        (rf"{_B}q4(?:_k(?:_[ms])?|_1)?{_E}", Precision.Q4_K_M),
         (rf"{_B}q3(?:_k(?:_[sml])?)?{_E}", Precision.Q3_K),
         (rf"{_B}q2(?:_k)?{_E}", Precision.Q2_K),
         (rf"{_B}nf4{_E}|bnb[\s_-]*4[\s_-]*bit|bitsandbytes[\s_-]*4", Precision.NF4),
@@ -534,12 +536,54 @@ _ZERO = _c(r"zero[\s_-]*(?:stage)?[\s_-]*([0-3])(?!\d)")
 _GPU_UTIL = _c(r"gpu[\s_-]*memory[\s_-]*utilization\s*(?:=|:)?\s*(0?\.\d+|1(?:\.0+)?)")
 
 
+# The KV cache's dtype, said apart from the weights': vLLM/SGLang "--kv-cache-dtype fp8", "fp8 KV", "KV cache
+# in fp8", llama.cpp "-ctk q8_0" / "--cache-type-k q4_0". Read (and masked) before the weights' precision, so
+# "fp8 KV" does not make the weights fp8.
+_KV_DT = r"(fp8(?:_e4m3|_e5m2)?|float8|q8_0|q8|q4_0|q4|fp16|f16|bf16)(?![a-z0-9])"
+_KV_WORD = r"kv[\s_-]*(?:cache|缓存)?"
+_KV_DTYPE = (
+    _c(rf"(?:--?kv[\s_-]*cache[\s_-]*dtype|kv_cache_dtype)\s*[=:]?\s*{_KV_DT}"),
+    _c(rf"(?<![a-z])(?:-ctk|-ctv|--cache[\s_-]*type[\s_-]*[kv])\s*[=:]?\s*{_KV_DT}"),
+    _c(rf"(?<![a-z0-9]){_KV_DT}\s*(?:的\s*)?{_KV_WORD}"),
+    _c(
+        rf"(?<![a-z]){_KV_WORD}\s*(?:in|at|as|=|:|用|使用|采用|量化(?:到|为|成)?|设为|设置为|改成|换成|是|dtype)?\s*"
+        rf"{_KV_DT}"
+    ),
+)
+_KV_VALUES = {
+    "fp8": KvCacheDtype.FP8,
+    "float8": KvCacheDtype.FP8,
+    "q8_0": KvCacheDtype.Q8_0,
+    "q8": KvCacheDtype.Q8_0,
+    "q4_0": KvCacheDtype.Q4_0,
+    "q4": KvCacheDtype.Q4_0,
+    "fp16": KvCacheDtype.FP16,
+    "f16": KvCacheDtype.FP16,
+    "bf16": KvCacheDtype.BF16,
+}
+
+
+def _read_kv_dtype(text: str, ex: Extraction) -> str:
+    for pattern in _KV_DTYPE:
+        match = pattern.search(text)
+        if match:
+            word = match.group(1).split("_e")[0]
+            ex.fields["kv_cache_dtype"] = _KV_VALUES[word]
+            return text[: match.start()] + " " + text[match.end() :]
+    return text
+
+
 def _read_precision(text: str, ex: Extraction) -> None:
     best: tuple[int, Precision] | None = None
-    for pattern, value in _PRECISIONS:
+    # The last pattern (gguf / llama.cpp / ollama: Q4_K_M, their default) only when no format is named:
+    # "llama.cpp with q4_0" is Q4_0.
+    *named, (generic, generic_value) = _PRECISIONS
+    for pattern, value in named:
         match = pattern.search(text)
         if match and (best is None or match.start() < best[0]):
             best = (match.start(), value)
+    if best is None and (found := generic.search(text)):
+        best = (found.start(), generic_value)
     if best:
         ex.fields["precision"] = best[1]
     elif _QUANTIZED.search(text) and not _NOT_QUANTIZED.search(text):
@@ -681,7 +725,7 @@ def extract(text: str) -> Extraction:
     if batch:
         ex.fields["batch"] = batch
     _read_counts(_NOT_A_COUNT.sub(" ", text), ex)
-    opt_masked = _OPT_8BIT.sub(" ", text)
+    opt_masked = _read_kv_dtype(_OPT_8BIT.sub(" ", text), ex)
     _read_precision(opt_masked, ex)
     _read_switches(text, ex)
     _read_task(opt_masked, ex)

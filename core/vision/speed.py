@@ -10,7 +10,8 @@ from __future__ import annotations
 from core.catalog import Card
 from core.estimator.terms import BYTES_PER_WEIGHT
 from core.query import Precision
-from core.speed import load_speed_constants, tensor_tflops
+from core.speed import load_speed_constants
+from core.speed import terms as speed_terms
 from core.vision import terms
 from core.vision.job import Offload, VisionJob, VisionTask
 from core.vision.registry import Component, VisionModel, VisionRegistry
@@ -20,12 +21,14 @@ AUDIO_CHUNK_S = 30.0  # Whisper encodes 30 s windows (3,000 mel frames → 1,500
 
 
 def _peak(card: Card, precision: Precision) -> tuple[float, float]:
-    """16-bit tensor FLOP/s the job reaches. fp8 / nf4 / GGUF weights are stored small but computed in
-    bf16 (diffusers' layerwise upcasting, bitsandbytes, ComfyUI-GGUF); 4-bit formats also dequantise on every
-    matmul (data/speed.toml qlora_throughput_factor, torchtune's measured QLoRA/LoRA ratio)."""
+    """Tensor FLOP/s the job reaches. nf4 / GGUF weights are stored small but computed in bf16
+    (bitsandbytes, ComfyUI-GGUF) and dequantise on every matmul (data/speed.toml qlora_throughput_factor,
+    torchtune's measured QLoRA/LoRA ratio); fp8 runs on the FP8 tensor cores of Hopper, Ada and Blackwell
+    cards (diffusers/torchao fp8 linear layers) at the step-level gain fitted for training (`fp8_gain`), in
+    bf16 elsewhere."""
     constants = load_speed_constants()
     utilisation: float = constants.mfu.for_card(card)
-    peak = tensor_tflops(card, Precision.BF16) * 1e12 * utilisation
+    peak = speed_terms.tensor_peak_flops(card, precision, constants.training.fp8_gain) * utilisation
     if terms.is_quantized(precision) and precision not in (Precision.FP8, Precision.INT8):
         peak *= constants.training.qlora_throughput_factor
     return peak, utilisation
@@ -117,11 +120,13 @@ def _network(job: VisionJob, model: VisionModel, component: Component, card: Car
         enc = terms.forward_flops(component, job.batch * component.tokens, component.tokens)
         tokens = job.tokens or 128
         dec_bytes = component.decoder_params * BYTES_PER_WEIGHT[job.precision]
-        bandwidth = card.bandwidth_gb_s * 1e9 * load_speed_constants().decode.bandwidth_efficiency
+        constants = load_speed_constants()
+        runtime = constants.runtime("transformers")
+        bandwidth = speed_terms.achieved_bandwidth(constants, card, runtime, job.precision)
         # each decoded token reads the decoder's weights once for the batch, plus the fixed per-layer cost of
-        # a decode step (data/speed.toml [decode], as for language-model decode)
+        # a transformers decode step (data/speed.toml [runtimes.transformers], as for language-model decode)
         dec_step = max(dec_bytes / bandwidth, 2.0 * component.decoder_params * job.batch / peak)
-        dec_step += component.decoder_layers * load_speed_constants().decode.overhead_s_per_layer
+        dec_step = speed_terms.step_s(runtime, dec_step, component.decoder_layers, 0, job.batch)
         chunk_s = (
             (enc / peak + tokens * dec_step)
             if not training

@@ -1,0 +1,169 @@
+"""The speed model's constants (data/speed.toml), typed: per-runtime terms, achieved bandwidth per card
+family, collectives, training utilisation, and the data-amount rules. Each value carries its source; the
+fitted ones are refitted to data/measured/speed.csv by tools/fit_speed.py."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from functools import cache
+
+from pydantic import BaseModel, ConfigDict
+
+from core.catalog import Card, Segment
+from core.paths import DATA_DIR
+
+
+class RuntimeSpeed(BaseModel):
+    """What one runtime adds to the hardware's time, per decode step and per prefill.
+
+    These are the per-runtime values of issue 17's runtime profiles; they live here until data/runtimes.toml
+    holds them (the shape is the same, one table per runtime)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    launch_s_per_layer: (
+        float  # fixed cost per layer per decode step: kernel launches, sync (CUDA graphs cut it)
+    )
+    moe_s_per_layer: float = 0.0  # extra per MoE layer per step: router, top-k, grouped-GEMM dispatch
+    step_s: float = 0.0  # per step: scheduler, sampling, detokenisation
+    seq_s: float = 0.0  # per running sequence per step: the scheduler's and sampler's per-request work
+    bandwidth_factor: float = 1.0  # this runtime's share of the card's achieved decode bandwidth
+    kv_read_factor: float = (
+        1.0  # KV bytes touched per KV byte held, per step (transformers' repeat_kv copies)
+    )
+    expands_kv_groups: bool = False  # reads the KV once per query head (transformers' eager repeat_kv)
+    prefill_mfu: float = 0.5  # share of the tensor peak a prompt's prefill reaches
+    prefill_fixed_s: float = 0.0  # per request's prefill: scheduling, the first step's own fixed cost
+    launch_overlaps: bool = False  # eager runtimes: the CPU launches kernels while the GPU runs earlier ones
+    max_num_seqs: int | None = None  # sequences one replica runs at once (None: no cap of its own)
+    continuous_batching: bool = False
+    tensor_parallel: bool = False  # several cards split each layer (else they split the layers)
+    source: str
+
+
+class BandwidthFamily(BaseModel):
+    """Share of a card family's nominal memory bandwidth that decode's weight and KV reads reach."""
+
+    model_config = ConfigDict(frozen=True)
+
+    match: str  # regular expression over the card id
+    efficiency: float
+    source: str
+
+
+class FormatKernels(BaseModel):
+    """Decode bandwidth of a weight format's kernels relative to 16-bit GEMV (dequantisation costs)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    fp8: float
+    int8: float
+    int4: float
+    gguf_k: float  # Q6_K, Q5_K_M, Q4_K_M, Q3_K, Q2_K: super-blocks with 6-bit scales
+    gguf_legacy: float  # Q8_0, Q4_0: one scale per 32 weights
+    source: str
+
+
+class MfuConstants(BaseModel):
+    """Training utilisation on one card of each segment, before parallelism and scale."""
+
+    model_config = ConfigDict(frozen=True)
+
+    datacenter: float
+    workstation: float
+    consumer: float
+    source: str
+
+    def for_card(self, card: Card) -> float:
+        return {
+            Segment.DATACENTER: self.datacenter,
+            Segment.WORKSTATION: self.workstation,
+            Segment.CONSUMER: self.consumer,
+        }[card.segment]
+
+
+class TrainingConstants(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    qlora_throughput_factor: float
+    qlora_source: str
+    forward_flops_per_param: float
+    backward_input_flops_per_param: float
+    backward_weight_flops_per_param: float
+    flops_source: str
+    fp8_gain: float  # FP8 GEMMs' speed-up over BF16 that a whole training step keeps
+    tp_loss_per_doubling: float  # utilisation lost each time tensor parallelism doubles (its all-reduces)
+    moe_a2a_exposed: float  # share of the expert all-to-all that computation does not hide
+    expert_width_half: float  # expert FFN width at which grouped GEMMs reach half the dense utilisation
+    cpu_offload_factor: float  # optimizer state offloaded to host memory (torchtune's 70B full fine-tune)
+    goodput: float  # share of a whole pretraining run's GPU-hours spent in useful steps
+    parallel_source: str
+
+
+class LinkConstants(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    collective_efficiency: float
+    allreduce_latency_s_nvlink: float
+    allreduce_latency_s_pcie: float
+    internode_gb_s: float  # one GPU's share of the network between nodes (DGX H100: 400 Gb/s per GPU)
+    gpus_per_node: int
+    source: str
+
+
+class DataConstants(BaseModel):
+    """How an amount of data the user gave (samples, a file size) becomes training tokens."""
+
+    model_config = ConfigDict(frozen=True)
+
+    bytes_per_token_en: float
+    bytes_per_token_zh: float
+    bytes_per_zh_character: float
+    sample_tokens: int
+    sample_epochs: float
+    source: str
+
+
+class BandConstants(BaseModel):
+    """How sure a speed figure is: the ± band an answer gives, from the fit's residuals by kind of job."""
+
+    model_config = ConfigDict(frozen=True)
+
+    calibrated: float  # runtime and card family both in the calibration table
+    uncalibrated: float  # either one never measured
+    training: float
+    source: str
+
+
+class SpeedConstants(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    runtimes: dict[str, RuntimeSpeed]
+    bandwidth: list[BandwidthFamily]
+    bandwidth_default: float
+    formats: FormatKernels
+    mfu: MfuConstants
+    training: TrainingConstants
+    link: LinkConstants
+    data: DataConstants
+    band: BandConstants
+
+    def runtime(self, name: str) -> RuntimeSpeed:
+        return self.runtimes[name]
+
+    def family(self, card: Card) -> BandwidthFamily | None:
+        for family in self.bandwidth:
+            if re.search(family.match, card.id):
+                return family
+        return None
+
+    def bandwidth_efficiency(self, card: Card) -> float:
+        family = self.family(card)
+        return family.efficiency if family else self.bandwidth_default
+
+
+@cache
+def load_speed_constants() -> SpeedConstants:
+    with open(DATA_DIR / "speed.toml", "rb") as handle:
+        return SpeedConstants.model_validate(tomllib.load(handle))

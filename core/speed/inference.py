@@ -1,0 +1,285 @@
+"""How fast a model generates on a card: decode steps, prefill, a whole generation, a served concurrency.
+
+`Generation` holds what a job is (bytes, layers, FLOPs, the card, the runtime) and nothing fitted; the
+functions below turn it into seconds with the constants of data/speed.toml, composing the named terms of
+core/speed/terms.py. The same functions answer users (`inference_speed`) and reproduce the published figures
+the constants were fitted to (core/speed/published.py), so what is tested is what is answered.
+
+A decode step that reads some of its layers from host memory (an offloaded split) is two `Generation`s' reads
+over two bandwidths: `decode_step_s(..., host_bytes=..., host_bytes_s=...)` adds the host part.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, ConfigDict
+
+from core.catalog import Card
+from core.estimator import Estimate, resolve_model, terms
+from core.query import Precision, Runtime
+from core.registry import ModelArch, load_registry
+from core.speed import terms as speed_terms
+from core.speed.constants import SpeedConstants, load_speed_constants
+
+# The answer's generation when the user gives only a context: its last DEFAULT_OUTPUT_TOKENS tokens are
+# generated after a prompt that fills the rest (ASSUMPTION, stated in the answer: chat replies run a few
+# hundred tokens; NIM's benchmark uses 500 or 1,000 output tokens, ShareGPT replies average ~250).
+DEFAULT_OUTPUT_TOKENS = 512
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One generation job's shape on its cards; everything the speed terms need except the constants."""
+
+    runtime: str
+    precision: Precision
+    card: Card
+    ranks: int  # cards that split every layer (tensor parallelism)
+    layers: int
+    moe_layers: int
+    hidden: int
+    active_params: float
+    kv_bytes_per_token: float  # all layers, all cards, at the KV dtype
+    kv_group_expansion: float  # query heads per KV head (what reading the KV per query head costs)
+    attention_flops_per_token2: float  # prefill attention FLOPs per (prompt token)²: 2·L·h·d (causal)
+    weight_bytes: dict[int, float] = field(default_factory=dict)  # batch -> weight bytes one step reads
+
+
+def runtime_name(runtime: Runtime | None, precision: Precision, card: Card | None = None) -> str:
+    """Which runtime's terms apply: a GGUF file runs in llama.cpp (its Metal backend on Apple silicon)
+    whatever else was said."""
+    if precision in terms.GGUF:
+        return "llama.cpp-metal" if card is not None and card.vendor == "Apple" else "llama.cpp"
+    if runtime is Runtime.VLLM:
+        return "vllm"
+    return "transformers"
+
+
+def decode_weight_bytes(model: ModelArch, precision: Precision, batch: int) -> float:
+    """Weight bytes one decode step reads: all but the embedding table (one row is read); for MoE the
+    dense part plus the experts that `batch` tokens route to (speed_terms.moe_experts_touched)."""
+    total = terms.weight_bytes(model, precision)
+    per_param = total / max(model.total_params, 1)
+    embed_per = 2.0 if precision in terms.LINEAR_ONLY else per_param
+    skipped = model.embedding_params * embed_per if not model.tied_embeddings else 0.0
+    if not model.is_moe:
+        return max(total - skipped, 0.0)
+    expert_all = model.moe_layers * model.experts * model.expert_params
+    touched = speed_terms.moe_experts_touched(model.experts, model.experts_active, batch)
+    expert_read = model.moe_layers * touched * model.expert_params
+    dense = model.total_params - expert_all
+    return max((dense + expert_read) * per_param - skipped, 0.0)
+
+
+def generation(
+    model: ModelArch,
+    card: Card,
+    *,
+    runtime: str,
+    precision: Precision,
+    kv_dtype_bytes: float,
+    ranks: int,
+    batches: tuple[int, ...],
+) -> Generation:
+    layers = model.decoder_layers or model.layers
+    compressed_mla = runtime != "transformers"
+    kv_token = terms.kv_bytes_per_token(model, kv_dtype_bytes, compressed_mla=compressed_mla)
+    expansion = model.heads / max(model.n_kv_heads, 1) if not model.is_mla else 1.0
+    return Generation(
+        runtime=runtime,
+        precision=precision,
+        card=card,
+        ranks=max(ranks, 1),
+        layers=layers,
+        moe_layers=model.moe_layers if model.is_moe else 0,
+        hidden=model.hidden,
+        active_params=float(model.active_params),
+        kv_bytes_per_token=float(kv_token),
+        kv_group_expansion=expansion,
+        attention_flops_per_token2=2.0 * layers * model.heads * model.dim_head,
+        weight_bytes={b: decode_weight_bytes(model, precision, b) for b in set(batches) | {1}},
+    )
+
+
+def _bandwidth(c: SpeedConstants, g: Generation) -> float:
+    return speed_terms.achieved_bandwidth(c, g.card, c.runtime(g.runtime), g.precision)
+
+
+def _peak(c: SpeedConstants, g: Generation) -> float:
+    return (
+        speed_terms.tensor_peak_flops(g.card, g.precision, c.training.fp8_gain)
+        * c.runtime(g.runtime).prefill_mfu
+    )
+
+
+def kv_read_bytes(c: SpeedConstants, g: Generation, sequences: int, kv_tokens: float) -> float:
+    """KV bytes a step touches for `sequences` sequences of `kv_tokens` cached tokens each."""
+    runtime = c.runtime(g.runtime)
+    expansion = g.kv_group_expansion if runtime.expands_kv_groups else 1.0
+    return sequences * kv_tokens * g.kv_bytes_per_token * runtime.kv_read_factor * expansion
+
+
+def decode_step_s(
+    c: SpeedConstants,
+    g: Generation,
+    batch: int,
+    kv_tokens: float,
+    *,
+    prefill_tokens: float = 0.0,
+    host_bytes: float = 0.0,
+    host_bytes_s: float = 0.0,
+) -> float:
+    """One decode step of `batch` sequences: the slower of reading (weights + KV over the achieved bandwidth,
+    split over tensor-parallel ranks) and computing (the decoded tokens plus `prefill_tokens` prompt tokens
+    sharing the step), plus the all-reduces and the runtime's fixed costs. `host_bytes` are weights read from
+    host memory at `host_bytes_s` (layers offloaded to the CPU), sequentially after the card's part."""
+    runtime = c.runtime(g.runtime)
+    weights = g.weight_bytes.get(batch)
+    if weights is None:
+        weights = g.weight_bytes[max(k for k in g.weight_bytes if k <= batch)]
+    read = weights + kv_read_bytes(c, g, batch, kv_tokens)
+    memory_s = read / g.ranks / _bandwidth(c, g)
+    tokens = batch + prefill_tokens
+    compute_s = (
+        2.0 * g.active_params * tokens + g.attention_flops_per_token2 * kv_tokens * prefill_tokens
+    ) / (g.ranks * _peak(c, g))
+    comm_s = 0.0
+    if g.ranks > 1:
+        comm_s = speed_terms.tensor_parallel_comm_s(
+            g.card, c.link, g.layers, g.hidden, int(tokens), ranks=g.ranks
+        )
+    host_s = host_bytes / host_bytes_s if host_bytes and host_bytes_s else 0.0
+    gpu_s = max(memory_s, compute_s) + comm_s + host_s
+    return speed_terms.step_s(runtime, gpu_s, g.layers, g.moe_layers, batch)
+
+
+def prefill_s(c: SpeedConstants, g: Generation, prompt: int, prompts: int = 1) -> float:
+    """Time to prefill `prompts` prompts of `prompt` tokens at once: their FLOPs (linear layers and causal
+    attention) over the peak × the runtime's prefill utilisation, or the one weight read, whichever is
+    longer."""
+    flops = prompts * (2.0 * g.active_params * prompt + g.attention_flops_per_token2 * prompt * prompt)
+    compute = flops / (g.ranks * _peak(c, g))
+    read = g.weight_bytes[1] / g.ranks / _bandwidth(c, g)
+    comm = 0.0
+    if g.ranks > 1:
+        comm = speed_terms.tensor_parallel_comm_s(
+            g.card, c.link, g.layers, g.hidden, prompts * prompt, ranks=g.ranks
+        )
+    runtime = c.runtime(g.runtime)
+    return speed_terms.step_s(runtime, max(compute, read) + comm, g.layers, g.moe_layers, prompts) + (
+        runtime.prefill_fixed_s
+    )
+
+
+def generation_s(c: SpeedConstants, g: Generation, batch: int, prompt: int, output: int) -> float:
+    """A static batch of `batch` prompts generating `output` tokens each: one prefill, then `output` steps,
+    each reading the KV at its average length over the generation."""
+    kv = speed_terms.average_kv_tokens(prompt, output)
+    return prefill_s(c, g, prompt, batch) + output * decode_step_s(c, g, batch, kv)
+
+
+def serving_step_s(c: SpeedConstants, g: Generation, concurrency: int, prompt: int, output: int) -> float:
+    """A continuous-batching step at `concurrency` running requests: each step decodes them and prefills the
+    prompts of the requests that replace the finished ones (concurrency·prompt/output tokens on average)."""
+    kv = speed_terms.average_kv_tokens(prompt, output)
+    return decode_step_s(c, g, concurrency, kv, prefill_tokens=concurrency * prompt / max(output, 1))
+
+
+class InferenceSpeed(BaseModel):
+    """Generation speed of one job: per sequence, for the batch, and the wait for the first token."""
+
+    model_config = ConfigDict(frozen=True)
+
+    decode_tokens_per_s: float
+    aggregate_tokens_per_s: float
+    batch: int
+    ttft_s: float
+    efficiency: float
+    bound_fraction: float
+    mfu: float
+    parallelism: str
+    bytes_per_step: int
+    runtime: str = "transformers"
+    kv_cache_dtype: str = "auto"
+    average_kv_tokens: int = 0
+    output_tokens: int = DEFAULT_OUTPUT_TOKENS
+    band: float = 0.25
+    calibrated_on: list[str] = []
+    notes: list[str] = []
+
+
+def inference_speed(estimate: Estimate, card: Card, gpus: int) -> InferenceSpeed:
+    """Decode tokens/s per sequence and for the batch, and time to first token, for a generation of
+    DEFAULT_OUTPUT_TOKENS tokens at the end of the asked context."""
+    from core.speed.calibration import band_for, calibrated_on
+
+    c = load_speed_constants()
+    query = estimate.query
+    model = resolve_model(query, load_registry())
+    precision = query.precision or Precision.BF16
+    seq = query.seq or 2048
+    gpus = max(gpus, 1)
+    name = runtime_name(query.runtime, precision, card)
+    runtime = c.runtime(name)
+    batch = query.batch or 1
+    notes: list[str] = []
+    if query.runtime is Runtime.VLLM and estimate.vllm is not None:
+        # A serving engine decodes the sequences its KV pool holds at once (the rest queue), at most its
+        # max_num_seqs (vLLM's default 256).
+        pool_batch = max(1, estimate.vllm.concurrent_sequences)
+        if pool_batch != batch:
+            notes.append("batch_from_vllm_pool")
+        if runtime.max_num_seqs and batch > runtime.max_num_seqs and pool_batch == runtime.max_num_seqs:
+            notes.append("max_num_seqs")
+        batch = pool_batch
+    tensor_parallel = gpus > 1 and runtime.tensor_parallel
+    parallelism = "single" if gpus == 1 else ("tensor" if tensor_parallel else "pipeline")
+    if gpus > 1 and not tensor_parallel:
+        notes.append("layers_split_sequential")
+    if gpus > 1 and not card.has_nvlink:
+        notes.append("no_nvlink")
+    kv_bytes = terms.kv_dtype_bytes(precision, query.kv_cache_dtype)
+    g = generation(
+        model,
+        card,
+        runtime=name,
+        precision=precision,
+        kv_dtype_bytes=kv_bytes,
+        ranks=gpus if tensor_parallel else 1,
+        batches=(batch,),
+    )
+    output = min(DEFAULT_OUTPUT_TOKENS, max(seq // 2, 1))
+    prompt = max(seq - output, 1)
+    kv = speed_terms.average_kv_tokens(prompt, output)
+    one_s = decode_step_s(c, g, 1, kv)
+    if runtime.continuous_batching and batch > 1:
+        batch_s = serving_step_s(c, g, batch, prompt, output)
+        notes.append("prefill_shares_steps")
+    else:
+        batch_s = decode_step_s(c, g, batch, kv)
+    read = g.weight_bytes[batch] + kv_read_bytes(c, g, batch, kv)
+    bound_s = (g.weight_bytes[1] + kv * g.kv_bytes_per_token) / g.ranks / (card.bandwidth_gb_s * 1e9)
+    if query.precision in (Precision.INT8,) and query.runtime is not Runtime.VLLM:
+        notes.append("bnb_int8_slow")
+    # transformers prefills the whole batch of prompts in one call; a serving engine prefills each request as
+    # it arrives, so its concurrency does not delay one prompt's first token.
+    prompts = 1 if runtime.continuous_batching else batch
+    return InferenceSpeed(
+        decode_tokens_per_s=1.0 / one_s,
+        aggregate_tokens_per_s=batch / batch_s,
+        batch=batch,
+        ttft_s=prefill_s(c, g, prompt, prompts),
+        efficiency=speed_terms.achieved_bandwidth(c, card, runtime, precision) / (card.bandwidth_gb_s * 1e9),
+        bound_fraction=min(1.0, bound_s / one_s),
+        mfu=runtime.prefill_mfu,
+        parallelism=parallelism,
+        bytes_per_step=int(read / g.ranks),
+        runtime=name,
+        kv_cache_dtype=(query.kv_cache_dtype.value if query.kv_cache_dtype else "auto"),
+        average_kv_tokens=int(kv),
+        output_tokens=output,
+        band=band_for(c, name, card, training=False),
+        calibrated_on=calibrated_on(name, card, training=False),
+        notes=notes,
+    )

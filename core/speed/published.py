@@ -1,0 +1,261 @@
+"""Published speed figures (data/measured/speed.csv, sources in speed_sources.toml) and gpufit's prediction of
+each, through the same functions the answers use.
+
+`prepare` turns a figure's setup into the job shapes of core/speed/inference.py and training.py once (model,
+bytes, layers, FLOPs, the KV pool); `predict` applies a set of constants to it, which is all the fit
+(core/speed/fitting.py) repeats.
+"""
+
+from __future__ import annotations
+
+import csv
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from core.catalog import Card, Catalog, load_catalog
+from core.estimator import estimate, terms
+from core.paths import DATA_DIR
+from core.query import KvCacheDtype, Method, Precision, Query, Runtime, Task
+from core.registry import ModelArch, load_registry
+from core.speed.constants import SpeedConstants, load_speed_constants
+from core.speed.inference import (
+    Generation,
+    decode_step_s,
+    generation,
+    generation_s,
+    prefill_s,
+    serving_step_s,
+)
+from core.speed.training import (
+    TrainingJob,
+    attention_flops_per_token,
+    tokens_per_s_per_gpu,
+    training_flops_per_token,
+)
+
+Kind = Literal["generate", "serve", "static_batch", "ttft", "train", "pretrain_hours"]
+TRAINING_KINDS = ("train", "pretrain_hours")
+MEASURED = DATA_DIR / "measured"
+
+
+class PublishedFigure(BaseModel):
+    """One published figure and the exact setup it was measured in (speed.csv's columns)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    source: str
+    kind: Kind
+    model: str
+    card: str
+    gpus: int
+    runtime: str
+    precision: Precision
+    kv_dtype: KvCacheDtype | None
+    batch: int
+    input_len: int
+    output_len: int
+    tp: int
+    pp: int
+    ep: int
+    vp: int
+    gbs: int
+    mbs: int
+    seq: int
+    tokens: float
+    method: Method
+    metric: str
+    published: float
+    status: Literal["fit", "excluded"]
+    note: str
+
+    @field_validator("kv_dtype", mode="before")
+    @classmethod
+    def _empty_kv(cls, value: object) -> object:
+        return value or None
+
+    @field_validator(
+        "batch", "input_len", "output_len", "tp", "pp", "ep", "vp", "gbs", "mbs", "seq", mode="before"
+    )
+    @classmethod
+    def _empty_int(cls, value: object) -> object:
+        return value or 1
+
+    @field_validator("tokens", mode="before")
+    @classmethod
+    def _empty_float(cls, value: object) -> object:
+        return value or 0.0
+
+    @field_validator("method", mode="before")
+    @classmethod
+    def _empty_method(cls, value: object) -> object:
+        return value or Method.FULL
+
+    @property
+    def is_training(self) -> bool:
+        return self.kind in TRAINING_KINDS
+
+    def card_spec(self, catalog: Catalog) -> Card:
+        fixture = _fixture_cards().get(self.card)
+        return fixture if fixture else catalog.get(self.card)
+
+
+class Source(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    citation: str
+    url: str
+    date: str
+    setup: str
+
+
+@cache
+def _sources_toml() -> dict[str, object]:
+    with open(MEASURED / "speed_sources.toml", "rb") as handle:
+        return tomllib.load(handle)
+
+
+@cache
+def load_sources() -> dict[str, Source]:
+    raw = _sources_toml()
+    return {key: Source.model_validate(value) for key, value in raw.items() if key != "fixture_cards"}
+
+
+@cache
+def _fixture_cards() -> dict[str, Card]:
+    raw = _sources_toml().get("fixture_cards", {})
+    assert isinstance(raw, dict)
+    return {key: Card.model_validate({"id": key, **value}) for key, value in raw.items()}
+
+
+@cache
+def load_published() -> tuple[PublishedFigure, ...]:
+    with open(MEASURED / "speed.csv", newline="") as handle:
+        return tuple(PublishedFigure.model_validate(row) for row in csv.DictReader(handle))
+
+
+@dataclass(frozen=True)
+class PreparedFigure:
+    """A figure with its job shape computed once (nothing in it depends on the fitted constants)."""
+
+    figure: PublishedFigure
+    generation: Generation | None = None
+    concurrency: int = 1  # serve: the requests that run at once (the KV pool's and max_num_seqs' cap)
+    training: TrainingJob | None = None
+
+
+def expert_share(model: ModelArch) -> float:
+    """Share of a token's active parameters that sit in its routed experts."""
+    if not model.is_moe or not model.active_params:
+        return 0.0
+    return min(1.0, model.moe_layers * model.experts_active * model.expert_params / model.active_params)
+
+
+def _kv_bytes(figure: PublishedFigure) -> float:
+    return terms.kv_dtype_bytes(figure.precision, figure.kv_dtype)
+
+
+def _serving_concurrency(figure: PublishedFigure, catalog: Catalog) -> int:
+    """Requests that run at once: the asked concurrency, or what the KV pool holds of I + O tokens each."""
+    query = Query(
+        model=figure.model,
+        card=figure.card,
+        gpus=figure.gpus,
+        runtime=Runtime.VLLM,
+        precision=figure.precision,
+        kv_cache_dtype=figure.kv_dtype,
+        batch=figure.batch,
+        seq=figure.input_len + figure.output_len,
+    )
+    pool = estimate(query).vllm
+    return max(1, pool.concurrent_sequences) if pool else figure.batch
+
+
+def prepare(figure: PublishedFigure) -> PreparedFigure:
+    c = load_speed_constants()  # only the runtimes' structural flags (tensor parallel or not), none fitted
+    catalog = load_catalog()
+    card = figure.card_spec(catalog)
+    model = load_registry().get(figure.model)
+    if figure.is_training:
+        method = figure.method
+        task = Task.PRETRAIN if figure.kind == "pretrain_hours" else Task.FINETUNE
+        query = Query(
+            task=task,
+            method=method,
+            model=figure.model,
+            batch=figure.mbs,
+            seq=figure.seq,
+            grad_checkpointing=False,
+        )
+        result = estimate(query)
+        flops = training_flops_per_token(result.query, result.active_params, result.trainable_params)
+        flops += attention_flops_per_token(model, figure.seq, method, False)
+        ranks = max(figure.tp * figure.pp, 1)
+        data_parallel = max(figure.gpus // ranks, 1)
+        job = TrainingJob(
+            card=card,
+            gpus=figure.gpus,
+            precision=figure.precision,
+            method=method,
+            flops_per_token=flops,
+            tensor_parallel=figure.tp,
+            pipeline_parallel=figure.pp,
+            expert_parallel=figure.ep,
+            virtual_stages=figure.vp,
+            micro_batches=figure.gbs / max(figure.mbs * data_parallel, 1),
+            hidden=model.hidden,
+            experts_active=model.experts_active if model.is_moe else 0,
+            moe_layers=model.moe_layers if model.is_moe else 0,
+            expert_width=model.moe_intermediate if model.is_moe else 0,
+            expert_flops_share=expert_share(model),
+            cpu_offload="offload" in figure.note.lower(),
+        )
+        return PreparedFigure(figure=figure, training=job)
+    runtime = c.runtime(figure.runtime)
+    ranks = figure.tp if runtime.tensor_parallel else 1
+    concurrency = _serving_concurrency(figure, catalog) if figure.kind == "serve" else figure.batch
+    g = generation(
+        model,
+        card,
+        runtime=figure.runtime,
+        precision=figure.precision,
+        kv_dtype_bytes=_kv_bytes(figure),
+        ranks=ranks,
+        batches=(figure.batch, concurrency),
+    )
+    return PreparedFigure(figure=figure, generation=g, concurrency=concurrency)
+
+
+def predict(c: SpeedConstants, prepared: PreparedFigure) -> float:
+    """gpufit's figure for the published one, in the published metric's unit."""
+    f = prepared.figure
+    if prepared.training is not None:
+        per_gpu = tokens_per_s_per_gpu(c, prepared.training)
+        if f.kind == "pretrain_hours":
+            return f.tokens / (per_gpu * c.training.goodput) / 3600
+        return per_gpu if f.metric == "tokens_per_s_per_gpu" else per_gpu * f.gpus
+    g = prepared.generation
+    assert g is not None
+    if f.kind == "ttft":
+        return prefill_s(c, g, f.input_len, 1) * 1000
+    if f.kind == "serve":
+        n = prepared.concurrency
+        return n / serving_step_s(c, g, n, f.input_len, f.output_len)
+    if f.metric == "decode_tok_s":
+        kv = f.input_len + f.output_len / 2
+        return 1.0 / decode_step_s(c, g, f.batch, kv)
+    seconds = generation_s(c, g, f.batch, f.input_len, f.output_len)
+    if f.metric == "total_tok_s":
+        return f.batch * (f.input_len + f.output_len) / seconds
+    if f.metric == "output_tok_s_per_gpu":
+        return f.batch * f.output_len / seconds / f.gpus
+    return f.batch * f.output_len / seconds
+
+
+@cache
+def prepared_figures() -> tuple[PreparedFigure, ...]:
+    return tuple(prepare(figure) for figure in load_published())

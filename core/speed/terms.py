@@ -1,0 +1,159 @@
+"""Each speed term as a small named formula, with where it comes from.
+
+core/speed/inference.py and core/speed/training.py compose these; tools/fit_speed.py fits their constants
+(data/speed.toml) to the published figures in data/measured/speed.csv. Sources (estimators.md §2.7 unless
+said):
+- Decode reads every weight it needs and each sequence's KV once per step: time = bytes / achieved bandwidth
+  (roofline; llama.cpp PR #2917's straight line of time against bytes). Achieved bandwidth = nominal × the
+  card family's efficiency × the runtime's and the weight format's kernels (fitted).
+- MoE decode reads the experts the batch routes to: E·(1 − (1 − k/E)^B) per layer (uniform routing).
+- A fixed cost per layer per step (kernel launches; CUDA graphs in vLLM/SGLang/TensorRT-LLM cut it), per MoE
+  layer (router, top-k, grouped GEMM), per step (scheduler, sampling) and per running sequence (fitted).
+- Tensor parallelism: two all-reduces of the hidden state per layer per step (Megatron-LM, Shoeybi et al. 2019
+  §3), each a latency plus bytes over the link (NCCL ring: 2·(n−1)/n of the message).
+- The KV read at a step is the cache's length then: a generation of O tokens after a prompt of I reads on
+  average I + O/2 tokens of KV per step, not I + O.
+- Continuous batching (vLLM, SGLang, TensorRT-LLM in-flight batching): the prompts of arriving requests are
+  prefilled in the same steps as the running decodes (chunked prefill), so each step also computes C·I/O
+  prompt tokens at concurrency C; the step is bound by the slower of reading and computing.
+- Prefill and training are compute-bound: FLOPs over the tensor peak × utilisation; FP8 GEMMs on Hopper, Ada
+  and Blackwell run at up to twice the BF16 rate (cards.toml fp8_tflops), of which a step keeps `fp8_gain`.
+- Pipeline parallelism idles (p − 1) / (m·v) of each step (Narayanan et al. 2021, §2.2: the bubble of the
+  interleaved 1F1B schedule with m micro-batches and v virtual stages).
+- Expert parallelism sends each routed token's hidden state to its k experts and back, forward and backward
+  (DeepSeek-V3 report §3.2; GShard): bytes = 2·2·k·hidden·2 per token per MoE layer, over NVLink inside a node
+  and the network between nodes.
+"""
+
+from __future__ import annotations
+
+import math
+
+from core.catalog import Card
+from core.query import Precision
+from core.speed.constants import LinkConstants, RuntimeSpeed, SpeedConstants
+
+GGUF_K = frozenset({Precision.Q6_K, Precision.Q5_K_M, Precision.Q4_K_M, Precision.Q3_K, Precision.Q2_K})
+GGUF_LEGACY = frozenset({Precision.Q8_0, Precision.Q4_0})
+
+
+def format_kernel_factor(constants: SpeedConstants, precision: Precision) -> float:
+    """Decode bandwidth a weight format's kernels reach relative to 16-bit ones (dequantisation work)."""
+    formats = constants.formats
+    if precision is Precision.FP8:
+        return formats.fp8
+    if precision is Precision.INT8:
+        return formats.int8
+    if precision in (Precision.INT4, Precision.NF4):
+        return formats.int4
+    if precision in GGUF_K:
+        return formats.gguf_k
+    if precision in GGUF_LEGACY:
+        return formats.gguf_legacy
+    return 1.0
+
+
+def achieved_bandwidth(
+    constants: SpeedConstants, card: Card, runtime: RuntimeSpeed, precision: Precision
+) -> float:
+    """Bytes/s that decode's reads reach on one card: nominal × card family × runtime × weight format."""
+    return (
+        card.bandwidth_gb_s
+        * 1e9
+        * constants.bandwidth_efficiency(card)
+        * runtime.bandwidth_factor
+        * format_kernel_factor(constants, precision)
+    )
+
+
+def moe_experts_touched(experts: int, active: int, batch: int) -> float:
+    """Experts per MoE layer that `batch` tokens route to, under uniform routing: E·(1 − (1 − k/E)^B)."""
+    if experts <= 0:
+        return 0.0
+    return experts * (1 - (1 - active / experts) ** max(batch, 1))
+
+
+def average_kv_tokens(prompt: int, output: int) -> float:
+    """KV tokens a decode step reads on average over a generation: the prompt plus half the output."""
+    return prompt + output / 2
+
+
+def link_one_way_bytes_s(card: Card, link: LinkConstants) -> float:
+    """Card-to-card one-way bytes/s that collectives reach (interconnect_gb_s is bidirectional)."""
+    gb_s = card.interconnect_gb_s or 32.0
+    return gb_s / 2 * 1e9 * link.collective_efficiency
+
+
+def allreduce_s(card: Card, link: LinkConstants, message_bytes: float, ranks: int) -> float:
+    """One all-reduce of `message_bytes` over `ranks` cards: a latency plus the ring's 2·(n−1)/n bytes."""
+    if ranks <= 1:
+        return 0.0
+    latency = link.allreduce_latency_s_nvlink if card.has_nvlink else link.allreduce_latency_s_pcie
+    return latency + 2 * (ranks - 1) / ranks * message_bytes / link_one_way_bytes_s(card, link)
+
+
+def tensor_parallel_comm_s(
+    card: Card, link: LinkConstants, layers: int, hidden: int, tokens: int, *, ranks: int
+) -> float:
+    """Two all-reduces of the hidden state (16-bit) per layer, for `tokens` tokens (Megatron-LM §3)."""
+    return 2 * layers * allreduce_s(card, link, tokens * hidden * 2.0, ranks)
+
+
+def launch_s(runtime: RuntimeSpeed, layers: int, moe_layers: int) -> float:
+    """Kernel launches and synchronisation of one decode step: per layer, and per MoE layer on top."""
+    return layers * runtime.launch_s_per_layer + moe_layers * runtime.moe_s_per_layer
+
+
+def step_s(runtime: RuntimeSpeed, gpu_s: float, layers: int, moe_layers: int, sequences: int) -> float:
+    """A decode step's wall time from its GPU time: CUDA-graph runtimes add their launch gaps to it; eager
+    ones (transformers) launch from Python while the GPU works, so the slower of the two sets the pace. Then
+    the scheduler's per-step and per-sequence work."""
+    launches = launch_s(runtime, layers, moe_layers)
+    core = max(gpu_s, launches) if runtime.launch_overlaps else gpu_s + launches
+    return core + runtime.step_s + sequences * runtime.seq_s
+
+
+def expert_gemm_factor(expert_width: int, width_half: float) -> float:
+    """Utilisation a grouped expert GEMM keeps against a dense one: narrow experts (Qwen3-30B-A3B's 768) tile
+    the tensor cores poorly; w / (w + w½) (FITTED to Megatron-Bridge's MoE rows)."""
+    if expert_width <= 0:
+        return 1.0
+    return expert_width / (expert_width + width_half)
+
+
+def tensor_peak_flops(card: Card, precision: Precision, fp8_gain: float) -> float:
+    """Dense tensor FLOP/s a job's matmuls run at: FP8 on cards with FP8 tensor cores (Hopper, Ada, Blackwell;
+    cards.toml fp8_tflops), of which a real step keeps `fp8_gain` over BF16; 16-bit otherwise."""
+    peak = card.tensor_tflops * 1e12
+    if precision is Precision.FP8 and card.fp8_tflops:
+        return peak * min(fp8_gain, card.fp8_tflops / card.tensor_tflops)
+    return peak
+
+
+def pipeline_bubble_factor(stages: int, micro_batches: float, virtual_stages: int) -> float:
+    """Share of a pipelined step spent computing: 1 / (1 + (p − 1) / (m·v)) (Narayanan et al. 2021 §2.2)."""
+    if stages <= 1:
+        return 1.0
+    return 1.0 / (1.0 + (stages - 1) / (max(micro_batches, 1.0) * max(virtual_stages, 1)))
+
+
+def tensor_parallel_factor(ranks: int, loss_per_doubling: float) -> float:
+    """Utilisation kept under tensor parallelism: (1 − loss) per doubling of the ranks."""
+    if ranks <= 1:
+        return 1.0
+    return float((1 - loss_per_doubling) ** math.log2(ranks))
+
+
+def expert_all_to_all_bytes(hidden: int, experts_active: int, moe_layers: int, ranks: int) -> float:
+    """Bytes one trained token sends across cards for its experts: dispatch and combine, forward and backward,
+    16-bit hidden states to each of its k experts, the (n−1)/n that leave the card."""
+    if ranks <= 1 or moe_layers <= 0:
+        return 0.0
+    return 2 * 2 * experts_active * hidden * 2.0 * moe_layers * (ranks - 1) / ranks
+
+
+def expert_link_bytes_s(card: Card, link: LinkConstants, ranks: int) -> float:
+    """Where the expert group spans nodes the network sets the pace, else the cards' own link."""
+    if ranks > link.gpus_per_node:
+        return link.internode_gb_s * 1e9 * link.collective_efficiency
+    return link_one_way_bytes_s(card, link)
