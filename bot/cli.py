@@ -8,16 +8,20 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, ParamSpec, get_args
 
 from bot.cli_args import OneLineParser, float_of, int_of, quantity_of, tokens_of
 from core.catalog import load_catalog
 from core.estimator import UnknownCardError, UnknownModelError, estimate
-from core.query import KvCacheDtype, LoraTargets, Method, Precision, Query, Runtime, Task
+from core.query import KvCacheDtype, LoraTargets, Method, Precision, Query, Task
 from core.registry import load_registry
+from core.runtimes import load_runtimes
 
 if TYPE_CHECKING:
+    from bot.charts.spec import ChartSpec
     from bot.hub.lookup import HubLookup
+    from core.advisor import Plan
     from core.parser import Parsed
 
 P = ParamSpec("P")
@@ -139,7 +143,7 @@ def query_from_args(args: argparse.Namespace) -> Query:
         precision=Precision(args.precision) if args.precision else None,
         batch=args.batch,
         seq=args.seq,
-        runtime=Runtime(args.runtime) if args.runtime else None,
+        runtime=args.runtime or None,
         kv_cache_dtype=KvCacheDtype(args.kv_cache_dtype) if args.kv_cache_dtype else None,
         grad_checkpointing=args.grad_checkpointing,
         lora_rank=args.lora_rank,
@@ -196,8 +200,8 @@ def _add_estimate(sub: argparse._SubParsersAction[OneLineParser]) -> None:
     )
     p.add_argument(
         "--runtime",
-        choices=[r.value for r in Runtime],
-        help="transformers (one sequence, the default) or vllm (a serving engine)",
+        choices=list(load_runtimes().by_id),
+        help="an engine of data/runtimes.toml: transformers (one sequence, the default), vllm (serving), …",
     )
     p.add_argument(
         "--kv-cache-dtype",
@@ -361,11 +365,31 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         print(json.dumps(reply.to_json(), ensure_ascii=False, indent=2))
     else:
         print(html_to_terminal(reply.html))
+    if args.chart is not None:
+        return write_chart(reply.chart, reply.lang, args.chart)
     return 0
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
-    return plan_command(" ".join(args.question), as_json=args.json, lang=args.lang)
+    return plan_command(" ".join(args.question), as_json=args.json, lang=args.lang, chart=args.chart)
+
+
+def write_chart(spec: ChartSpec | None, lang: str, path: str) -> int:
+    """`--chart FILE`: the answer's chart as a PNG file; what was written is said on stderr, so --json's
+    output stays one document. An answer without a chart exits 1."""
+    from bot.charts import render_png
+    from bot.render import html_to_terminal, render
+
+    if spec is None:
+        print(html_to_terminal(render("chart_none", lang), ansi=False), file=sys.stderr)
+        return 1
+    png = render_png(spec, lang)
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(png)
+    note = render("bot_console_saved", lang, path=str(target.resolve()), size=len(png))
+    print(html_to_terminal(note, ansi=False), file=sys.stderr)
+    return 0
 
 
 def _with_looked_up_model(question: str, parsed: Parsed) -> Query | None:
@@ -380,7 +404,7 @@ def _with_looked_up_model(question: str, parsed: Parsed) -> Query | None:
 
 
 @_unknown_names_exit_2
-def plan_command(question: str, *, as_json: bool, lang: str | None) -> int:
+def plan_command(question: str, *, as_json: bool, lang: str | None, chart: str | None = None) -> int:
     """`gpufit plan "<question>"`: the ranked plans for a question in words."""
     from bot.render import html_to_terminal, render_plan
     from core.advisor import SortKey, plan_json, plans
@@ -404,9 +428,20 @@ def plan_command(question: str, *, as_json: bool, lang: str | None) -> int:
             "plans": [plan_json(p) for p in found],
         }
         print(json.dumps(payload, ensure_ascii=False, indent=2))
-        return 0
-    print(html_to_terminal(render_plan(found, language, money.value, sort)))
+    else:
+        print(html_to_terminal(render_plan(found, language, money.value, sort)))
+    if chart is not None:
+        return write_chart(_plan_chart(query, found, language, money.value), language, chart)
     return 0
+
+
+def _plan_chart(query: Query, found: Sequence[Plan], lang: str, currency: str) -> ChartSpec | None:
+    """The plans just printed, as the plan answer's chart draws them."""
+    from bot.answer.common import model_label
+    from bot.charts.adapter import plan_chart
+
+    est = estimate(query.model_copy(update={"card": None, "card_memory_bytes": None}))
+    return plan_chart(found, model_name=model_label(est, lang), query=est.query, currency=currency)
 
 
 def _cmd_bot(args: argparse.Namespace) -> int:
@@ -447,6 +482,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("question", nargs="+", help="the question in words, English or Chinese")
         p.add_argument("--json", action="store_true", help=_JSON_HELP)
         p.add_argument("--lang", choices=["en", "zh"], help=_LANG_HELP)
+        p.add_argument("--chart", metavar="FILE", help="also write the answer's chart as a PNG file")
     p = sub.add_parser(
         "bot",
         help="run the Telegram bot (needs TELEGRAM_BOT_TOKEN)",

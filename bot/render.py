@@ -22,6 +22,7 @@ from markupsafe import Markup
 from telegram.constants import MessageLimit
 
 from core.paths import TEMPLATES_DIR
+from core.runtimes import load_runtimes
 from core.units import GB, GIB
 
 if TYPE_CHECKING:
@@ -245,6 +246,7 @@ def environment() -> Environment:
         rpad=fmt_rpad,
         joined=fmt_join,
         card_name=fmt_card_name,
+        runtime_name=fmt_runtime_name,
     )
     env.globals.update(BAR_WIDTH=BAR_WIDTH)
     return env
@@ -252,6 +254,12 @@ def environment() -> Environment:
 
 _BLANK_RUNS = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
 _TRAILING_SPACE = re.compile(r"[ \t]+\n")
+
+
+def fmt_runtime_name(runtime_id: object) -> str:
+    """A runtime as answers name it (data/runtimes.toml `name`: proper nouns, the same in both languages)."""
+    profile = load_runtimes().by_id.get(str(runtime_id))
+    return profile.name if profile is not None else str(runtime_id)
 
 
 def tidy(text: str) -> str:

@@ -6,11 +6,12 @@ Field names and values are a public contract (`gpufit estimate --json`, `gpufit 
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal
+from typing import Annotated, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from core.answer_kind import QUERY_KINDS, AnswerKind
+from core.runtimes import known_runtime, load_runtimes, runtime_profile
 
 
 class Task(StrEnum):
@@ -54,9 +55,19 @@ class KvCacheDtype(StrEnum):
     Q4_0 = "q4_0"
 
 
-class Runtime(StrEnum):
-    TRANSFORMERS = "transformers"
-    VLLM = "vllm"
+class Runtime:
+    """Ids of the runtimes core's own recipes name (the measured transformers jobs, vLLM's published pool).
+
+    Every runtime is a profile in data/runtimes.toml (core/runtimes.py): `Query.runtime` is any profile's id,
+    and the estimator, the speed model and the advisor read the profile's fields, never the id.
+    """
+
+    TRANSFORMERS: Final = "transformers"
+    VLLM: Final = "vllm"
+
+
+# A runtime id known to data/runtimes.toml (vllm, sglang, llama.cpp, …).
+RuntimeId = Annotated[str, AfterValidator(known_runtime)]
 
 
 class Optimizer(StrEnum):
@@ -83,7 +94,6 @@ SortKey = Literal["cost", "speed"]
 DEFAULT_BATCH = 1
 DEFAULT_SEQ = 2048
 DEFAULT_LORA_RANK = 16
-DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
 
 
 class Query(BaseModel):
@@ -104,7 +114,7 @@ class Query(BaseModel):
     precision: Precision | None = None
     batch: int | None = Field(default=None, ge=1, le=1_000_000)
     seq: int | None = Field(default=None, ge=1, le=10_000_000)
-    runtime: Runtime | None = None
+    runtime: RuntimeId | None = None
     kv_cache_dtype: KvCacheDtype | None = Field(default=None, description="None: the model's 16-bit dtype")
     grad_checkpointing: bool | None = None
     lora_rank: int | None = Field(default=None, ge=1, le=4096)
@@ -176,16 +186,24 @@ class Query(BaseModel):
             method = Method.FULL if self.task is Task.PRETRAIN else Method.LORA
         if not training:
             method = None
-        precision_default = Precision.NF4 if method is Method.QLORA else Precision.BF16
         # Several sequences at once in inference is serving: a continuous-batching engine (vLLM), not one
         # transformers prefill of every prompt together. Stated as an assumption.
-        fills_runtime = Runtime.VLLM if not training and (self.batch or 1) > 1 else Runtime.TRANSFORMERS
+        runtimes = load_runtimes()
+        serving = not training and (self.batch or 1) > 1
+        fills_runtime = (runtimes.serving_default if serving else runtimes.training_default).id
+        engine = runtime_profile(self.runtime or fills_runtime)
+        # The engine's own defaults for inference (llama.cpp / Ollama: a 4-bit GGUF and a 4k context).
+        engine_precision = engine.defaults.precision if not training else None
+        precision_default = (
+            Precision.NF4 if method is Method.QLORA else Precision(engine_precision or Precision.BF16.value)
+        )
+        seq_default = (engine.defaults.context if not training else None) or DEFAULT_SEQ
         fills: dict[str, object] = {
             "method": method,
             "precision": precision_default,
             "gpus": 1,
             "batch": DEFAULT_BATCH,
-            "seq": DEFAULT_SEQ,
+            "seq": seq_default,
             "runtime": fills_runtime,
             # On for fine-tuning, as LLaMA-Factory and peft's prepare_model_for_kbit_training set it:
             # without it a 13B LoRA holds ~20 GiB of activations at 2k tokens. Stated as an assumption.
@@ -196,9 +214,8 @@ class Query(BaseModel):
             "zero_stage": 0 if training else None,
             "lora_rank": DEFAULT_LORA_RANK if method in (Method.LORA, Method.QLORA) else None,
             "lora_targets": "all-linear" if method in (Method.LORA, Method.QLORA) else None,
-            "gpu_memory_utilization": (
-                DEFAULT_GPU_MEMORY_UTILIZATION if (self.runtime or fills_runtime) is Runtime.VLLM else None
-            ),
+            # a serving engine's share of the card (vLLM gpu_memory_utilization, SGLang mem_fraction_static)
+            "gpu_memory_utilization": engine.memory.memory_share if engine.kv_pool else None,
         }
         updates: dict[str, object] = {}
         defaulted = list(self.defaulted)

@@ -78,7 +78,7 @@ def test_fixes_for_full_finetune_on_4090() -> None:
 
 def test_fixes_for_13b_fp16_inference_on_24gb() -> None:
     found = fixes(Query(model="llama-2-13b", card="rtx-4090", precision=Precision.FP16))
-    by_kind = {f.kind: f for f in found}
+    by_kind = {f.kind.value: f for f in found}
     assert "int8" in by_kind and "int4" in by_kind
     assert by_kind["int4"].quality_cost == "noticeable"
     assert by_kind["int8"].need_bytes < 24 * 2**30
@@ -87,7 +87,7 @@ def test_fixes_for_13b_fp16_inference_on_24gb() -> None:
 
 def test_fixes_shorter_context_and_smaller_batch() -> None:
     found = fixes(Query(model="llama-3.1-8b", card="rtx-4090", seq=131072, batch=8))
-    by_kind = {f.kind: f for f in found}
+    by_kind = {f.kind.value: f for f in found}
     assert "shorter_context" in by_kind
     assert by_kind["shorter_context"].query.seq is not None and by_kind["shorter_context"].query.seq < 131072
 
@@ -158,3 +158,12 @@ def test_plan_command_text_and_speed_sort(capsys: pytest.CaptureFixture[str]) ->
 def test_plan_command_without_a_model(capsys: pytest.CaptureFixture[str]) -> None:
     assert plan_command("hello", as_json=False, lang=None) == 2
     assert "which model" in capsys.readouterr().err
+
+
+def test_every_fix_kind_has_one_row_in_order_with_its_button() -> None:
+    from core.advisor.fix_kinds import FIX_TABLE, FixKind
+
+    assert [spec.kind for spec in FIX_TABLE] == list(FixKind)
+    found = fixes(Query(model="llama-2-13b", card="rtx-4090", precision=Precision.FP16))
+    actions = {f.kind.value: f.action for f in found}
+    assert actions["int4"] == "precision=int4" and actions["more_cards"] == "gpus=2"

@@ -11,16 +11,16 @@ from core.query import Query, Runtime, Task
 
 def test_several_sequences_at_once_are_served_by_vllm_and_say_so() -> None:
     filled = Query(task=Task.INFERENCE, model="qwen2.5-7b", batch=20).with_defaults()
-    assert filled.runtime is Runtime.VLLM and "runtime" in filled.defaulted
+    assert filled.runtime == Runtime.VLLM and "runtime" in filled.defaulted
     single = Query(task=Task.INFERENCE, model="qwen2.5-7b").with_defaults()
-    assert single.runtime is Runtime.TRANSFORMERS
+    assert single.runtime == Runtime.TRANSFORMERS
 
 
 def test_a_stated_runtime_is_kept() -> None:
     filled = Query(
         task=Task.INFERENCE, model="qwen2.5-7b", batch=20, runtime=Runtime.TRANSFORMERS
     ).with_defaults()
-    assert filled.runtime is Runtime.TRANSFORMERS and "runtime" not in filled.defaulted
+    assert filled.runtime == Runtime.TRANSFORMERS and "runtime" not in filled.defaulted
 
 
 def test_vllm_on_a_24gb_card_uses_its_smaller_prefill_chunk() -> None:

@@ -11,6 +11,7 @@ from bot.answer.common import answer_currency, call_macro, card_or_none, model_l
 from bot.answer.fit import main_verdict
 from bot.answer.market import platform_facts
 from bot.answer.model import Answer, Lang
+from bot.charts import adapter as charts
 from bot.render import (
     fmt_card_name,
 )
@@ -147,6 +148,11 @@ def compare_answer(
             "verdicts": [r["verdict"].model_dump(mode="json") for r in rows if r["verdict"] is not None],
             "compare": _compare_facts(comparison, views),
         },
+        chart=(
+            charts.compare_chart(comparison, model_name=model_label(first, lang), currency=currency)
+            if comparison is not None and first is not None
+            else None
+        ),
     )
 
 

@@ -20,6 +20,7 @@ from bot.answer.model import (
 )
 from bot.answer.needed import needed_facts
 from bot.answer.provenance import image_tokens, model_origin, model_source
+from bot.charts import adapter as charts
 from core import advisor
 from core.advisor import Fix, Plan, SortKey
 from core.advisor.budget import check_budget, plan_costs
@@ -105,30 +106,11 @@ def assumptions(est: Estimate, stated: Query) -> list[tuple[str, Any]]:
     return items
 
 
-def _fix_action(fix: Fix) -> str | None:
-    """The button that applies a fix, when one field says it."""
-    q = fix.query
-    actions = {
-        "grad_checkpointing": "grad_checkpointing=true",
-        "adamw_8bit": "optimizer=adamw_8bit",
-        "smaller_batch": f"batch={q.batch}",
-        "fp8": "precision=fp8",
-        "int8": "precision=int8",
-        "int4": "precision=int4",
-        "lora": "method=lora",
-        "qlora": "method=qlora",
-        "shorter_context": f"seq={q.seq}",
-        "more_cards": f"gpus={fix.count}",
-        "bigger_card": f"card={fix.card}",
-    }
-    return actions.get(fix.kind)
-
-
 def _fix_rows(query: Query, currency: str) -> list[dict[str, Any]]:
     rows = []
     for fix in advisor.fixes(query, currency=Currency(currency)):
         card = card_or_none(fix.card)
-        rows.append({"fix": fix, "card_name": card.name if card else fix.card, "action": _fix_action(fix)})
+        rows.append({"fix": fix, "card_name": card.name if card else fix.card, "action": fix.action})
     return rows
 
 
@@ -243,14 +225,14 @@ def fit_view(
 
 
 def serving_facts(est: Estimate, job: Assessment | None) -> dict[str, Any] | None:
-    """The serving engine's figures (vLLM): its KV pool, what one sequence takes, how many run at once and
-    how many of the asked users wait."""
+    """The serving engine's figures (vLLM, SGLang: a KV-pool runtime): its KV pool, what one sequence takes,
+    how many run at once and how many of the asked users wait."""
     pool = est.vllm
     if pool is None:
         return None
     count = job.count if job is not None else est.query.gpus or 1
     return {
-        "runtime": "vllm",
+        "runtime": est.query.runtime,
         "tensor_parallel": count,
         "kv_pool_bytes": pool.kv_pool_bytes,
         "kv_bytes_per_sequence": pool.kv_bytes_per_sequence,
@@ -403,6 +385,13 @@ def fit_answer(query: Query, lang: Lang, typed: TypedNames = NOTHING_READ_IN) ->
         compact_template="fit_compact",
         buttons=fit_buttons(query, est, view, lang),
         facts=_fit_facts(est, view),
+        chart=charts.memory_chart(
+            est,
+            view["verdict"],
+            model_name=view["model_name"],
+            fixes=[row["fix"] for row in view["fixes"]],
+            plans=view["plans"],
+        ),
     )
 
 
@@ -438,6 +427,11 @@ def methods_answer(query: Query, lang: Lang, typed: TypedNames = NOTHING_READ_IN
         filled=est.query.model_copy(update={"method": None}),
         buttons=fit_buttons(query.model_copy(update={"method": best}), est, view, lang, all_methods=True),
         facts=facts,
+        chart=charts.methods_chart(
+            est,
+            [(m.value, views[m]["est"], views[m]["verdict"]) for m in TRAINING_METHODS],
+            model_name=view["model_name"],
+        ),
     )
 
 
@@ -466,4 +460,7 @@ def plan_answer(query: Query, lang: Lang) -> Answer:
         query=query,
         filled=est.query,
         facts=_fit_facts(est, view),
+        chart=charts.plan_chart(
+            view["plans"], model_name=view["model_name"], query=est.query, currency=view["currency"]
+        ),
     )

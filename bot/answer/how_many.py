@@ -12,6 +12,7 @@ from bot.answer.fit import serving_facts
 from bot.answer.market import cluster_facts, platform_facts, traffic_facts
 from bot.answer.model import Answer, Lang
 from bot.answer.needed import asked_count, needed_for, usual_cards
+from bot.charts import adapter as charts
 from core.advisor.cards_needed import MAX_NODES, NODE_SIZE, CardsNeeded
 from core.advisor.cluster import cluster_for
 from core.advisor.traffic import apply_traffic, size_replicas
@@ -125,4 +126,10 @@ def cards_needed_answer(query: Query, lang: Lang) -> Answer:
         filled=job.query if job else est.query,
         buttons=buttons,
         facts=facts,
+        chart=charts.cards_needed_chart(
+            [(r["card"].name, r["needed"]) for r in rows],
+            model_name=view["model_name"],
+            query=view["q"],
+            max_count=view["max_count"],
+        ),
     )

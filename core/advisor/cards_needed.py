@@ -23,8 +23,10 @@ from core.assessment import Assessment, assess
 from core.catalog import Card
 from core.cost import PriceBook
 from core.estimator import Fit, resolve_model
-from core.query import Currency, Query, Runtime, Task
+from core.query import Currency, Query, Task
 from core.registry import ModelArch, load_registry
+from core.runtimes import load_runtimes
+from core.speed import load_speed_constants
 
 Parallelism = Literal["none", "tp", "tp_pp", "pipeline", "zero3"]
 
@@ -68,15 +70,17 @@ class CardsNeeded(BaseModel):
 
 
 def as_served(query: Query) -> Query:
-    """Inference over several cards means a tensor-parallel serving engine: vLLM unless the query names a
-    runtime (recorded as assumed)."""
+    """Inference over several cards means a tensor-parallel serving engine: the serving default (vLLM)
+    unless the query names a runtime (recorded as assumed)."""
     if query.task is not Task.INFERENCE or query.runtime is not None:
         return query
-    return query.model_copy(update={"runtime": Runtime.VLLM, "defaulted": (*query.defaulted, "runtime")})
+    serving = load_runtimes().serving_default.id
+    return query.model_copy(update={"runtime": serving, "defaulted": (*query.defaulted, "runtime")})
 
 
 def _uses_tensor_parallel(query: Query) -> bool:
-    return query.task is Task.INFERENCE and query.runtime is not Runtime.TRANSFORMERS
+    engine = load_runtimes().get(query.runtime) if query.runtime else load_runtimes().serving_default
+    return query.task is Task.INFERENCE and load_speed_constants().runtime(engine.speed_terms).tensor_parallel
 
 
 def tensor_parallel_ok(model: ModelArch, size: int) -> bool:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from itertools import groupby
 
+from core.advisor.fix_kinds import FIX_SPECS, FixKind, fix_order
 from core.advisor.model import QUALITY_RANK, Fix
 from core.advisor.shared import card_price, speed_value, stated_only
 from core.assessment import verdict_for_count
@@ -23,66 +24,25 @@ from core.estimator import (
 )
 from core.query import Currency, Method, Optimizer, Precision, Query, Task
 
-_FIX_ORDER = (
-    "grad_checkpointing",
-    "adamw_8bit",
-    "smaller_batch",
-    "fp8",
-    "int8",
-    "lora",
-    "shorter_context",
-    "qlora",
-    "int4",
-    "more_cards",
-    "bigger_card",
-    "combined",
-)
-_FIX_QUALITY = {
-    "grad_checkpointing": "none",
-    "adamw_8bit": "none",
-    "smaller_batch": "none",
-    "fp8": "slight",
-    "int8": "slight",
-    "lora": "task_dependent",
-    "qlora": "task_dependent",
-    "int4": "noticeable",
-    "shorter_context": "shorter_inputs",
-    "more_cards": "none",
-    "bigger_card": "none",
-}
-_FIX_SPEED = {
-    "grad_checkpointing": "recompute",
-    "adamw_8bit": "none",
-    "smaller_batch": "fewer_tokens_per_step",
-    "fp8": "none",
-    "int8": "quantized_kernels",
-    "int4": "quantized_kernels",
-    "lora": "faster",
-    "qlora": "dequant",
-    "shorter_context": "none",
-    "more_cards": "communication",
-    "bigger_card": "card_dependent",
-}
 
-
-def _fix_candidates(query: Query, card: Card) -> list[tuple[str, Query]]:
+def _fix_candidates(query: Query, card: Card) -> list[tuple[FixKind, Query]]:
     """Single changes worth trying, each as (kind, changed query)."""
-    out: list[tuple[str, Query]] = []
+    out: list[tuple[FixKind, Query]] = []
     precision = query.precision or Precision.BF16
     current = terms.BYTES_PER_WEIGHT[precision]
     if query.task is Task.INFERENCE:
         if card.fp8_tflops and current > 1.0:
-            out.append(("fp8", query.model_copy(update={"precision": Precision.FP8})))
+            out.append((FixKind.FP8, query.model_copy(update={"precision": Precision.FP8})))
         if current > 1.0:
-            out.append(("int8", query.model_copy(update={"precision": Precision.INT8})))
+            out.append((FixKind.INT8, query.model_copy(update={"precision": Precision.INT8})))
         if current > terms.BYTES_PER_WEIGHT[Precision.INT4]:
-            out.append(("int4", query.model_copy(update={"precision": Precision.INT4})))
+            out.append((FixKind.INT4, query.model_copy(update={"precision": Precision.INT4})))
     else:
         method = query.method or Method.FULL
         if method is Method.FULL:
             out.append(
                 (
-                    "lora",
+                    FixKind.LORA,
                     query.model_copy(
                         update={
                             "method": Method.LORA,
@@ -96,7 +56,7 @@ def _fix_candidates(query: Query, card: Card) -> list[tuple[str, Query]]:
         if method in (Method.FULL, Method.LORA):
             out.append(
                 (
-                    "qlora",
+                    FixKind.QLORA,
                     query.model_copy(
                         update={
                             "method": Method.QLORA,
@@ -109,9 +69,9 @@ def _fix_candidates(query: Query, card: Card) -> list[tuple[str, Query]]:
                 )
             )
         if not query.grad_checkpointing:
-            out.append(("grad_checkpointing", query.model_copy(update={"grad_checkpointing": True})))
+            out.append((FixKind.GRAD_CHECKPOINTING, query.model_copy(update={"grad_checkpointing": True})))
         if method is Method.FULL and query.optimizer in (None, Optimizer.ADAMW):
-            out.append(("adamw_8bit", query.model_copy(update={"optimizer": Optimizer.ADAMW_8BIT})))
+            out.append((FixKind.ADAMW_8BIT, query.model_copy(update={"optimizer": Optimizer.ADAMW_8BIT})))
     return out
 
 
@@ -158,15 +118,17 @@ def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix,
         result = estimate(trial.model_copy(update={"card": on.id, "gpus": n}))
         return result, verdict_for_count(result, n)
 
-    def make(kind: str, trial: Query, changes: list[str], on: Card = card, n: int = count) -> Fix | None:
+    def make(
+        kind: FixKind, trial: Query, changes: list[FixKind], on: Card = card, n: int = count
+    ) -> Fix | None:
         result, verdict = check(trial, on, n)
         if verdict is None or verdict.fits is Fit.NO:
             return None
         speed = speed_value(result, on, n)
         price = card_price(on.id, money, None, query.platform)
-        quality = max((_FIX_QUALITY.get(c, "none") for c in changes), key=lambda q: QUALITY_RANK.get(q, 1))
-        speed_cost = _FIX_SPEED.get(kind, "mixed")
-        if kind == "more_cards" and not on.has_nvlink:
+        quality = max((FIX_SPECS[c].quality for c in changes), key=lambda q: QUALITY_RANK.get(q, 1))
+        speed_cost = FIX_SPECS[kind].speed
+        if kind is FixKind.MORE_CARDS and not on.has_nvlink:
             speed_cost = "pcie"
         return Fix(
             kind=kind,
@@ -191,7 +153,8 @@ def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix,
         fix = make(kind, trial, [kind])
         if fix:
             found.append(fix)
-    for field, kind, low in (("seq", "shorter_context", 256), ("batch", "smaller_batch", 1)):
+    shorter_fixes = (("seq", FixKind.SHORTER_CONTEXT, 256), ("batch", FixKind.SMALLER_BATCH, 1))
+    for field, kind, low in shorter_fixes:
         if (getattr(baseline.query, field) or 1) > low:
             shorter = _longest_fitting(
                 said.model_copy(update={field: getattr(baseline.query, field)}),
@@ -203,13 +166,13 @@ def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix,
                 found.append(fix)
 
     savers = said
-    combined: list[str] = []
+    combined: list[FixKind] = []
     if not found:
-        ordered = sorted(_fix_candidates(said, card), key=lambda pair: _FIX_ORDER.index(pair[0]))
+        ordered = sorted(_fix_candidates(said, card), key=lambda pair: fix_order(pair[0]))
         for kind, _ in ordered:
             savers = dict(_fix_candidates(savers, card)).get(kind, savers)
             combined.append(kind)
-            fix = make("combined", savers, list(combined))
+            fix = make(FixKind.COMBINED, savers, list(combined))
             if fix:
                 found.append(fix)
                 break
@@ -220,22 +183,25 @@ def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix,
         micro = said.model_copy(update={"batch": 1})
     for n in (2, 4, 8, 16, 32, 64):
         if n > count:
-            fix = make("more_cards", said, ["more_cards"], card, n)
+            fix = make(FixKind.MORE_CARDS, said, [FixKind.MORE_CARDS], card, n)
             if fix is None and micro is not None:
-                fix = make("more_cards", micro, ["more_cards", "smaller_batch"], card, n)
+                more = [FixKind.MORE_CARDS, FixKind.SMALLER_BATCH]
+                fix = make(FixKind.MORE_CARDS, micro, more, card, n)
             if fix:
                 found.append(fix)
                 break
     if not found and combined:
         # Nothing alone fits: every memory saver together, spread over more cards of the named kind.
         for n in (2, 4, 8, 16, 32, 64):
-            if n > count and (fix := make("combined", savers, [*combined, "more_cards"], card, n)):
+            if n > count and (
+                fix := make(FixKind.COMBINED, savers, [*combined, FixKind.MORE_CARDS], card, n)
+            ):
                 found.append(fix)
                 break
     bigger = _bigger_card(said, card, count, money)
-    if bigger is not None and (fix := make("bigger_card", said, ["bigger_card"], bigger, count)):
+    if bigger is not None and (fix := make(FixKind.BIGGER_CARD, said, [FixKind.BIGGER_CARD], bigger, count)):
         found.append(fix)
-    return tuple(sorted(found, key=lambda f: _FIX_ORDER.index(f.kind)))
+    return tuple(sorted(found, key=lambda f: fix_order(f.kind)))
 
 
 def _bigger_card(query: Query, card: Card, count: int, currency: Currency) -> Card | None:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from core.advisor.fix_kinds import FIX_SPECS, FixKind
 from core.cost import (
     CardPrice,
 )
 from core.estimator import (
     Fit,
 )
-from core.query import Currency, Method, Precision, Query, Runtime, Task
+from core.query import Currency, Method, Precision, Query, Task
 
 INFERENCE_PRECISIONS = (Precision.BF16, Precision.FP8, Precision.INT8, Precision.INT4)
 COUNTS = (1, 2, 4, 8)
@@ -53,7 +54,7 @@ class Plan(BaseModel):
     task: Task
     method: Method | None
     precision: Precision
-    runtime: Runtime
+    runtime: str  # a data/runtimes.toml id
     need_bytes: int
     capacity_bytes: int
     verdict: Fit
@@ -85,8 +86,8 @@ class Fix(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    kind: str
-    changes: list[str]
+    kind: FixKind
+    changes: list[FixKind]
     query: Query
     card: str
     count: int
@@ -100,6 +101,11 @@ class Fix(BaseModel):
     nvlink: bool
     cost_per_hour: float | None = None
     currency: Currency | None = None
+
+    @property
+    def action(self) -> str | None:
+        """The button that applies this fix, when one field says it (core/advisor/fix_kinds.py)."""
+        return FIX_SPECS[self.kind].action(self.query, self.card, self.count)
 
 
 class ClaimCheck(BaseModel):

@@ -28,7 +28,8 @@ from core.estimator import (
     need_bytes,
 )
 from core.platforms import platform
-from core.query import Currency, Query, Runtime, SortKey, Task
+from core.query import Currency, Query, SortKey, Task
+from core.runtimes import runtime_profile
 
 
 def plans(
@@ -106,7 +107,7 @@ def _plans(
     # Ranked by price per hour (no token count to price a whole run): rank the cheap way first and build
     # full plans (speed, cost) only for the shortlist.
     by_hourly_price = sort == "cost" and not query.has_data_amount and total_cap is None
-    by_hourly_price = by_hourly_price and query.runtime is not Runtime.VLLM
+    by_hourly_price = by_hourly_price and not runtime_profile(query.runtime).kv_pool
     shortlist: list[tuple[tuple[float, int], Card, Query, int]] = []
     best: dict[tuple[str, str, str], Plan] = {}
 

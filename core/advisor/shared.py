@@ -18,10 +18,10 @@ from core.query import (
     Method,
     Precision,
     Query,
-    Runtime,
     SortKey,
     Task,
 )
+from core.runtimes import load_runtimes
 from core.speed import inference_speed, training_speed
 
 
@@ -83,7 +83,7 @@ def plan_from(job: Assessment, currency: Currency) -> Plan | None:
         task=query.task,
         method=query.method,
         precision=query.precision or Precision.BF16,
-        runtime=query.runtime or Runtime.TRANSFORMERS,
+        runtime=query.runtime or load_runtimes().training_default.id,
         need_bytes=verdict.need_bytes,
         capacity_bytes=verdict.capacity_bytes,
         verdict=verdict.fits,

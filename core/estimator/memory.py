@@ -19,8 +19,9 @@ from core.catalog import Card, Catalog, load_catalog
 from core.estimator import terms
 from core.estimator.calibration import ActivationCoefficients, Calibration, load_calibration
 from core.estimator.result import Breakdown, Estimate, Fit, FolkRule, Verdict, VllmPool
-from core.query import Method, Optimizer, Precision, Query, Runtime, Task
+from core.query import Method, Optimizer, Precision, Query, Task
 from core.registry import ModelArch, Registry, load_registry
+from core.runtimes import runtime_profile
 from core.units import GIB
 
 
@@ -74,14 +75,19 @@ def _inference(
     query: Query, model: ModelArch, cal: Calibration, gpus: int
 ) -> tuple[Breakdown, str, VllmPool | None]:
     assert query.precision and query.batch and query.seq
-    tokens = query.batch * query.seq
     weights = terms.weight_bytes(model, query.precision) // gpus
     kv_dtype = terms.kv_dtype_bytes(query.precision, query.kv_cache_dtype)
-    vllm = query.runtime is Runtime.VLLM
+    engine = runtime_profile(query.runtime).memory
     kv_cache = terms.kv_cache_bytes(
-        model, query.seq, kv_dtype, sequences=query.batch, gpus=gpus, compressed_mla=vllm, windowed=vllm
+        model,
+        query.seq,
+        kv_dtype,
+        sequences=query.batch,
+        gpus=gpus,
+        compressed_mla=engine.kv_compressed_mla,
+        windowed=engine.kv_windowed,
     )
-    if vllm:
+    if engine.layout == "kv_pool":
         # vLLM's profile run: one bounded prefill chunk through the model, fp32 logits for every token of it
         # plus a near-constant rest. The chunk without a card here; `_vllm_card_chunk_logits` adds what a
         # card's larger default chunk costs.
@@ -90,8 +96,10 @@ def _inference(
         logits = int(terms.logit_bytes(chunk, model, cal.vllm.logits_bytes_per_vocab))
         breakdown = Breakdown(weights=weights, kv_cache=kv_cache, activations=activations, logits=logits)
         return breakdown, "vllm_profile", None
-    # transformers: the whole prompt prefilled at once; layers split over cards, so a card holds one
-    # block's full transient; logits only for the last position (generate()).
+    # A prefill engine: the whole prompt at once (transformers), or in chunks of the engine's micro-batch
+    # (llama.cpp's n_ubatch); layers split over cards, so a card holds one block's full transient; logits
+    # only for the last position (generate()).
+    tokens = query.batch * min(query.seq, engine.prefill_chunk_tokens or query.seq)
     fp32 = query.precision is Precision.FP32
     activations = terms.block_activation_bytes(model, tokens, cal.inference, fp32=fp32)
     activations += terms.eager_scores_bytes(model, query.batch, query.seq, cal.eager_attention.inference)
@@ -182,8 +190,9 @@ def _training(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> tu
     return backward_end, "optimizer_step", int(trainable)
 
 
-def _with_overhead(breakdown: Breakdown, cal: Calibration, gpus: int, vllm: bool) -> Breakdown:
-    overhead = terms.runtime_overhead_bytes(breakdown.tracked, cal, gpus=gpus, vllm=vllm)
+def _with_overhead(breakdown: Breakdown, cal: Calibration, gpus: int, runtime: str | None) -> Breakdown:
+    kind = runtime_profile(runtime).memory.overhead
+    overhead = terms.runtime_overhead_bytes(breakdown.tracked, cal, gpus=gpus, kind=kind)
     return breakdown.model_copy(update={"overhead": int(overhead)})
 
 
@@ -192,8 +201,9 @@ def _uncertainty(query: Query, model: ModelArch) -> float:
     band = 0.10
     if model.representative:
         band += 0.10
-    if query.method in (Method.QLORA, Method.FREEZE) or query.runtime is Runtime.VLLM:
+    if query.method in (Method.QLORA, Method.FREEZE):
         band += 0.05
+    band += runtime_profile(query.runtime).memory.extra_uncertainty  # an engine's unmeasured buffers
     if query.precision in terms.GGUF or model.is_encoder_decoder or not model.verified:
         band += 0.10
     return round(band, 2)
@@ -206,7 +216,7 @@ def per_card(query: Query, model: ModelArch, gpus: int, cal: Calibration) -> tup
         trainable = 0
     else:
         breakdown, phase, trainable = _training(query, model, cal, gpus)
-    return _with_overhead(breakdown, cal, gpus, query.runtime is Runtime.VLLM), phase, trainable
+    return _with_overhead(breakdown, cal, gpus, query.runtime), phase, trainable
 
 
 def verdict_for(
@@ -366,7 +376,7 @@ def _estimate(
     )
     gpus = filled.gpus or 1
     uncertainty = _uncertainty(filled, model)
-    vllm = filled.runtime is Runtime.VLLM and filled.task is Task.INFERENCE
+    vllm = runtime_profile(filled.runtime).kv_pool and filled.task is Task.INFERENCE  # a KV-pool engine
     profile_extra = _vllm_card_chunk_logits(card, model, cal) if vllm else 0
     if profile_extra:
         breakdown = breakdown.model_copy(update={"logits": breakdown.logits + profile_extra})
@@ -439,7 +449,11 @@ def _warnings(query: Query, model: ModelArch, card: Card | None) -> list[str]:
         warnings.append("representative_shape")
     if query.seq and query.seq > model.max_context and not model.representative:
         warnings.append("context_beyond_model")
-    if query.task is Task.INFERENCE and query.precision in terms.GGUF and query.runtime is Runtime.VLLM:
+    if (
+        query.task is Task.INFERENCE
+        and query.precision in terms.GGUF
+        and runtime_profile(query.runtime).kv_pool
+    ):
         warnings.append("gguf_on_vllm")
     if card and card.vendor != "NVIDIA" and query.method is Method.QLORA:
         warnings.append("bitsandbytes_non_nvidia")

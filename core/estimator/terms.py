@@ -440,17 +440,19 @@ def vllm_prefill_chunk_tokens(card: Card | None, vllm: VllmConstants) -> int:
     return vllm.max_num_batched_tokens_large_card
 
 
-def runtime_overhead_bytes(tracked: int, cal: Calibration, *, gpus: int, vllm: bool) -> float:
-    """What the process holds outside PyTorch's tracked tensors.
+def runtime_overhead_bytes(
+    tracked: int, cal: Calibration, *, gpus: int, kind: Literal["allocator", "engine"]
+) -> float:
+    """What the process holds outside PyTorch's tracked tensors (`kind`: the runtime profile's `overhead`).
 
-    CUDA context and kernels (HF model_memory_anatomy, gpu_poor; estimators.md §2.5). vLLM: its non-torch
-    memory, larger with tensor parallelism (llm-d empirical results). Other runtimes: the caching
-    allocator's slack as a share of the tracked peak (ZeRO §3.2 fragmentation) and NCCL buffers when the
-    job spans cards. Values in calibration.toml [runtime] and [vllm].
+    CUDA context and kernels (HF model_memory_anatomy, gpu_poor; estimators.md §2.5). "engine" (vLLM, and
+    SGLang in its stead): its non-torch memory, larger with tensor parallelism (llm-d empirical results).
+    "allocator": the caching allocator's slack as a share of the tracked peak (ZeRO §3.2 fragmentation) and
+    NCCL buffers when the job spans cards. Values in calibration.toml [runtime] and [vllm].
     """
     runtime = cal.runtime
     context = runtime.cuda_context_gib * GIB
-    if vllm:
+    if kind == "engine":
         non_torch = cal.vllm.non_torch_tp_gib if gpus > 1 else cal.vllm.non_torch_gib
         return context + non_torch * GIB
     overhead = context + runtime.allocator_slack * tracked

@@ -17,8 +17,9 @@ from core.parser.model_names import MODEL_MARK, find_family_only, find_model
 from core.parser.numbers import EN_NUMBERS, MAGNITUDE_RE, NUMBER_RE, context_tokens, magnitude
 from core.parser.result import Rejected
 from core.parser.unread import read_bad_numbers, read_unknown_cards
-from core.query import Currency, KvCacheDtype, Method, Optimizer, Precision, Runtime, Task
+from core.query import Currency, KvCacheDtype, Method, Optimizer, Precision, Task
 from core.registry import load_registry
+from core.runtimes import load_runtimes
 from core.units import GIB
 
 CAP_MARK = "\ue001"
@@ -520,7 +521,6 @@ _GC_OFF = _c(
     r"(?:no|without|disable[ds]?|off|不开|不用|关闭|关掉|不使用|没开|不要|不)\s*(?:the\s*)?"
     r"(?:gradient|grad|梯度|gc|activation|重计算|checkpoint)|(?:gc|checkpointing)\s*(?:off|=\s*false|关)"
 )
-_VLLM = _c(r"vllm|(?<![a-z])sglang(?![a-z])")
 # Serving people (an API, users, concurrency) means a serving engine with tensor parallelism; a
 # layer-by-layer Hugging Face pipeline only when asked for by name.
 _SERVE = _c(
@@ -530,8 +530,6 @@ _SERVE = _c(
     r"how\s+many\s+(?:concurrent\s+)?(?:users|requests|chats|sessions|conversations)|at\s+once|同时|多少人|几个人|"
     r"并发几|几路|(?:team|group|company|office|class)\s+of\s+\d|\d\s*人\s*(?:的)?\s*(?:团队|公司|小组|部门)"
 )
-_PIPELINE = _c(r"device[\s_-]*map|pipeline|accelerate|逐层|流水线")
-_TRANSFORMERS = _c(r"transformers|(?<![a-z])hf(?![a-z])|hugging\s*face|huggingface|pytorch原生|原生pytorch")
 _ZERO = _c(r"zero[\s_-]*(?:stage)?[\s_-]*([0-3])(?!\d)")
 _GPU_UTIL = _c(r"gpu[\s_-]*memory[\s_-]*utilization\s*(?:=|:)?\s*(0?\.\d+|1(?:\.0+)?)")
 
@@ -624,14 +622,15 @@ def _read_switches(text: str, ex: Extraction) -> None:
         ex.fields["grad_checkpointing"] = False
     elif _GC_ON.search(text):
         ex.fields["grad_checkpointing"] = True
-    if _VLLM.search(text):
-        ex.fields["runtime"] = Runtime.VLLM
-    elif _TRANSFORMERS.search(text) or _PIPELINE.search(text):
-        ex.fields["runtime"] = Runtime.TRANSFORMERS
+    runtimes = load_runtimes()
+    named = runtimes.named_in(text)  # each profile's words (data/runtimes.toml)
+    if named is not None:
+        ex.fields["runtime"] = named.id
     elif _SERVE.search(text) and not _FINETUNE.search(text) and not _PRETRAIN.search(text):
-        ex.fields["runtime"] = Runtime.VLLM
+        ex.fields["runtime"] = runtimes.serving_default.id
     elif "samples" in ex.fields and not _FINETUNE.search(text) and not _PRETRAIN.search(text):
-        ex.fields["runtime"] = Runtime.VLLM  # a batch of requests to get through runs on a serving engine
+        # a batch of requests to get through runs on a serving engine
+        ex.fields["runtime"] = runtimes.serving_default.id
     for pattern, optimizer in _OPTIMIZERS:
         if pattern.search(text):
             ex.fields["optimizer"] = optimizer

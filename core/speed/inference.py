@@ -17,8 +17,9 @@ from pydantic import BaseModel, ConfigDict
 
 from core.catalog import Card
 from core.estimator import Estimate, resolve_model, terms
-from core.query import Precision, Runtime
+from core.query import Precision
 from core.registry import ModelArch, load_registry
+from core.runtimes import load_runtimes, runtime_profile
 from core.speed import terms as speed_terms
 from core.speed.constants import SpeedConstants, load_speed_constants
 
@@ -46,14 +47,14 @@ class Generation:
     weight_bytes: dict[int, float] = field(default_factory=dict)  # batch -> weight bytes one step reads
 
 
-def runtime_name(runtime: Runtime | None, precision: Precision, card: Card | None = None) -> str:
-    """Which runtime's terms apply: a GGUF file runs in llama.cpp (its Metal backend on Apple silicon)
-    whatever else was said."""
-    if precision in terms.GGUF:
-        return "llama.cpp-metal" if card is not None and card.vendor == "Apple" else "llama.cpp"
-    if runtime is Runtime.VLLM:
-        return "vllm"
-    return "transformers"
+def runtime_name(runtime: str | None, precision: Precision, card: Card | None = None) -> str:
+    """Which runtime's speed terms apply (data/speed.toml [runtimes.*]): the runtime profile's
+    (data/runtimes.toml `speed_terms`, its Apple-silicon backend's on Apple cards); a GGUF file runs in the
+    GGUF engine (llama.cpp) whatever else was said."""
+    profile = load_runtimes().gguf_default if precision in terms.GGUF else runtime_profile(runtime)
+    if card is not None and card.vendor == "Apple" and profile.speed_terms_apple:
+        return profile.speed_terms_apple
+    return profile.speed_terms
 
 
 def decode_weight_bytes(model: ModelArch, precision: Precision, batch: int) -> float:
@@ -224,7 +225,7 @@ def inference_speed(estimate: Estimate, card: Card, gpus: int) -> InferenceSpeed
     runtime = c.runtime(name)
     batch = query.batch or 1
     notes: list[str] = []
-    if query.runtime is Runtime.VLLM and estimate.vllm is not None:
+    if runtime.continuous_batching and estimate.vllm is not None:
         # A serving engine decodes the sequences its KV pool holds at once (the rest queue), at most its
         # max_num_seqs (vLLM's default 256).
         pool_batch = max(1, estimate.vllm.concurrent_sequences)
@@ -260,7 +261,7 @@ def inference_speed(estimate: Estimate, card: Card, gpus: int) -> InferenceSpeed
         batch_s = decode_step_s(c, g, batch, kv)
     read = g.weight_bytes[batch] + kv_read_bytes(c, g, batch, kv)
     bound_s = (g.weight_bytes[1] + kv * g.kv_bytes_per_token) / g.ranks / (card.bandwidth_gb_s * 1e9)
-    if query.precision in (Precision.INT8,) and query.runtime is not Runtime.VLLM:
+    if query.precision in (Precision.INT8,) and runtime_profile(query.runtime).int8_kernels == "bitsandbytes":
         notes.append("bnb_int8_slow")
     # transformers prefills the whole batch of prompts in one call; a serving engine prefills each request as
     # it arrives, so its concurrency does not delay one prompt's first token.

@@ -1,0 +1,153 @@
+"""Runtime profiles: what an engine (transformers, vLLM, SGLang, llama.cpp, Ollama, …) does with memory and
+time, as data (data/runtimes.toml), so that the estimator, the speed model, the advisor and the parser read a
+profile's fields instead of testing which engine it is.
+
+Adding a runtime is one table in data/runtimes.toml (its words, memory layout, defaults and speed terms),
+at most one new memory term where its layout is new, and the sentences that name it.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from functools import cached_property, lru_cache
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from core.paths import DATA_DIR
+
+RUNTIMES_FILE = DATA_DIR / "runtimes.toml"
+
+Job = Literal["inference", "training", "vision"]
+
+
+class RuntimeMemory(BaseModel):
+    """How inference memory is laid out on this engine (data/runtimes.toml explains each field)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    layout: Literal["prefill", "kv_pool"]
+    memory_share: float | None = Field(default=None, gt=0, le=1)
+    kv_compressed_mla: bool
+    kv_windowed: bool
+    prefill_chunk_tokens: int | None = Field(default=None, ge=1)
+    overhead: Literal["allocator", "engine"]
+    extra_uncertainty: float = Field(default=0.0, ge=0, le=1)
+
+
+class RuntimeDefaults(BaseModel):
+    """What a question that does not say gets on this engine (stated as assumptions)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    context: int | None = Field(default=None, ge=1)
+    precision: str | None = None  # a core.query.Precision value (tests/test_runtimes.py holds it)
+
+
+class RuntimeProfile(BaseModel):
+    """One engine."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    name: str
+    words: tuple[str, ...]
+    jobs: tuple[Job, ...]
+    serving_default: bool = False
+    training_default: bool = False
+    source: str
+    memory: RuntimeMemory
+    defaults: RuntimeDefaults = RuntimeDefaults()
+    speed_terms: str  # data/speed.toml [runtimes.<speed_terms>] (core/speed; fitted by tools/fit_speed.py)
+    speed_terms_apple: str | None = None  # the engine's Apple-silicon backend, when it has other terms
+    gguf_default: bool = False  # the engine a GGUF file runs in
+    int8_kernels: Literal["fast", "bitsandbytes"]
+
+    @property
+    def kv_pool(self) -> bool:
+        """A serving engine that takes a share of the card and pages a KV pool into it (vLLM, SGLang)."""
+        return self.memory.layout == "kv_pool"
+
+
+class RuntimeTable(BaseModel):
+    """Every profile, in file order (which is also the order their words are tried in)."""
+
+    model_config = ConfigDict(frozen=True, ignored_types=(cached_property,))
+
+    profiles: tuple[RuntimeProfile, ...]
+
+    @cached_property
+    def by_id(self) -> dict[str, RuntimeProfile]:
+        return {p.id: p for p in self.profiles}
+
+    @cached_property
+    def serving_default(self) -> RuntimeProfile:
+        return next(p for p in self.profiles if p.serving_default)
+
+    @cached_property
+    def training_default(self) -> RuntimeProfile:
+        return next(p for p in self.profiles if p.training_default)
+
+    @cached_property
+    def gguf_default(self) -> RuntimeProfile:
+        return next(p for p in self.profiles if p.gguf_default)
+
+    @cached_property
+    def _pattern(self) -> re.Pattern[str]:
+        groups = [f"(?P<r{i}>{'|'.join(p.words)})" for i, p in enumerate(self.profiles) if p.words]
+        return re.compile("|".join(groups), re.IGNORECASE)
+
+    def get(self, runtime_id: str | None) -> RuntimeProfile:
+        """The profile of a runtime id; None is the engine for training and single sequences."""
+        if runtime_id is None:
+            return self.training_default
+        return self.by_id[runtime_id]
+
+    def named_in(self, text: str) -> RuntimeProfile | None:
+        """The runtime a question names (the first profile, in file order, whose words appear)."""
+        found = None
+        for match in self._pattern.finditer(text):
+            index = min(int(name[1:]) for name, value in match.groupdict().items() if value is not None)
+            if found is None or index < found:
+                found = index
+        return self.profiles[found] if found is not None else None
+
+
+@lru_cache(maxsize=1)
+def load_runtimes() -> RuntimeTable:
+    with RUNTIMES_FILE.open("rb") as handle:
+        raw = tomllib.load(handle)
+    table = RuntimeTable(
+        profiles=tuple(RuntimeProfile(id=key, **row) for key, row in raw["runtimes"].items())
+    )
+    if (
+        sum(p.serving_default for p in table.profiles) != 1
+        or sum(p.training_default for p in table.profiles) != 1
+    ):
+        raise ValueError(f"{RUNTIMES_FILE}: exactly one serving_default and one training_default runtime")
+    return table
+
+
+def runtime_profile(runtime_id: str | None) -> RuntimeProfile:
+    """The profile of a query's runtime (None: the training / single-sequence default)."""
+    return load_runtimes().get(runtime_id)
+
+
+def known_runtime(value: str) -> str:
+    """A runtime id as the data names it (validation of `Query.runtime`)."""
+    key = value.strip().lower()
+    if key not in load_runtimes().by_id:
+        raise ValueError(f"unknown runtime {value!r}; known: {', '.join(load_runtimes().by_id)}")
+    return key
+
+
+__all__ = [
+    "RuntimeDefaults",
+    "RuntimeMemory",
+    "RuntimeProfile",
+    "RuntimeTable",
+    "known_runtime",
+    "load_runtimes",
+    "runtime_profile",
+]
