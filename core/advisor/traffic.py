@@ -17,7 +17,8 @@ from core.assessment import assess
 from core.catalog import Card, load_catalog
 from core.cost import PriceBook
 from core.estimator import estimate
-from core.query import Currency, Query, Runtime, Task
+from core.query import Currency, Query, Task
+from core.runtimes import load_runtimes
 from core.speed import inference_speed
 
 DEFAULT_PROMPT_TOKENS = 1000
@@ -59,7 +60,8 @@ def _stream_speed(query: Query, batch: int) -> float:
     card = load_catalog().by_id.get(query.card or "")
     if card is None or not (query.model or query.params_b):
         return UNKNOWN_CARD_TOKENS_PER_S
-    job = query.model_copy(update={"batch": batch, "runtime": query.runtime or Runtime.VLLM})
+    engine = query.runtime or load_runtimes().serving_default.id
+    job = query.model_copy(update={"batch": batch, "runtime": engine})
     try:
         result = estimate(job)
         speed = inference_speed(result, card, query.gpus or 1)
@@ -98,7 +100,8 @@ def apply_traffic(query: Query) -> tuple[Query, Traffic | None]:
         for _ in range(2):
             stream = _stream_speed(query, concurrent)
             concurrent = max(1, math.ceil(rate * (ttft_s + response / stream)))
-    updates: dict[str, object] = {"batch": concurrent, "runtime": query.runtime or Runtime.VLLM}
+    engine = query.runtime or load_runtimes().serving_default.id
+    updates: dict[str, object] = {"batch": concurrent, "runtime": engine}
     if lengths_said and (query.seq is None or "seq" in query.defaulted):
         updates["seq"] = (prompt or DEFAULT_PROMPT_TOKENS) + response
     # the concurrency is the traffic's (stated); the context and the engine are assumptions
