@@ -21,6 +21,10 @@ SPEED_KEYS = (
     "gpu_hours",
     "flops_per_token",
     "mfu",
+    "band",
+    "calibrated_on",
+    "kv_cache_dtype",
+    "runtime",
     "notes",
 )
 
@@ -79,6 +83,10 @@ def _speed_and_cost(result: Estimate) -> dict[str, Any]:
             "efficiency": inf.efficiency,
             "parallelism": inf.parallelism,
             "mfu": inf.mfu,
+            "band": inf.band,
+            "calibrated_on": inf.calibrated_on,
+            "kv_cache_dtype": inf.kv_cache_dtype,
+            "runtime": inf.runtime,
             "notes": inf.notes,
         }
     if job.training is not None:
@@ -89,6 +97,8 @@ def _speed_and_cost(result: Estimate) -> dict[str, Any]:
             "gpu_hours": round(tr.gpu_hours, 3) if tr.gpu_hours is not None else None,
             "flops_per_token": tr.flops_per_token,
             "mfu": tr.mfu,
+            "band": tr.band,
+            "calibrated_on": tr.calibrated_on,
             "notes": tr.notes,
         }
     cost: dict[str, Any] | None = None

@@ -125,7 +125,7 @@ def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix,
         if verdict is None or verdict.fits is Fit.NO:
             return None
         speed = speed_value(result, on, n)
-        price = card_price(on.id, money)
+        price = card_price(on.id, money, None, query.platform)
         quality = max((FIX_SPECS[c].quality for c in changes), key=lambda q: QUALITY_RANK.get(q, 1))
         speed_cost = FIX_SPECS[kind].speed
         if kind is FixKind.MORE_CARDS and not on.has_nvlink:
@@ -226,7 +226,7 @@ def _bigger_card(query: Query, card: Card, count: int, currency: Currency) -> Ca
             result = estimate(query.model_copy(update={"card": other.id, "gpus": count}))
             verdict = verdict_for_count(result, count)
             if verdict is not None and verdict.fits is not Fit.NO:
-                price = card_price(other.id, currency)
+                price = card_price(other.id, currency, None, query.platform)
                 fitting.append((price.per_hour if price else float("inf"), other))
         if fitting:
             return min(fitting, key=lambda t: t[0])[1]
