@@ -107,9 +107,11 @@ def vision_answer(job: VisionJob, lang: Lang) -> Answer:
     est = estimate_vision(job)
     view = vision_view(est, currency)
     facts = est.as_json()
+    understood = facts.pop("query")
     facts["cost"] = view["cost"].model_dump(mode="json") if view["cost"] else None
     answer = pack("fit", lang, "vision_fit", {"v": view}, facts=facts)
-    return answer.model_copy(update={"vision": est.job.model_copy(update={"defaulted": job.defaulted})})
+    vision = est.job.model_copy(update={"defaulted": job.defaulted})
+    return answer.model_copy(update={"vision": vision, "understood": understood})
 
 
 def scenario_checks(job: VisionJob, currency: str) -> list[dict[str, Any]]:
