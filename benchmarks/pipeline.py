@@ -276,7 +276,7 @@ def run(*, verbose: bool = True) -> list[Row]:
         for key, row in counts.items():
             cells = " ".join(f"{row[name]:18.1f}" for name in names)
             print(f"     {cells}  {key} ({row['n']:.0f})")
-        print("   calls per question (parse, estimate, assess; repeated: a (job, card, count) assessed again):")
+        print("   calls per question (parse, estimate, assess; repeated: a (job, card, count) again):")
         print(calls_table(per_question))
         print("   cProfile, one warm pass over new questions:")
         print("\n".join("     " + line for line in profile.splitlines()))
