@@ -24,6 +24,10 @@ ONLY_SOURCE: dict[str, str] = {
         "the only H20 figures and the only SGLang ones: the H20 decodes at ~35-45% of its 4.0 TB/s, "
         "far below the 72-98% of the other families, so no other source predicts it"
     ),
+    "diffusers-torchao": (
+        "the only image-generation figures: the FP8 recipe's speed-up (torchao float8 + torch.compile) and "
+        "the diffusion pipeline's utilisation are measured nowhere else"
+    ),
     "qwen2.5-speed": (
         "the only transformers runs at 30k-token contexts (repeat_kv's per-query-head KV reads) and "
         "the only vLLM runs on an A100 80GB besides one 8B figure"

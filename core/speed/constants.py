@@ -62,6 +62,7 @@ class FormatKernels(BaseModel):
     int4: float
     gguf_k: float  # Q6_K, Q5_K_M, Q4_K_M, Q3_K, Q2_K: super-blocks with 6-bit scales
     gguf_legacy: float  # Q8_0, Q4_0: one scale per 32 weights
+    diffusion_fp8: float = 1.0  # diffusers' FP8 recipe (torchao float8 + torch.compile) over bf16, per step
     source: str
 
 

@@ -80,6 +80,7 @@ PARAMS: tuple[Param, ...] = (
     Param(("formats", "int4"), 0.8, 0.3, 1.25),
     Param(("formats", "gguf_k"), 0.8, 0.3, 1.25),
     Param(("formats", "gguf_legacy"), 0.9, 0.3, 1.25),
+    Param(("formats", "diffusion_fp8"), 1.5, 1.0, 2.5),
     Param(("mfu", "datacenter"), 0.45, 0.2, 0.75),
     Param(("mfu", "consumer"), 0.5, 0.2, 0.8),
     Param(("training", "fp8_gain"), 1.4, 1.0, 2.0),

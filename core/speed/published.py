@@ -37,7 +37,7 @@ from core.speed.training import (
     training_flops_per_token,
 )
 
-Kind = Literal["generate", "serve", "static_batch", "ttft", "train", "pretrain_hours"]
+Kind = Literal["generate", "serve", "static_batch", "ttft", "train", "pretrain_hours", "diffusion"]
 TRAINING_KINDS = ("train", "pretrain_hours")
 MEASURED = DATA_DIR / "measured"
 
@@ -68,6 +68,9 @@ class PublishedFigure(BaseModel):
     seq: int
     tokens: float
     method: Method
+    width: int
+    height: int
+    steps: int
     metric: str
     published: float
     status: Literal["fit", "excluded"]
@@ -79,7 +82,20 @@ class PublishedFigure(BaseModel):
         return value or None
 
     @field_validator(
-        "batch", "input_len", "output_len", "tp", "pp", "ep", "vp", "gbs", "mbs", "seq", mode="before"
+        "batch",
+        "input_len",
+        "output_len",
+        "tp",
+        "pp",
+        "ep",
+        "vp",
+        "gbs",
+        "mbs",
+        "seq",
+        "width",
+        "height",
+        "steps",
+        mode="before",
     )
     @classmethod
     def _empty_int(cls, value: object) -> object:
@@ -146,6 +162,10 @@ class PreparedFigure:
     generation: Generation | None = None
     concurrency: int = 1  # serve: the requests that run at once (the KV pool's and max_num_seqs' cap)
     training: TrainingJob | None = None
+    # diffusion: seconds per batch in eager bf16 with data/speed.toml's utilisation (`at_mfu`); the prediction
+    # scales it by the utilisation and FP8 factor being tried (diffusion is compute-bound)
+    diffusion_bf16_s: float = 0.0
+    at_mfu: float = 0.0
 
 
 def expert_share(model: ModelArch) -> float:
@@ -175,10 +195,33 @@ def _serving_concurrency(figure: PublishedFigure, catalog: Catalog) -> int:
     return max(1, pool.concurrent_sequences) if pool else figure.batch
 
 
+def _prepare_diffusion(figure: PublishedFigure, card: Card, c: SpeedConstants) -> PreparedFigure:
+    from core.vision.estimate import estimate_vision
+    from core.vision.job import VisionJob, VisionTask
+
+    job = VisionJob(
+        model=figure.model,
+        task=VisionTask.GENERATE,
+        width=figure.width,
+        height=figure.height,
+        steps=figure.steps,
+        batch=figure.batch,
+        precision=Precision.BF16,
+        card=figure.card,
+    )
+    speed = estimate_vision(job).speed
+    assert speed is not None
+    return PreparedFigure(
+        figure=figure, diffusion_bf16_s=speed.seconds_per_item * figure.batch, at_mfu=c.mfu.for_card(card)
+    )
+
+
 def prepare(figure: PublishedFigure) -> PreparedFigure:
     c = load_speed_constants()  # only the runtimes' structural flags (tensor parallel or not), none fitted
     catalog = load_catalog()
     card = figure.card_spec(catalog)
+    if figure.kind == "diffusion":
+        return _prepare_diffusion(figure, card, c)
     model = load_registry().get(figure.model)
     if figure.is_training:
         method = figure.method
@@ -233,6 +276,12 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
 def predict(c: SpeedConstants, prepared: PreparedFigure) -> float:
     """gpufit's figure for the published one, in the published metric's unit."""
     f = prepared.figure
+    if f.kind == "diffusion":
+        card = f.card_spec(load_catalog())
+        seconds = prepared.diffusion_bf16_s * prepared.at_mfu / c.mfu.for_card(card)
+        if f.precision is Precision.FP8 and card.fp8_tflops:
+            seconds /= c.formats.diffusion_fp8
+        return seconds
     if prepared.training is not None:
         per_gpu = tokens_per_s_per_gpu(c, prepared.training)
         if f.kind == "pretrain_hours":

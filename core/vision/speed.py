@@ -24,11 +24,13 @@ def _peak(card: Card, precision: Precision) -> tuple[float, float]:
     """Tensor FLOP/s the job reaches. nf4 / GGUF weights are stored small but computed in bf16
     (bitsandbytes, ComfyUI-GGUF) and dequantise on every matmul (data/speed.toml qlora_throughput_factor,
     torchtune's measured QLoRA/LoRA ratio); fp8 runs on the FP8 tensor cores of Hopper, Ada and Blackwell
-    cards (diffusers/torchao fp8 linear layers) at the step-level gain fitted for training (`fp8_gain`), in
-    bf16 elsewhere."""
+    cards with diffusers' recipe (torchao float8 + torch.compile; data/speed.toml [formats] diffusion_fp8,
+    fitted to FLUX.1-dev on an H100), in bf16 elsewhere."""
     constants = load_speed_constants()
     utilisation: float = constants.mfu.for_card(card)
-    peak = speed_terms.tensor_peak_flops(card, precision, constants.training.fp8_gain) * utilisation
+    peak = card.tensor_tflops * 1e12 * utilisation
+    if precision is Precision.FP8 and card.fp8_tflops:
+        peak *= constants.formats.diffusion_fp8
     if terms.is_quantized(precision) and precision not in (Precision.FP8, Precision.INT8):
         peak *= constants.training.qlora_throughput_factor
     return peak, utilisation
