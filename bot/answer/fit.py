@@ -21,8 +21,8 @@ from bot.answer.needed import needed_facts
 from bot.answer.provenance import image_tokens, model_origin, model_source
 from core import advisor
 from core.advisor import Fix, Plan, SortKey
+from core.advisor.cheaper import cheaper_plan
 from core.assessment import Assessment, assess
-from core.catalog import Card
 from core.cost import price_book_in_force
 from core.estimator import COMPONENTS, Estimate, Fit, UnknownModelError, Verdict, estimate
 from core.query import Currency, Method, Query, Task
@@ -92,22 +92,6 @@ def _plans(query: Query, currency: str, sort: SortKey, limit: int = 5) -> list[P
     return advisor.plans(query, limit=limit, currency=Currency(currency), sort=sort)
 
 
-def _cheaper(query: Query, card: Card, currency: str) -> Plan | None:
-    """A plan on another card that also fits and costs clearly less per hour than this card."""
-    own = advisor.card_price(card.id, Currency(currency))
-    if own is None:
-        return None
-    filled = query.with_defaults()
-    keep = {"card": None, "card_memory_bytes": None, "precision": filled.precision, "method": filled.method}
-    base = query.model_copy(update=keep)
-    for plan in advisor.plans(base, limit=3, currency=Currency(currency)):
-        if plan.card == card.id or plan.cost_per_hour is None:
-            continue
-        if plan.verdict is Fit.FITS and plan.cost_per_hour < 0.8 * own.per_hour * (query.gpus or 1):
-            return plan
-    return None
-
-
 def fit_view(
     query: Query,
     lang: Lang,
@@ -144,7 +128,7 @@ def fit_view(
     plans = _plans(query, currency, sort) if card is None and capacity is None and not light else []
     cheaper = None
     if card is not None and verdict is not None and verdict.fits is Fit.FITS and not light:
-        cheaper = _cheaper(query, card, currency)
+        cheaper = cheaper_plan(query, card, Currency(currency))
     instead = _instead(fixes, currency) if job is not None and not job.fits else None
     no = verdict is not None and verdict.fits is Fit.NO
     needed = needed_facts(query, est, currency) if no and not light else None

@@ -10,7 +10,8 @@ from bot.answer.clarify import unknown_model_answer
 from bot.answer.common import answer_currency, card_or_none, model_label, pack
 from bot.answer.fit import serving_facts
 from bot.answer.model import Answer, Lang
-from bot.answer.needed import asked_count, needed_for, usual_cards
+from bot.answer.needed import asked_count, needed_for
+from core.advisor.card_advice import usual_cards
 from core.advisor.cards_needed import MAX_NODES, NODE_SIZE, CardsNeeded
 from core.catalog import Card
 from core.estimator import UnknownModelError, estimate, resolve_model
