@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench measure measure-vision clean
+.PHONY: run test lint bench charts measure measure-vision clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,10 @@ test: lint
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
+
+# The README's chart (docs/chart.png, docs/chart-zh.png), drawn from a real answer.
+charts: $(STAMP)
+	$(BIN)/python -m bot.charts.demo
 
 # Re-measure PyTorch's real peaks (optional; needs torch, transformers, peft in their own venv).
 measure:

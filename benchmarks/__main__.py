@@ -7,7 +7,7 @@ import time
 import traceback
 from collections.abc import Callable
 
-from benchmarks import coldstart, e2e, fresh, pipeline, store
+from benchmarks import charts, coldstart, e2e, fresh, pipeline, store
 from benchmarks.common import Row, print_table
 
 BENCHMARKS: tuple[tuple[str, Callable[..., list[Row]]], ...] = (
@@ -16,6 +16,7 @@ BENCHMARKS: tuple[tuple[str, Callable[..., list[Row]]], ...] = (
     ("3 store", store.run),
     ("4 cold start", coldstart.run),
     ("5 fresh start", fresh.run),
+    ("6 charts", charts.run),
 )
 
 

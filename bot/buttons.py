@@ -11,18 +11,22 @@ import asyncio
 import logging
 from typing import Any
 
-from telegram import Message, Update
+from pydantic import ValidationError
+from telegram import Message, ReplyParameters, Update
+from telegram.constants import ChatAction
 from telegram.error import BadRequest
 from telegram.ext import BaseHandler, CallbackQueryHandler, ContextTypes
 
 from bot import session
-from bot.answer import answer_message, answer_stored, apply_action
-from bot.answer.kinds_table import rebuildable
+from bot.answer import answer_message, answer_query, answer_stored, apply_action
+from bot.answer.kinds_table import rebuildable, spec_of
 from bot.answer.service import with_context
+from bot.charts import ChartSpec, caption, render_png, spec_from_json
 from bot.hub.lookup import HUB_LOOKUP_KEY
-from bot.keyboards import DETAILS, FitPress, LangPress, button_at, parse_callback
+from bot.keyboards import CHART, DETAILS, FitPress, LangPress, button_at, parse_callback
 from bot.private import chat_context, remember
 from bot.replies import answer_callback, edit_answer, edit_html, text, toast
+from core.query import Query
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +56,9 @@ async def _fit_press(update: Update, context: ContextTypes.DEFAULT_TYPE, press: 
     chat_id, user_id = session.ids(update)
     message = query.message if isinstance(query.message, Message) else None
     await answer_callback(query)  # stop the spinner before the work
+    if press.action == CHART:
+        await _send_chart(update, context, press.key, base, lang)
+        return
     action = press.action
     # The chat's context as inputs; the stored keyboard's language is the language the answer was in.
     inputs = with_context(await chat_context(update, context, previous=base), lang=lang)
@@ -87,6 +94,49 @@ async def _fit_press(update: Update, context: ContextTypes.DEFAULT_TYPE, press: 
     await remember(context, chat_id, user_id, reply)
     # In a group "details" expands the compact answer, and the other buttons are only under full answers.
     await edit_answer(query, context, reply, compact=False)
+
+
+async def _send_chart(
+    update: Update, context: ContextTypes.DEFAULT_TYPE, key: str, base: Query, lang: str
+) -> None:
+    """ "📊 Chart": the answer's chart as a photo under it, with a one-line caption; the answer stays as it
+    is. The chart is the one stored with the keyboard (the figures the text showed); a keyboard stored
+    before charts existed gets its answer's chart recomputed from its query. Drawing (~0.1 s of CPU) runs in
+    a worker thread, so other chats' answers do not wait for it."""
+    query = update.callback_query
+    assert query is not None
+    message = query.message if isinstance(query.message, Message) else None
+    if message is None:
+        await _stale(update, context, answered=True)
+        return
+    spec = _stored_chart(await session.load_chart(context, key))
+    if spec is None and spec_of(base.answer_kind).chart and rebuildable(base, base.answer_kind):
+        spec = answer_query(base, lang=lang).chart
+    if spec is None:
+        await _stale(update, context, answered=True)
+        return
+    bot = query.get_bot()
+    thread = message.message_thread_id if message.is_topic_message else None
+    await bot.send_chat_action(message.chat.id, ChatAction.UPLOAD_PHOTO, message_thread_id=thread)
+    png = await asyncio.to_thread(render_png, spec, lang)
+    await bot.send_photo(
+        message.chat.id,
+        png,
+        caption=caption(spec, lang),
+        filename=f"gpufit-{spec.kind}.png",
+        reply_parameters=ReplyParameters(message.message_id, allow_sending_without_reply=True),
+        message_thread_id=thread,
+    )
+
+
+def _stored_chart(text: str | None) -> ChartSpec | None:
+    if text is None:
+        return None
+    try:
+        return spec_from_json(text)
+    except ValidationError:
+        logger.info("a stored chart no longer validates; drawing it from its query instead")
+        return None
 
 
 async def _choose_lang(update: Update, context: ContextTypes.DEFAULT_TYPE, press: LangPress) -> None:

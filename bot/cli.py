@@ -8,6 +8,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, ParamSpec, get_args
 
 from bot.cli_args import OneLineParser, float_of, int_of, quantity_of, tokens_of
@@ -18,7 +19,9 @@ from core.registry import load_registry
 from core.runtimes import load_runtimes
 
 if TYPE_CHECKING:
+    from bot.charts.spec import ChartSpec
     from bot.hub.lookup import HubLookup
+    from core.advisor import Plan
     from core.parser import Parsed
 
 P = ParamSpec("P")
@@ -362,11 +365,31 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         print(json.dumps(reply.to_json(), ensure_ascii=False, indent=2))
     else:
         print(html_to_terminal(reply.html))
+    if args.chart is not None:
+        return write_chart(reply.chart, reply.lang, args.chart)
     return 0
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
-    return plan_command(" ".join(args.question), as_json=args.json, lang=args.lang)
+    return plan_command(" ".join(args.question), as_json=args.json, lang=args.lang, chart=args.chart)
+
+
+def write_chart(spec: ChartSpec | None, lang: str, path: str) -> int:
+    """`--chart FILE`: the answer's chart as a PNG file; what was written is said on stderr, so --json's
+    output stays one document. An answer without a chart exits 1."""
+    from bot.charts import render_png
+    from bot.render import html_to_terminal, render
+
+    if spec is None:
+        print(html_to_terminal(render("chart_none", lang), ansi=False), file=sys.stderr)
+        return 1
+    png = render_png(spec, lang)
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(png)
+    note = render("bot_console_saved", lang, path=str(target.resolve()), size=len(png))
+    print(html_to_terminal(note, ansi=False), file=sys.stderr)
+    return 0
 
 
 def _with_looked_up_model(question: str, parsed: Parsed) -> Query | None:
@@ -381,7 +404,7 @@ def _with_looked_up_model(question: str, parsed: Parsed) -> Query | None:
 
 
 @_unknown_names_exit_2
-def plan_command(question: str, *, as_json: bool, lang: str | None) -> int:
+def plan_command(question: str, *, as_json: bool, lang: str | None, chart: str | None = None) -> int:
     """`gpufit plan "<question>"`: the ranked plans for a question in words."""
     from bot.render import html_to_terminal, render_plan
     from core.advisor import SortKey, plan_json, plans
@@ -405,9 +428,20 @@ def plan_command(question: str, *, as_json: bool, lang: str | None) -> int:
             "plans": [plan_json(p) for p in found],
         }
         print(json.dumps(payload, ensure_ascii=False, indent=2))
-        return 0
-    print(html_to_terminal(render_plan(found, language, money.value, sort)))
+    else:
+        print(html_to_terminal(render_plan(found, language, money.value, sort)))
+    if chart is not None:
+        return write_chart(_plan_chart(query, found, language, money.value), language, chart)
     return 0
+
+
+def _plan_chart(query: Query, found: Sequence[Plan], lang: str, currency: str) -> ChartSpec | None:
+    """The plans just printed, as the plan answer's chart draws them."""
+    from bot.answer.common import model_label
+    from bot.charts.adapter import plan_chart
+
+    est = estimate(query.model_copy(update={"card": None, "card_memory_bytes": None}))
+    return plan_chart(found, model_name=model_label(est, lang), query=est.query, currency=currency)
 
 
 def _cmd_bot(args: argparse.Namespace) -> int:
@@ -448,6 +482,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("question", nargs="+", help="the question in words, English or Chinese")
         p.add_argument("--json", action="store_true", help=_JSON_HELP)
         p.add_argument("--lang", choices=["en", "zh"], help=_LANG_HELP)
+        p.add_argument("--chart", metavar="FILE", help="also write the answer's chart as a PNG file")
     p = sub.add_parser(
         "bot",
         help="run the Telegram bot (needs TELEGRAM_BOT_TOKEN)",

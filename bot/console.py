@@ -189,9 +189,20 @@ class ConsoleChat:
             self._print(f"  ({call.params['text']})")
         elif method == "senddocument" and self.request.documents:
             self._save_document(*self.request.documents.pop(0), caption=str(call.params.get("caption", "")))
+        elif method == "sendphoto" and (photo := self._photo(call)) is not None:
+            self._save_document(*photo, caption=str(call.params.get("caption", "")))  # a chart: saved as PNG
         elif method in ("sendphoto", "senddocument"):
             self._print(f"  [{method.removeprefix('send')}] {call.params.get('caption', '')}")
         return None
+
+    def _photo(self, call: ApiCall) -> tuple[str, bytes] | None:
+        """The uploaded bytes of a photo the bot sent (the stand-in keeps them), with their file name."""
+        if not isinstance(call.result, dict):
+            return None
+        stored = self.fake.messages.get((CONSOLE_USER_ID, int(call.result["message_id"])))
+        if stored is None or stored.file is None:
+            return None
+        return stored.file_name or "gpufit-chart.png", stored.file
 
     def _save_document(self, name: str, content: bytes, *, caption: str) -> None:
         self.export_dir.mkdir(parents=True, exist_ok=True)

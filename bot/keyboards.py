@@ -23,12 +23,14 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.constants import InlineKeyboardButtonLimit, MessageLimit
 
 from bot.answer import Button
+from bot.answer.model import CHART_ACTION
 
 VERSION = "v1"
 MIN_CALLBACK_BYTES = int(InlineKeyboardButtonLimit.MIN_CALLBACK_DATA)
 MAX_CALLBACK_BYTES = int(InlineKeyboardButtonLimit.MAX_CALLBACK_DATA)
 LANG_CHOICES = ("en", "zh", "auto")
 DETAILS = "details"
+CHART = CHART_ACTION  # sends the answer's chart as a photo; the message itself stays
 _KEY = r"[A-Za-z0-9_-]{1,12}"
 _FIT = re.compile(rf"^v1:fit:({_KEY}):(#\d+\.\d+|[^:].*)$", re.DOTALL)
 _ASK = re.compile(rf"^v1:ask:({_KEY}):(\d+)\.(\d+)$")

@@ -27,7 +27,8 @@ from telegram.ext import ContextTypes
 from bot import session
 from bot.answer import Answer, Button
 from bot.answer.kinds_table import rebuildable
-from bot.keyboards import DETAILS, answer_keyboard
+from bot.charts.spec import spec_json
+from bot.keyboards import CHART, DETAILS, answer_keyboard
 from bot.render import plain_text, render, split_message
 from core.query import Query
 
@@ -144,10 +145,12 @@ async def answer_callback(query: CallbackQuery, text_: str | None = None) -> Non
 
 
 def visible_rows(reply: Answer, *, compact: bool) -> list[list[Button]]:
-    """Buttons under an answer: in compact form only "details"; in full form everything but "details"."""
+    """Buttons under an answer: in compact form only "details" (and "📊 Chart", which a group wants most);
+    in full form everything but "details"."""
     own = [row for row in ([b for b in r if b.action != DETAILS] for r in reply.buttons) if row]
     if compact and reply.compact_html != reply.html and expandable(reply):
-        return [[Button(label=label("details", reply.lang), action=DETAILS)]]
+        chart = [b for row in own for b in row if b.action == CHART]
+        return [[Button(label=label("details", reply.lang), action=DETAILS), *chart]]
     return own
 
 
@@ -163,7 +166,10 @@ async def keyboard_for(
     rows = visible_rows(reply, compact=compact)
     if not rows:
         return None
-    key = await session.save_keyboard(context, chat_id, anchor_id, reply.query or Query(), reply.lang)
+    chart = spec_json(reply.chart) if reply.chart is not None else None
+    key = await session.save_keyboard(
+        context, chat_id, anchor_id, reply.query or Query(), reply.lang, chart=chart
+    )
     return answer_keyboard(rows, key) if key else None
 
 

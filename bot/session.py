@@ -109,11 +109,21 @@ async def set_group_settings(context: ContextTypes.DEFAULT_TYPE, chat_id: int, *
 
 
 async def save_keyboard(
-    context: ContextTypes.DEFAULT_TYPE, chat_id: int, message_id: int | None, query: Query, lang: str
+    context: ContextTypes.DEFAULT_TYPE,
+    chat_id: int,
+    message_id: int | None,
+    query: Query,
+    lang: str,
+    *,
+    chart: str | None = None,
 ) -> str | None:
     return await _safely(
-        context, lambda s: _maybe(s.save_keyboard_query(chat_id, message_id, query, lang)), None
+        context, lambda s: _maybe(s.save_keyboard_query(chat_id, message_id, query, lang, chart)), None
     )
+
+
+async def load_chart(context: ContextTypes.DEFAULT_TYPE, key: str) -> str | None:
+    return await _safely(context, lambda s: s.load_keyboard_chart(key), None)
 
 
 async def load_keyboard(context: ContextTypes.DEFAULT_TYPE, key: str) -> tuple[Query, str] | None:

@@ -93,6 +93,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (bot_id, update_id))""",
         "CREATE INDEX handled_updates_by_age ON handled_updates (handled_at)",
     ),
+    (
+        # The chart behind a message's "📊 Chart" button (a bot/charts spec as JSON): drawn after a restart.
+        "ALTER TABLE keyboard_queries ADD COLUMN chart TEXT",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -258,8 +262,11 @@ class SessionStore:
 
     # ------------------------------------------------------------------ keyboard queries
 
-    async def save_keyboard_query(self, chat_id: int, message_id: int | None, query: Query, lang: str) -> str:
-        """Keep the query behind a message's buttons; the short key goes into callback data."""
+    async def save_keyboard_query(
+        self, chat_id: int, message_id: int | None, query: Query, lang: str, chart: str | None = None
+    ) -> str:
+        """Keep the query behind a message's buttons (and the chart spec its "📊 Chart" button draws, as
+        JSON); the short key goes into callback data."""
         payload = query.model_dump_json()
         now = self._clock()
 
@@ -268,9 +275,10 @@ class SessionStore:
                 key = secrets.token_urlsafe(6)  # 8 characters of [A-Za-z0-9_-]
                 try:
                     await db.execute(
-                        """INSERT INTO keyboard_queries (key, chat_id, message_id, query, lang, created_at)
-                           VALUES (?, ?, ?, ?, ?, ?)""",
-                        (key, chat_id, message_id, payload, lang, now),
+                        """INSERT INTO keyboard_queries
+                               (key, chat_id, message_id, query, lang, created_at, chart)
+                           VALUES (?, ?, ?, ?, ?, ?, ?)""",
+                        (key, chat_id, message_id, payload, lang, now, chart),
                     )
                 except sqlite3.IntegrityError:
                     continue
@@ -292,6 +300,15 @@ class SessionStore:
         if query is None or lang is None:
             return None
         return query, lang
+
+    async def load_keyboard_chart(self, key: str) -> str | None:
+        """The chart spec JSON kept with a keyboard (None: none kept, expired, or an older row)."""
+        if not KEY_PATTERN.match(key):
+            return None
+        row = await self._fetchone(
+            "SELECT chart FROM keyboard_queries WHERE key = ? AND created_at >= ?", (key, self._cutoff())
+        )
+        return _optional_str(row[0]) if row is not None else None
 
     # ------------------------------------------------------------------ groups and chats
 

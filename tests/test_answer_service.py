@@ -102,8 +102,8 @@ async def test_group_currency_keeps_plans_ranked_and_details_expands_the_plan(
     [compact] = await bot.say(GROUP, BOB, f"@{BOT_USERNAME} {PLAN_QUESTION}")
     rows = _ranked_rows(compact.text)
     assert len(rows) >= 3 and all("¥" in row for row in rows), compact.text
-    [details] = [b["callback_data"] for b in bot.buttons(compact)]
-    assert details.endswith(":details")
+    details, chart = [b["callback_data"] for b in bot.buttons(compact)]  # a group's compact answer
+    assert details.endswith(":details") and chart.endswith(":chart")
     await bot.press(GROUP, compact.message_id, details, BOB)
     await bot.wait_until(lambda: compact.edits == 1, "details expanded")
     expanded = _ranked_rows(compact.text)

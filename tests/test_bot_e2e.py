@@ -99,7 +99,7 @@ async def test_group_chatter_is_ignored_and_addressed_messages_answered(running_
     assert len(running_bot.fake.bot_messages(GROUP)) == 1
     assert command.reply_to is not None, "answers in groups quote the question"
     data = _button_data(running_bot, chat=GROUP)
-    assert len(data) == 1 and data[0].endswith(":details"), "compact answer with a details button"
+    assert [d.rsplit(":", 1)[1] for d in data] == ["details", "chart"], "compact: details and the chart"
 
     [mention] = await running_bot.say(GROUP, LI, f"@{BOT_USERNAME} 70b inference on h100")
     assert "H100" in mention.text

@@ -15,7 +15,7 @@ async def test_how_many_in_a_group_is_compact_and_expands(running_bot: BotHarnes
     [command] = await running_bot.say(GROUP, BOB, f"/fit@{BOT_USERNAME} how many L20 to run qwen2.5 72b?")
     assert command.text.startswith("🧮") and "4" in command.text.splitlines()[0]
     data = _button_data(running_bot, chat=GROUP)
-    assert len(data) == 1 and data[0].endswith(":details")
+    assert [d.rsplit(":", 1)[1] for d in data] == ["details", "chart"]
     compact_length = len(command.text)
     await running_bot.press(GROUP, command.message_id, data[0], BOB)
     await running_bot.wait_until(lambda: command.edits == 1, "details expanded")

@@ -15,7 +15,7 @@ from bot.answer.cards import card_answer, compare_answer
 from bot.answer.clarify import clarify_answer, error_answer, unknown_card_answer, unknown_model_answer
 from bot.answer.estimate_view import estimate_view
 from bot.answer.info import faq_answer, help_answer, scenario_answer
-from bot.answer.model import FAQ_IDS, SCENARIO_IDS, Answer, Button, Lang, query_json
+from bot.answer.model import CHART_ACTION, FAQ_IDS, SCENARIO_IDS, Answer, Button, Lang, query_json
 from bot.answer.service import (
     ChatContext,
     answer,
@@ -55,9 +55,10 @@ __all__ = [
 
 def apply_action(query: Query, action: str) -> Query:
     """A button's action applied: 'method=qlora', 'precision=int4', 'seq=8192', 'card=<id>', 'gpus=2',
-    'model=<id>', 'params_b=13', 'task=inference'. The changed field counts as stated. 'details' and
-    'ask=…' leave the query as it is (the bot shows the full answer / asks the question)."""
-    if action == "details" or action.startswith("ask="):
+    'model=<id>', 'params_b=13', 'task=inference'. The changed field counts as stated. 'details', 'chart'
+    and 'ask=…' leave the query as it is (the bot shows the full answer / sends its chart / asks the
+    question)."""
+    if action in ("details", CHART_ACTION) or action.startswith("ask="):
         return query
     name, sep, value = action.partition("=")
     if not sep or name not in Query.model_fields or name == "defaulted":

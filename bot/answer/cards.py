@@ -10,6 +10,7 @@ from bot.answer.clarify import unknown_card_answer
 from bot.answer.common import answer_currency, call_macro, card_or_none, model_label, pack
 from bot.answer.fit import main_verdict
 from bot.answer.model import Answer, Lang
+from bot.charts import adapter as charts
 from bot.render import (
     fmt_card_name,
 )
@@ -127,6 +128,11 @@ def compare_answer(
             "verdicts": [r["verdict"].model_dump(mode="json") for r in rows if r["verdict"] is not None],
             "compare": _compare_facts(comparison, views),
         },
+        chart=(
+            charts.compare_chart(comparison, model_name=model_label(first, lang), currency=currency)
+            if comparison is not None and first is not None
+            else None
+        ),
     )
 
 

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any, cast
 
-from bot.answer.model import Answer, Button, Kind, Lang
+from bot.answer.model import CHART_ACTION, Answer, Button, Kind, Lang
+from bot.charts.spec import ChartSpec
 from bot.render import (
     TELEGRAM_LIMIT,
     environment,
@@ -41,8 +42,10 @@ def pack(
     compact_template: str | None = None,
     buttons: list[list[Button]] | None = None,
     facts: dict[str, Any] | None = None,
+    chart: ChartSpec | None = None,
 ) -> Answer:
-    """Render full and compact forms, keep both inside Telegram's limit, derive title and summary."""
+    """Render full and compact forms, keep both inside Telegram's limit, derive title and summary; an
+    answer with a chart gets the "📊 Chart" button as its last row."""
     html = render(template, lang, compact=False, short=False, **data)
     if utf16_len(html) > TELEGRAM_LIMIT:
         html = render(template, lang, compact=False, short=True, **data)
@@ -66,9 +69,15 @@ def pack(
         compact_html=compact,
         title=title[:256],
         summary=summary[:512],
-        buttons=buttons or [],
+        buttons=[*(buttons or []), *([[chart_button(lang)]] if chart is not None else [])],
         facts=facts or {},
+        chart=chart,
     )
+
+
+def chart_button(lang: Lang) -> Button:
+    """The button under answers that have a chart; its words live in templates/<lang>/_buttons.j2."""
+    return Button(label=call_macro(lang, "_buttons", "label", "chart", "").strip(), action=CHART_ACTION)
 
 
 def answer_currency(query: Query | None, lang: Lang) -> str:

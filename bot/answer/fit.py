@@ -19,6 +19,7 @@ from bot.answer.model import (
 )
 from bot.answer.needed import needed_facts
 from bot.answer.provenance import image_tokens, model_origin, model_source
+from bot.charts import adapter as charts
 from core import advisor
 from core.advisor import Fix, Plan, SortKey
 from core.advisor.cheaper import cheaper_plan
@@ -285,6 +286,13 @@ def fit_answer(query: Query, lang: Lang, typed: TypedNames = NOTHING_READ_IN) ->
         compact_template="fit_compact",
         buttons=fit_buttons(query, est, view, lang),
         facts=_fit_facts(est, view),
+        chart=charts.memory_chart(
+            est,
+            view["verdict"],
+            model_name=view["model_name"],
+            fixes=[row["fix"] for row in view["fixes"]],
+            plans=view["plans"],
+        ),
     )
 
 
@@ -320,6 +328,11 @@ def methods_answer(query: Query, lang: Lang, typed: TypedNames = NOTHING_READ_IN
         filled=est.query.model_copy(update={"method": None}),
         buttons=fit_buttons(query.model_copy(update={"method": best}), est, view, lang, all_methods=True),
         facts=facts,
+        chart=charts.methods_chart(
+            est,
+            [(m.value, views[m]["est"], views[m]["verdict"]) for m in TRAINING_METHODS],
+            model_name=view["model_name"],
+        ),
     )
 
 
@@ -347,4 +360,7 @@ def plan_answer(query: Query, lang: Lang) -> Answer:
         query=query,
         filled=est.query,
         facts=_fit_facts(est, view),
+        chart=charts.plan_chart(
+            view["plans"], model_name=view["model_name"], query=est.query, currency=view["currency"]
+        ),
     )

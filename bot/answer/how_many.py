@@ -11,6 +11,7 @@ from bot.answer.common import answer_currency, card_or_none, model_label, pack
 from bot.answer.fit import serving_facts
 from bot.answer.model import Answer, Lang
 from bot.answer.needed import asked_count, needed_for
+from bot.charts import adapter as charts
 from core.advisor.card_advice import usual_cards
 from core.advisor.cards_needed import MAX_NODES, NODE_SIZE, CardsNeeded
 from core.catalog import Card
@@ -90,4 +91,10 @@ def cards_needed_answer(query: Query, lang: Lang) -> Answer:
         filled=job.query if job else est.query,
         buttons=buttons,
         facts=facts,
+        chart=charts.cards_needed_chart(
+            [(r["card"].name, r["needed"]) for r in rows],
+            model_name=view["model_name"],
+            query=view["q"],
+            max_count=view["max_count"],
+        ),
     )

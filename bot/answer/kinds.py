@@ -9,6 +9,7 @@ from bot.answer.buttons import button
 from bot.answer.clarify import clarify_answer, unknown_card_answer
 from bot.answer.common import call_macro, card_or_none, pack, registry_label
 from bot.answer.model import Answer, Lang
+from bot.charts import adapter as charts
 from core.advisor.card_advice import card_advice
 from core.advisor.largest_model import jobs_for, largest_models
 from core.answer_kind import AnswerKind
@@ -55,6 +56,7 @@ def largest_model_answer(query: Query | None, lang: Lang) -> Answer:
         query=query,
         buttons=buttons,
         facts={"largest_model": [row.as_json() for row in rows], "card": card.id, "gpus": gpus},
+        chart=charts.largest_model_chart(rows, card_name=card.name, gpus=gpus, names=names) if rows else None,
     )
 
 

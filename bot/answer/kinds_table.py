@@ -42,6 +42,7 @@ class KindSpec:
     from_message: FromMessage | None = None  # set: answered from the parsed message
     needs: Callable[[Query], bool] = lambda query: True  # what a stored query must hold to rebuild it
     currency: bool = False  # the chat's currency (/settings currency) changes its figures
+    chart: bool = False  # its answers carry a chart (bot/charts) and the "📊 Chart" button
 
     @property
     def recomputable(self) -> bool:
@@ -126,9 +127,16 @@ KINDS: dict[AnswerKind, KindSpec] = {
             rebuild=_fit,
             needs=_names_a_model,
             currency=True,
+            chart=True,
         ),
         KindSpec(
-            AnswerKind.PLAN, advisor.plans, ("plan",), rebuild=_plan, needs=_names_a_model, currency=True
+            AnswerKind.PLAN,
+            advisor.plans,
+            ("plan",),
+            rebuild=_plan,
+            needs=_names_a_model,
+            currency=True,
+            chart=True,
         ),
         KindSpec(
             AnswerKind.CARDS_NEEDED,
@@ -137,12 +145,14 @@ KINDS: dict[AnswerKind, KindSpec] = {
             rebuild=_cards_needed,
             needs=_names_a_model,
             currency=True,
+            chart=True,
         ),
         KindSpec(
             AnswerKind.LARGEST_MODEL,
             largest_model.largest_models,
             ("largest_model",),
             rebuild=_largest_model,
+            chart=True,
         ),
         KindSpec(
             AnswerKind.CARD_ADVICE,
@@ -153,7 +163,12 @@ KINDS: dict[AnswerKind, KindSpec] = {
         ),
         KindSpec(AnswerKind.CARD_INFO, advisor.card_price, ("card",), from_message=_card, currency=True),
         KindSpec(
-            AnswerKind.COMPARE, advisor.compare_cards, ("compare",), from_message=_compare, currency=True
+            AnswerKind.COMPARE,
+            advisor.compare_cards,
+            ("compare",),
+            from_message=_compare,
+            currency=True,
+            chart=True,
         ),
         KindSpec(
             AnswerKind.FAQ,

@@ -6,6 +6,7 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.charts.spec import ChartSpec
 from bot.render import (
     plain_text,
 )
@@ -25,6 +26,7 @@ SUGGESTED_SIZE_B = 13.0
 TRAINING_METHODS = (Method.FULL, Method.LORA, Method.QLORA)
 CONTEXT_CHOICES = (4096, 8192, 32768)
 PRECISION_CHOICES = (Precision.BF16, Precision.INT8, Precision.INT4)
+CHART_ACTION = "chart"  # the button that sends the answer's chart as a picture
 MIN_SHOWN_BYTES = 5 * 2**20  # components under 5 MiB would print as 0.00 GiB
 # Fields worth stating when assumed, in the order a reader checks them.
 ASSUMPTION_ORDER = (
@@ -77,6 +79,7 @@ class Answer(BaseModel):
     understood: dict[str, Any] | None = Field(
         default=None, description="the JSON `query` of an answer whose question is not a Query (a vision job)"
     )
+    chart: ChartSpec | None = Field(default=None, description="the figures to draw (the '📊 Chart' button)")
 
     def to_json(self) -> dict[str, Any]:
         """`gpufit ask --json`: what was understood (the `gpufit estimate --json` query) and the answer."""

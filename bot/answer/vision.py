@@ -8,6 +8,8 @@ from typing import Any
 
 from bot.answer.common import answer_currency, pack
 from bot.answer.model import Answer, Lang
+from bot.charts import adapter as charts
+from bot.charts.spec import ChartSpec
 from core.catalog import load_catalog
 from core.cost import PriceBookError, load_price_book
 from core.estimator import UnknownCardError
@@ -109,9 +111,25 @@ def vision_answer(job: VisionJob, lang: Lang) -> Answer:
     facts = est.as_json()
     understood = facts.pop("query")
     facts["cost"] = view["cost"].model_dump(mode="json") if view["cost"] else None
-    answer = pack("fit", lang, "vision_fit", {"v": view}, facts=facts)
+    facts["plans"] = [plan.model_dump(mode="json") for plan in view["plans"]]
+    answer = pack("fit", lang, "vision_fit", {"v": view}, facts=facts, chart=vision_chart(est, view))
     vision = est.job.model_copy(update={"defaulted": job.defaulted})
     return answer.model_copy(update={"vision": vision, "understood": understood})
+
+
+def vision_chart(est: VisionEstimate, view: dict[str, Any]) -> ChartSpec | None:
+    """The cards that hold the job (seconds per item against cost per 1,000) when no card was named and
+    some are priced; otherwise the job's memory by component against the card."""
+    plans = view["plans"]
+    if plans:
+        return charts.vision_plan_chart(
+            plans,
+            model_name=est.model_name,
+            job=view["job"],
+            unit=est.speed.unit if est.speed else None,
+            currency=plans[0].currency,
+        )
+    return charts.vision_memory_chart(est, card_name=view["card_name"] or None)
 
 
 def scenario_checks(job: VisionJob, currency: str) -> list[dict[str, Any]]:

@@ -9,6 +9,7 @@ from typing import Any
 
 from bot.fake_telegram.chats import ChatMethods
 from bot.fake_telegram.html import ParsedText, parse_message_text, validate_reply_markup
+from bot.fake_telegram.images import check_photo
 from bot.fake_telegram.state import StoredMessage
 from bot.fake_telegram.wire import JSON, MAX_CAPTION_UTF16, NOT_MODIFIED, bad_request
 
@@ -89,9 +90,13 @@ class MessageMethods(ChatMethods):
         return True
 
     def _send_file(self, kind: str, params: JSON, files: Mapping[str, tuple[str, bytes]]) -> JSON:
+        """sendPhoto and sendDocument with a multipart upload (a file id or URL is accepted, not fetched):
+        a photo must be an image Telegram can process, within its size limits; the bytes are kept."""
         chat = self._writable_chat(params)
         if kind not in files and not params.get(kind):
             raise bad_request(f"there is no {kind} in the request")
+        name, content = files.get(kind, ("file", b""))
+        width, height = check_photo(content) if kind == "photo" and kind in files else (0, 0)
         caption = params.get("caption")
         parsed = (
             parse_message_text(str(caption), params.get("parse_mode"), limit=MAX_CAPTION_UTF16)
@@ -99,6 +104,7 @@ class MessageMethods(ChatMethods):
             else ParsedText("", [])
         )
         markup = validate_reply_markup(params.get("reply_markup"))
+        reply_to = self._reply_target(chat["id"], params)
         stored = self._store(
             chat["id"],
             self.bot["id"],
@@ -106,7 +112,11 @@ class MessageMethods(ChatMethods):
             entities=parsed.entities,
             html=str(caption or ""),
             reply_markup=markup,
+            reply_to=reply_to,
             kind=kind,
+            file=content if kind in files else None,
+            file_name=name if kind in files else None,
+            thread_id=int(params["message_thread_id"]) if params.get("message_thread_id") else None,
         )
         message = self._message_json(stored)
         message.pop("text", None)
@@ -114,14 +124,13 @@ class MessageMethods(ChatMethods):
         if caption:
             message["caption"] = parsed.text
         file_id = f"{kind}-{chat['id']}-{stored.message_id}"
-        name, content = files.get(kind, ("file", b""))
         if kind == "photo":
             message["photo"] = [
                 {
                     "file_id": file_id,
                     "file_unique_id": file_id,
-                    "width": 640,
-                    "height": 480,
+                    "width": width,
+                    "height": height,
                     "file_size": len(content),
                 }
             ]

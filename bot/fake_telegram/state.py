@@ -33,6 +33,9 @@ class StoredMessage:
     reply_to: int | None = None
     edits: int = 0
     kind: str = "text"  # text, photo, document
+    file: bytes | None = None  # a photo's or document's bytes, as uploaded
+    file_name: str | None = None
+    thread_id: int | None = None
     sender_chat_id: int | None = None
     deleted: bool = False
 
