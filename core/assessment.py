@@ -117,11 +117,8 @@ def assess(
     # Each (job, card, count) is assessed once per answer: the fit view, the plan search, the cards-needed
     # search and the fixes ask for the same jobs, and an assessment is a pure function of them.
     shared = card is None or load_catalog().by_id.get(card.id) is card
-    slot = (
-        _slot(result.query, card.id if card else None, count, book, currency, speed, fits_only)
-        if shared
-        else []
-    )
+    key = (result.query, card.id if card else None, count, book, currency, speed, fits_only)
+    slot = _slot(key) if shared else []
     if slot:
         return slot[0]
     job = _compose(result, card, count, book=book, currency=currency, speed=speed, fits_only=fits_only)
