@@ -16,6 +16,7 @@ from core.catalog import Card, load_catalog
 from core.cost import CardPrice, JobCost, PriceBook, job_cost
 from core.data_amount import DataTokens, data_tokens
 from core.estimator import Estimate, Fit, Verdict, estimate
+from core.platforms import platform
 from core.query import Currency, Query, Task
 from core.speed import InferenceSpeed, TrainingSpeed, inference_speed, training_speed
 
@@ -145,7 +146,8 @@ def _compose(
     fits_only: bool,
 ) -> Assessment:
     verdict = verdict_for_count(result, count)
-    price = book.price_for(card.id, currency) if book is not None and card is not None else None
+    named = platform(result.query.platform)  # a platform named in the question: its own prices only
+    price = book.price_for(card.id, currency, named) if book is not None and card is not None else None
     inference = training = None
     data = data_tokens(result.query)
     fits = verdict is not None and verdict.fits is not Fit.NO

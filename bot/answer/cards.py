@@ -9,6 +9,7 @@ from bot.answer.buttons import button
 from bot.answer.clarify import unknown_card_answer
 from bot.answer.common import answer_currency, call_macro, card_or_none, model_label, pack
 from bot.answer.fit import main_verdict
+from bot.answer.market import platform_facts
 from bot.answer.model import Answer, Lang
 from bot.charts import adapter as charts
 from bot.render import (
@@ -18,12 +19,19 @@ from core.advisor import Comparison, card_price, compare_cards, tied_leader
 from core.catalog import Card, load_catalog
 from core.cost import price_book_in_force
 from core.estimator import Fit, estimate
+from core.platforms import platform
 from core.query import Currency, Method, Precision, Query, Task
 
 
 def card_view(card: Card, currency: str) -> dict[str, Any]:
     price = card_price(card.id, Currency(currency))
-    return {"card": card, "price": price, "memory_bytes": card.memory_bytes}
+    return {
+        "card": card,
+        "price": price,
+        "memory_bytes": card.memory_bytes,
+        "platform": None,
+        "platform_sells": None,
+    }
 
 
 def card_answer(lang: Lang, card_id: str, query: Query | None) -> Answer:
@@ -32,6 +40,13 @@ def card_answer(lang: Lang, card_id: str, query: Query | None) -> Answer:
         return unknown_card_answer(lang, card_id, load_catalog().closest(card_id), query)
     currency = answer_currency(query, lang)
     view = card_view(card, currency)
+    named = platform(query.platform if query is not None else None)
+    book = price_book_in_force()
+    if named is not None and book is not None:
+        # 'autodl 5090 多少钱': that platform's price; said plainly when it does not sell the card
+        sells = book.sells(named, card.id)
+        own = book.price_for(card.id, Currency(currency), named) if sells else None
+        view |= {"platform": named, "platform_sells": sells, "price": own or view["price"]}
     fits = what_fits(card)
     buttons = [[button(lang, f"ask={q}") for q in _card_questions(lang, card)]]
     return pack(
@@ -41,7 +56,12 @@ def card_answer(lang: Lang, card_id: str, query: Query | None) -> Answer:
         {"c": view, "fits": fits, "currency": currency},
         query=query,
         buttons=buttons,
-        facts={"card": card.id, "cards": [_card_facts(view)], "what_fits": fits},
+        facts={
+            "card": card.id,
+            "cards": [_card_facts(view)],
+            "what_fits": fits,
+            "platform": platform_facts(query, card.id),
+        },
     )
 
 

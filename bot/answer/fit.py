@@ -8,6 +8,7 @@ from typing import Any
 from bot.answer.buttons import fit_buttons
 from bot.answer.clarify import unknown_model_answer
 from bot.answer.common import answer_currency, card_or_none, model_label, pack
+from bot.answer.market import budget_facts, cluster_facts, platform_facts, traffic_facts
 from bot.answer.model import (
     ASSUMPTION_ORDER,
     MIN_SHOWN_BYTES,
@@ -22,7 +23,10 @@ from bot.answer.provenance import image_tokens, model_origin, model_source
 from bot.charts import adapter as charts
 from core import advisor
 from core.advisor import Fix, Plan, SortKey
+from core.advisor.budget import check_budget, plan_costs
 from core.advisor.cheaper import cheaper_plan
+from core.advisor.cluster import cluster_for
+from core.advisor.traffic import apply_traffic
 from core.assessment import Assessment, assess
 from core.cost import price_book_in_force
 from core.estimator import COMPONENTS, Estimate, Fit, UnknownModelError, Verdict, estimate
@@ -102,6 +106,7 @@ def fit_view(
 ) -> tuple[Estimate, dict[str, Any]]:
     """Everything the fit templates show, as data; `light` skips the advice searches (speed, price, fixes)."""
     sort: SortKey = query.sort or "cost"
+    query, traffic = apply_traffic(query)
     est = estimate(query)
     filled = est.query
     card = card_or_none(filled.card)
@@ -131,6 +136,32 @@ def fit_view(
     if card is not None and verdict is not None and verdict.fits is Fit.FITS and not light:
         cheaper = cheaper_plan(query, card, Currency(currency))
     instead = _instead(fixes, currency) if job is not None and not job.fits else None
+    over_budget = False
+    if not plans and query.budget is not None and card is None and capacity is None and not light:
+        # nothing within the budget: the cheapest plans anyway, said to be over it
+        plans = _plans(query.model_copy(update={"budget": None}), currency, sort)
+        over_budget = True
+    cluster = None
+    if job is not None and card is not None and not light:
+        cluster = cluster_for(query, card, job, book=price_book_in_force(), currency=Currency(currency))
+    if cluster is None and instead is not None and not light:
+        # the count asked does not run as set up: the cluster of the smallest change that does
+        fixed: Assessment = instead["job"]
+        if fixed.card is not None:
+            cluster = cluster_for(
+                instead["fix"].query,
+                fixed.card,
+                fixed,
+                book=price_book_in_force(),
+                currency=Currency(currency),
+            )
+    budget = None
+    if query.budget is not None and not light:
+        costs = [] if over_budget else plan_costs(plans)
+        runs = job if job is not None and job.fits else (instead["job"] if instead is not None else None)
+        if card is not None and runs is not None and runs.cost is not None:
+            costs = [(runs.cost.total, runs.cost.per_hour)]
+        budget = check_budget(query, costs, Currency(currency))
     no = verdict is not None and verdict.fits is Fit.NO
     needed = needed_facts(query, est, currency) if no and not light else None
     view = memory_view(est, query, lang, typed=typed)
@@ -148,6 +179,10 @@ def fit_view(
         "fixes": fixes,
         "plans": plans,
         "cheaper": cheaper,
+        "traffic": traffic,
+        "cluster": cluster,
+        "budget": budget,
+        "platform": platform_facts(query, card.id if card is not None else None),
     }
     return est, view
 
@@ -176,6 +211,7 @@ def _instead(fixes: list[dict[str, Any]], currency: str) -> dict[str, Any] | Non
             "speed": job.speed_json(),
             "time": job.time_json(),
             "cost": job.cost,
+            "job": job,
         }
     return None
 
@@ -242,6 +278,10 @@ def _fit_facts(est: Estimate, view: dict[str, Any]) -> dict[str, Any]:
             "cheaper": advisor.plan_json(view["cheaper"]) if view["cheaper"] else None,
             "cards_needed": view.get("needed"),
             "model_source": model_source(est, view.get("model_origin")),
+            "traffic": traffic_facts(view.get("traffic")),
+            "cluster": cluster_facts(view.get("cluster")),
+            "budget": budget_facts(view.get("budget")),
+            "platform": view.get("platform"),
         }
         | _setup_that_runs(view)
     )
@@ -356,6 +396,7 @@ def plan_answer(query: Query, lang: Lang) -> Answer:
             "query": est.query,
             "full": False,
             "sort": sort,
+            "v": view,
         },
         query=query,
         filled=est.query,

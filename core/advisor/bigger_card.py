@@ -47,7 +47,7 @@ def bigger_card(query: Query, card: Card, count: int, currency: Currency) -> Car
             result = estimate(query.model_copy(update={"card": other.id, "gpus": count}))
             verdict = verdict_for_count(result, count)
             if verdict is not None and verdict.fits is not Fit.NO:
-                price = card_price(other.id, currency)
+                price = card_price(other.id, currency, None, query.platform)
                 fitting.append((price.per_hour if price else float("inf"), other))
         if fitting:
             return min(fitting, key=lambda t: t[0])[1]

@@ -125,7 +125,7 @@ def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix,
         if verdict is None or verdict.fits is Fit.NO:
             return None
         speed = speed_value(result, on, n)
-        price = card_price(on.id, money)
+        price = card_price(on.id, money, None, query.platform)
         quality = max((FIX_SPECS[c].quality for c in changes), key=lambda q: QUALITY_RANK.get(q, 1))
         speed_cost = FIX_SPECS[kind].speed
         if kind is FixKind.MORE_CARDS and not on.has_nvlink:

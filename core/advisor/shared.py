@@ -10,6 +10,7 @@ from core.assessment import Assessment, assess
 from core.catalog import Card
 from core.cost import CardPrice, PriceBook, price_book_in_force
 from core.estimator import Estimate
+from core.platforms import platform
 from core.query import (
     BUDGET_PERIOD_HOURS,
     BudgetPeriod,
@@ -24,10 +25,13 @@ from core.runtimes import load_runtimes
 from core.speed import inference_speed, training_speed
 
 
-def card_price(card_id: str, currency: Currency, book: PriceBook | None = None) -> CardPrice | None:
-    """The card's price from `book` (a plan search passes the one it started with), else the one in force."""
+def card_price(
+    card_id: str, currency: Currency, book: PriceBook | None = None, platform_id: str | None = None
+) -> CardPrice | None:
+    """The card's price from `book` (a plan search passes the one it started with), else the one in force;
+    only the named platform's prices when the question names one (None where it does not sell the card)."""
     book = book if book is not None else price_book_in_force()
-    return book.price_for(card_id, currency) if book is not None else None
+    return book.price_for(card_id, currency, platform(platform_id)) if book is not None else None
 
 
 def quality_of(query: Query) -> str:
@@ -157,6 +161,8 @@ def budget_caps(query: Query, max_per_hour: float | None) -> tuple[float | None,
     per_hour, total = max_per_hour, None
     if query.budget is not None:
         period = budget_period(query)
+        if period in ("day", "month") and query.task is not Task.INFERENCE and query.has_data_amount:
+            period = "total"  # a training job with its data: the day's or month's money pays for the run
         if period == "total":
             total = query.budget
         elif per_hour is None:
@@ -167,10 +173,8 @@ def budget_caps(query: Query, max_per_hour: float | None) -> tuple[float | None,
 def budget_period(query: Query) -> BudgetPeriod:
     """What the budget is per: as said, else per hour for a service or a job without its amount of data (its
     length is unknown, so only its rate can be held to a budget), else the whole job. A month or a day of a
-    training job with its data is the whole job's money (the job runs within it)."""
+    training job with its data is held to it as the run's money (budget_caps)."""
     period = query.budget_period
     if period is None:
         period = "hour" if query.task is Task.INFERENCE or not query.has_data_amount else "total"
-    if period in ("day", "month") and query.task is not Task.INFERENCE and query.has_data_amount:
-        return "total"
     return period

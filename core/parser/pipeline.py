@@ -75,6 +75,9 @@ def parse(text: str, previous: Query | None = None, previous_vision: VisionJob |
     nothing_named = not ex.has_model and not card_ids
     if nothing_named and words.is_help(norm):
         return seen.reply(Intent.HELP)
+    market = _market(ex, seen)
+    if market is not None:
+        return market
     vision = _vision(ex, norm)
     follow_vision = False
     short_or_follow_up = len(norm) <= _SHORT or words.sounds_like_follow_up(norm)
@@ -120,7 +123,8 @@ def parse(text: str, previous: Query | None = None, previous_vision: VisionJob |
     if previous is not None and not card_ids and words.asks_speed_or_cost(norm):
         return _fit(ex, norm, previous, seen)  # 'how fast would that be?': a figure of the same job
     if card_ids and (words.asks_card_info(ex.residue) or (previous is None and not stated - {"card"})):
-        return seen.reply(Intent.CARD_INFO)
+        # a platform named ('autodl 5090 多少钱'): the card's prices there, or that it does not sell it
+        return seen.reply(Intent.CARD_INFO, query=build_query(ex.fields) if "platform" in ex.fields else None)
     asks_more = ex.gpus_added or (words.wants_plan(norm) and words.sounds_like_follow_up(norm))
     if previous is not None and (stated or asks_more):
         return _fit(ex, norm, previous, seen)
@@ -134,6 +138,21 @@ def parse(text: str, previous: Query | None = None, previous_vision: VisionJob |
     if words.is_gibberish(norm):
         return seen.reply(Intent.CLARIFY, clarify="nonsense")
     return seen.reply(Intent.OUT_OF_SCOPE)
+
+
+def _market(ex: Extraction, seen: _Seen) -> Parsed | None:
+    """'autodl 4090 包月还是按小时': a card's billing kinds; '预算每月5000元 能跑什么': what a budget buys.
+    Both only without a model (a job named with a budget is planned within it)."""
+    if ex.has_model:
+        return None
+    if "billing" in ex.fields and (seen.cards or "hours_per_day" in ex.fields):
+        fields = ex.fields | {"kind": Intent.BILLING}
+        if not seen.cards:
+            return seen.reply(Intent.CLARIFY, query=build_query(fields), clarify="card")
+        return seen.reply(Intent.BILLING, query=build_query(fields))
+    if "budget" in ex.fields and len(seen.cards) <= 1 and "hours_per_day" not in ex.fields:
+        return seen.reply(Intent.BUDGET, query=build_query(ex.fields | {"kind": Intent.BUDGET}))
+    return None
 
 
 def _unknown_name(ex: Extraction, norm: str, text: str) -> str | None:
