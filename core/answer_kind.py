@@ -27,6 +27,8 @@ class AnswerKind(StrEnum):
     LARGEST_MODEL = "largest_model"
     CARD_ADVICE = "card_advice"
     OUT_OF_SCOPE = "out_of_scope"
+    BUDGET = "budget"  # what a budget buys ("预算每月5000元 能跑什么")
+    BILLING = "billing"  # which billing kind to rent a card on ("包月还是按小时")
 
 
 # The kinds a `Query` can carry: their answer is a function of the query (and the price book) alone.
@@ -37,5 +39,7 @@ QUERY_KINDS = frozenset(
         AnswerKind.CARDS_NEEDED,
         AnswerKind.LARGEST_MODEL,
         AnswerKind.CARD_ADVICE,
+        AnswerKind.BUDGET,
+        AnswerKind.BILLING,
     }
 )

@@ -9,8 +9,10 @@ from core.catalog import load_catalog
 from core.cost import price_book_in_force
 from core.estimator.calibration import load_calibration
 from core.parser.card_names import find_cards
+from core.parser.market import read_platform
 from core.parser.model_names import find_model
 from core.parser.vision import find_vision_model
+from core.platforms import load_platforms
 from core.registry import load_registry
 from core.speed import load_speed_constants
 from core.speed.calibration import coverage as speed_coverage
@@ -35,6 +37,7 @@ def warm() -> None:
     load_speed_constants()
     speed_coverage()  # the published speed figures: where each runtime and card family was calibrated
     price_book_in_force()
+    load_platforms()  # the rental platforms named in questions (data/platforms.toml)
     load_scenarios()
     advice_rules()
     preferred_examples()
@@ -43,3 +46,4 @@ def warm() -> None:
     find_cards("")  # builds and compiles the card-name table (every alias of every card)
     find_model("")  # the same for model names and the size grammar
     find_vision_model("")  # and for vision model names
+    read_platform("")  # and for platform names

@@ -41,7 +41,7 @@ import pytest
 from core.query import Query
 
 CORPUS_DIR = Path(__file__).parent / "corpus"
-CORPUS_FILES = ("answers.toml", "answers_batch2.toml", "answers_batch3.toml")
+CORPUS_FILES = ("answers.toml", "answers_batch2.toml", "answers_batch3.toml", "answers_batch5.toml")
 PASS_RATE = 0.97
 KINDS = (
     "how_many",

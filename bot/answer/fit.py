@@ -8,6 +8,7 @@ from typing import Any
 from bot.answer.buttons import fit_buttons
 from bot.answer.clarify import unknown_model_answer
 from bot.answer.common import answer_currency, card_or_none, model_label, pack
+from bot.answer.market import budget_facts, cluster_facts, platform_facts, traffic_facts
 from bot.answer.model import (
     ASSUMPTION_ORDER,
     MIN_SHOWN_BYTES,
@@ -22,37 +23,20 @@ from bot.answer.provenance import image_tokens, model_origin, model_source
 from bot.charts import adapter as charts
 from core import advisor
 from core.advisor import Fix, Plan, SortKey
+from core.advisor.budget import check_budget, plan_costs
+from core.advisor.cheaper import cheaper_plan
+from core.advisor.cluster import cluster_for
+from core.advisor.traffic import apply_traffic
 from core.assessment import Assessment, assess
-from core.catalog import Card
+from core.catalog import load_catalog
 from core.cost import price_book_in_force
 from core.estimator import COMPONENTS, Estimate, Fit, UnknownModelError, Verdict, estimate
 from core.jobs.facts import JobFacts, job_facts
 from core.jobs.offload import InferenceOffload
-from core.query import Currency, Method, Query, Task
-from core.registry import load_registry
+from core.query import Currency, Method, Precision, Query, Task
+from core.report import folk_reason, memory_json, serving_json
 
 log = logging.getLogger(__name__)
-
-
-def folk_reason(est: Estimate) -> str:
-    """Why the exact figure differs from the article's rule: one code, worded by the templates."""
-    total, low, high = est.total_bytes, est.folk.low_bytes, est.folk.high_bytes
-    b = est.breakdown
-    q = est.query
-    if low * 0.9 <= total <= high * 1.1:
-        return "close"
-    if total < low:
-        if q.task is not Task.INFERENCE and q.method in (Method.LORA, Method.QLORA, Method.FREEZE):
-            return "adapters_only"
-        if q.gpus and q.gpus > 1:
-            return "sharded"
-        return "small_overhead"
-    extras = {
-        "kv_cache": b.kv_cache,
-        "activations": b.activations + b.logits,
-        "model_states": b.gradients + b.optimizer + (b.weights - est.folk.weights_bytes),
-    }
-    return max(extras, key=lambda k: extras[k])
 
 
 def main_verdict(est: Estimate) -> Verdict | None:
@@ -74,6 +58,11 @@ def breakdown_rows(est: Estimate, capacity: int | None) -> list[dict[str, Any]]:
         }
         for name in shown
     ]
+
+
+def _lacks_bf16(card_id: str | None) -> bool:
+    catalog = load_catalog()
+    return card_id is not None and card_id in catalog.by_id and catalog.get(card_id).bf16_tflops == 0
 
 
 def assumptions(est: Estimate, stated: Query) -> list[tuple[str, Any]]:
@@ -100,6 +89,8 @@ def assumptions(est: Estimate, stated: Query) -> list[tuple[str, Any]]:
             continue
         if name == "optimizer" and filled.method is Method.QLORA:
             continue
+        if name == "precision" and value is Precision.BF16 and _lacks_bf16(filled.card):
+            value = Precision.FP16  # what the card runs (its note says so), never "assumed bf16" on a V100
         items.append((name, value.value if hasattr(value, "value") else value))
     return items
 
@@ -116,22 +107,6 @@ def _plans(query: Query, currency: str, sort: SortKey, limit: int = 5) -> list[P
     return advisor.plans(query, limit=limit, currency=Currency(currency), sort=sort)
 
 
-def _cheaper(query: Query, card: Card, currency: str) -> Plan | None:
-    """A plan on another card that also fits and costs clearly less per hour than this card."""
-    own = advisor.card_price(card.id, Currency(currency))
-    if own is None:
-        return None
-    filled = query.with_defaults()
-    keep = {"card": None, "card_memory_bytes": None, "precision": filled.precision, "method": filled.method}
-    base = query.model_copy(update=keep)
-    for plan in advisor.plans(base, limit=3, currency=Currency(currency)):
-        if plan.card == card.id or plan.cost_per_hour is None:
-            continue
-        if plan.verdict is Fit.FITS and plan.cost_per_hour < 0.8 * own.per_hour * (query.gpus or 1):
-            return plan
-    return None
-
-
 def fit_view(
     query: Query,
     lang: Lang,
@@ -141,6 +116,7 @@ def fit_view(
 ) -> tuple[Estimate, dict[str, Any]]:
     """Everything the fit templates show, as data; `light` skips the advice searches (speed, price, fixes)."""
     sort: SortKey = query.sort or "cost"
+    query, traffic = apply_traffic(query)
     est = estimate(query)
     filled = est.query
     card = card_or_none(filled.card)
@@ -168,12 +144,38 @@ def fit_view(
     plans = _plans(query, currency, sort) if card is None and capacity is None and not light else []
     cheaper = None
     if card is not None and verdict is not None and verdict.fits is Fit.FITS and not light:
-        cheaper = _cheaper(query, card, currency)
+        cheaper = cheaper_plan(query, card, Currency(currency))
     jobs = job_facts(est, card, filled.gpus or 1, verdict.fits if verdict else None)
     offloaded = jobs.verdict in ("offload", "tight")
     if jobs.inference_offload is not None:
         speed = offload_speed_json(jobs.inference_offload)
     instead = _instead(fixes, currency) if job is not None and not job.fits and not offloaded else None
+    over_budget = False
+    if not plans and query.budget is not None and card is None and capacity is None and not light:
+        # nothing within the budget: the cheapest plans anyway, said to be over it
+        plans = _plans(query.model_copy(update={"budget": None}), currency, sort)
+        over_budget = True
+    cluster = None
+    if job is not None and card is not None and not light:
+        cluster = cluster_for(query, card, job, book=price_book_in_force(), currency=Currency(currency))
+    if cluster is None and instead is not None and not light:
+        # the count asked does not run as set up: the cluster of the smallest change that does
+        fixed: Assessment = instead["job"]
+        if fixed.card is not None:
+            cluster = cluster_for(
+                instead["fix"].query,
+                fixed.card,
+                fixed,
+                book=price_book_in_force(),
+                currency=Currency(currency),
+            )
+    budget = None
+    if query.budget is not None and not light:
+        costs = [] if over_budget else plan_costs(plans)
+        runs = job if job is not None and job.fits else (instead["job"] if instead is not None else None)
+        if card is not None and runs is not None and runs.cost is not None:
+            costs = [(runs.cost.total, runs.cost.per_hour)]
+        budget = check_budget(query, costs, Currency(currency))
     no = verdict is not None and verdict.fits is Fit.NO and not offloaded
     needed = needed_facts(query, est, currency) if no and not light else None
     view = memory_view(est, query, lang, typed=typed)
@@ -192,6 +194,10 @@ def fit_view(
         "plans": plans,
         "cheaper": cheaper,
         "jobs": jobs,
+        "traffic": traffic,
+        "cluster": cluster,
+        "budget": budget,
+        "platform": platform_facts(query, card.id if card is not None else None),
     }
     return est, view
 
@@ -214,27 +220,8 @@ def offload_speed_json(plan: InferenceOffload) -> dict[str, Any]:
 
 
 def serving_facts(est: Estimate, job: Assessment | None) -> dict[str, Any] | None:
-    """The serving engine's figures (vLLM, SGLang: a KV-pool runtime): its KV pool, what one sequence takes,
-    how many run at once and how many of the asked users wait."""
-    pool = est.vllm
-    if pool is None:
-        return None
-    count = job.count if job is not None else est.query.gpus or 1
-    return {
-        "runtime": est.query.runtime,
-        "tensor_parallel": count,
-        "kv_pool_bytes": pool.kv_pool_bytes,
-        "kv_bytes_per_sequence": pool.kv_bytes_per_sequence,
-        "max_concurrent_sequences": pool.concurrent_sequences,
-        "requested_sequences": pool.requested_sequences if "batch" not in est.query.defaulted else None,
-        "queued": pool.queued_sequences,
-        "latent_cache_whole_per_card": count > 1 and _is_mla(est),
-    }
-
-
-def _is_mla(est: Estimate) -> bool:
-    model = load_registry().by_id.get(est.query.model or "")
-    return model is not None and model.is_mla
+    """The KV-pool engine's figures (core/report.py serving_json: one contract for every command)."""
+    return serving_json(est, job)
 
 
 def _instead(fixes: list[dict[str, Any]], currency: str) -> dict[str, Any] | None:
@@ -256,6 +243,7 @@ def _instead(fixes: list[dict[str, Any]], currency: str) -> dict[str, Any] | Non
             "speed": job.speed_json(),
             "time": job.time_json(),
             "cost": job.cost,
+            "job": job,
         }
     return None
 
@@ -318,18 +306,12 @@ def _job_facts(view: dict[str, Any]) -> dict[str, Any]:
 
 
 def _fit_facts(est: Estimate, view: dict[str, Any]) -> dict[str, Any]:
+    # memory in the one JSON contract (core/report.py), the same keys and values as `gpufit estimate --json`
     return (
-        {
-            "model_name": est.model_name,
+        memory_json(est)
+        | {
             "verdict": view["verdict"].fits.value if view["verdict"] else None,
-            "verdicts": [v.model_dump(mode="json") for v in est.verdicts],
-            "breakdown": est.breakdown.as_dict(),
-            "total_bytes": est.total_bytes,
-            "peak_phase": est.peak_phase,
-            "uncertainty": est.uncertainty,
-            "folk_rule": est.folk.as_json() | {"reason": view["folk_reason"]},
             "assumed": [name for name, _ in view["assumptions"]],
-            "warnings": est.warnings,
             "speed": view["speed"],
             "cost": view["cost"].model_dump(mode="json") if view["cost"] else None,
             "time": view["time"],
@@ -343,6 +325,10 @@ def _fit_facts(est: Estimate, view: dict[str, Any]) -> dict[str, Any]:
             "cheaper": advisor.plan_json(view["cheaper"]) if view["cheaper"] else None,
             "cards_needed": view.get("needed"),
             "model_source": model_source(est, view.get("model_origin")),
+            "traffic": traffic_facts(view.get("traffic")),
+            "cluster": cluster_facts(view.get("cluster")),
+            "budget": budget_facts(view.get("budget")),
+            "platform": view.get("platform"),
         }
         | _setup_that_runs(view)
         | _job_facts(view)
@@ -458,6 +444,7 @@ def plan_answer(query: Query, lang: Lang) -> Answer:
             "query": est.query,
             "full": False,
             "sort": sort,
+            "v": view,
         },
         query=query,
         filled=est.query,

@@ -9,15 +9,20 @@ from bot.answer.buttons import button
 from bot.answer.clarify import unknown_model_answer
 from bot.answer.common import answer_currency, card_or_none, model_label, pack
 from bot.answer.fit import serving_facts
+from bot.answer.market import cluster_facts, platform_facts, traffic_facts
 from bot.answer.model import Answer, Lang
-from bot.answer.needed import asked_count, needed_for, usual_cards
+from bot.answer.needed import asked_count, needed_for
 from bot.charts import adapter as charts
+from core.advisor.card_advice import usual_cards
 from core.advisor.cards_needed import MAX_NODES, NODE_SIZE, CardsNeeded
+from core.advisor.cluster import cluster_for
+from core.advisor.traffic import apply_traffic, size_replicas
 from core.assessment import Assessment
 from core.catalog import Card
+from core.cost import price_book_in_force
 from core.estimator import UnknownModelError, estimate, resolve_model
 from core.jobs.facts import job_facts
-from core.query import Query, Task
+from core.query import Currency, Query, Task
 from core.registry import load_registry
 
 
@@ -55,6 +60,7 @@ def cards_needed_answer(query: Query, lang: Lang) -> Answer:
     """'要几张 L20' / 'how many H100s': the smallest count that runs the job, on the card named or, with
     none named, on each of the usual cards for the job."""
     currency = answer_currency(query, lang)
+    query, traffic = apply_traffic(query)
     try:
         est = estimate(query.model_copy(update={"kind": None, "sort": None}))
     except UnknownModelError as err:
@@ -82,9 +88,40 @@ def cards_needed_answer(query: Query, lang: Lang) -> Answer:
         "currency": currency,
         "max_count": MAX_NODES * NODE_SIZE,
     }
+    replicas = None
+    if traffic is not None and job is not None and needed is not None:
+        replicas = size_replicas(
+            query,
+            main["card"],
+            needed.count,
+            traffic,
+            book=price_book_in_force(),
+            currency=Currency(currency),
+        )
+    cluster = None
+    if job is not None and needed is not None:
+        cluster = cluster_for(
+            query, main["card"], job, book=price_book_in_force(), currency=Currency(currency)
+        )
+    view |= {"traffic": traffic, "replicas": replicas, "cluster": cluster}
+    counted = needed.as_json() if needed else None
+    if counted is not None and replicas is not None:
+        # every concurrent sequence held and the generation kept up with: copies of a setup side by side
+        assert traffic is not None
+        counted |= {
+            "count": replicas.total,
+            "replicas": replicas.replicas,
+            "per_replica": replicas.count,
+            "tensor_parallel": replicas.count if replicas.count > 1 else None,
+            "nodes": -(-replicas.total // NODE_SIZE),
+            "queued": max(0, traffic.concurrent - replicas.replicas * replicas.per_replica_sequences),
+        }
     facts: dict[str, Any] = {
         "model_name": est.model_name,
-        "cards_needed": needed.as_json() if needed else None,
+        "cards_needed": counted,
+        "traffic": traffic_facts(traffic),
+        "cluster": cluster_facts(cluster),
+        "platform": platform_facts(query, main["card"].id),
         "verdict": asked.verdict.fits.value if asked is not None and asked.verdict else None,
         "options": [
             r["needed"].as_json() if r["needed"] else {"card": r["card"].id, "count": None} for r in rows

@@ -17,9 +17,10 @@ from bot.answer.fit import fit_answer, methods_answer, plan_answer
 from bot.answer.how_many import cards_needed_answer
 from bot.answer.info import faq_answer, help_answer, scenario_answer
 from bot.answer.kinds import card_advice_answer, largest_model_answer, out_of_scope_answer
+from bot.answer.market import billing_answer, budget_answer
 from bot.answer.model import NOTHING_READ_IN, Answer, Lang, TypedNames
-from core import advisor
-from core.advisor import card_advice, cards_needed, largest_model, scenarios
+from core import advisor, billing
+from core.advisor import budget, card_advice, cards_needed, largest_model, scenarios
 from core.answer_kind import QUERY_KINDS, AnswerKind
 from core.assessment import assess
 from core.jobs.defaults import method_decided
@@ -76,6 +77,14 @@ def _largest_model(query: Query, lang: Lang, typed: TypedNames) -> Answer:
 def _card_advice(query: Query, lang: Lang, typed: TypedNames) -> Answer:
     assert query.card is not None  # `needs` holds it
     return card_advice_answer(lang, query.card, query)
+
+
+def _budget(query: Query, lang: Lang, typed: TypedNames) -> Answer:
+    return budget_answer(query, lang)
+
+
+def _billing(query: Query, lang: Lang, typed: TypedNames) -> Answer:
+    return billing_answer(query, lang)
 
 
 def _card(parsed: Parsed, lang: Lang) -> Answer:
@@ -161,6 +170,22 @@ KINDS: dict[AnswerKind, KindSpec] = {
             ("card_advice",),
             rebuild=_card_advice,
             needs=lambda query: query.card is not None,
+        ),
+        KindSpec(
+            AnswerKind.BUDGET,
+            budget.what_budget_buys,
+            ("budget",),
+            rebuild=_budget,
+            needs=lambda query: query.budget is not None,
+            currency=True,
+        ),
+        KindSpec(
+            AnswerKind.BILLING,
+            billing.billing_advice,
+            ("billing",),
+            rebuild=_billing,
+            needs=lambda query: query.card is not None,
+            currency=True,
         ),
         KindSpec(AnswerKind.CARD_INFO, advisor.card_price, ("card",), from_message=_card, currency=True),
         KindSpec(

@@ -27,6 +27,7 @@ from core.estimator import (
     estimate,
     need_bytes,
 )
+from core.platforms import platform
 from core.query import Currency, Query, SortKey, Task
 from core.runtimes import runtime_profile
 
@@ -91,6 +92,9 @@ def _plans(
         if match is None:
             raise UnknownCardError(query.card, catalog.closest(query.card))
         candidates = [match]
+    elif query.platform and book is not None and (named := platform(query.platform)) is not None:
+        # 'Best GPU on AutoDL': the cards that platform rents, at its prices
+        candidates = [card for card in catalog.cards if book.sells(named, card.id)]
     else:
         candidates = [card for card in catalog.cards if _rented_in_market(card, money, book)]
     said = query.said()
@@ -136,7 +140,7 @@ def _plans(
                 if need > card.memory_bytes:
                     continue  # screened without building the estimate: it cannot fit this card
                 if by_hourly_price:
-                    price = card_price(card.id, money, book)
+                    price = card_price(card.id, money, book, query.platform)
                     hourly = price.per_hour * count if price else float("inf")
                     shortlist.append(((hourly, QUALITY_RANK[quality_of(trial)]), card, trial, count))
                     break  # more cards of the same kind cost more per hour

@@ -10,6 +10,7 @@ from core.assessment import Assessment, assess
 from core.catalog import Card
 from core.cost import CardPrice, PriceBook, price_book_in_force
 from core.estimator import Estimate
+from core.platforms import platform
 from core.query import (
     BUDGET_PERIOD_HOURS,
     BudgetPeriod,
@@ -24,10 +25,13 @@ from core.runtimes import load_runtimes
 from core.speed import inference_speed, training_speed
 
 
-def card_price(card_id: str, currency: Currency, book: PriceBook | None = None) -> CardPrice | None:
-    """The card's price from `book` (a plan search passes the one it started with), else the one in force."""
+def card_price(
+    card_id: str, currency: Currency, book: PriceBook | None = None, platform_id: str | None = None
+) -> CardPrice | None:
+    """The card's price from `book` (a plan search passes the one it started with), else the one in force;
+    only the named platform's prices when the question names one (None where it does not sell the card)."""
     book = book if book is not None else price_book_in_force()
-    return book.price_for(card_id, currency) if book is not None else None
+    return book.price_for(card_id, currency, platform(platform_id)) if book is not None else None
 
 
 def quality_of(query: Query) -> str:
@@ -102,6 +106,13 @@ def plan_from(job: Assessment, currency: Currency) -> Plan | None:
     )
 
 
+def _on_card(precision: Precision, card: Card, said: dict[str, object]) -> Precision:
+    """bf16 the user did not ask for is fp16 on a card without bf16 (V100, T4): what it would really run."""
+    if precision is Precision.BF16 and "precision" not in said and card.bf16_tflops == 0:
+        return Precision.FP16
+    return precision
+
+
 def variants_for(query: Query, card: Card) -> Iterable[Query]:
     """The method × precision choices worth trying on this card for this job."""
     said = query.said()
@@ -109,7 +120,7 @@ def variants_for(query: Query, card: Card) -> Iterable[Query]:
         precisions = (
             [query.precision] if "precision" in said and query.precision else list(INFERENCE_PRECISIONS)
         )
-        for precision in precisions:
+        for precision in dict.fromkeys(_on_card(p, card, said) for p in precisions):
             if precision is Precision.FP8 and "precision" not in said and not card.fp8_tflops:
                 continue
             yield query.model_copy(update={"precision": precision, "method": None})
@@ -127,7 +138,8 @@ def variants_for(query: Query, card: Card) -> Iterable[Query]:
         for checkpointing in recompute:
             update: dict[str, Any] = {"method": method, "grad_checkpointing": checkpointing}
             if "precision" not in said:
-                update["precision"] = None
+                no_bf16 = card.bf16_tflops == 0 and method is not Method.QLORA
+                update["precision"] = Precision.FP16 if no_bf16 else None
             yield query.model_copy(update=update)
 
 
@@ -157,6 +169,8 @@ def budget_caps(query: Query, max_per_hour: float | None) -> tuple[float | None,
     per_hour, total = max_per_hour, None
     if query.budget is not None:
         period = budget_period(query)
+        if period in ("day", "month") and query.task is not Task.INFERENCE and query.has_data_amount:
+            period = "total"  # a training job with its data: the day's or month's money pays for the run
         if period == "total":
             total = query.budget
         elif per_hour is None:
@@ -167,10 +181,8 @@ def budget_caps(query: Query, max_per_hour: float | None) -> tuple[float | None,
 def budget_period(query: Query) -> BudgetPeriod:
     """What the budget is per: as said, else per hour for a service or a job without its amount of data (its
     length is unknown, so only its rate can be held to a budget), else the whole job. A month or a day of a
-    training job with its data is the whole job's money (the job runs within it)."""
+    training job with its data is held to it as the run's money (budget_caps)."""
     period = query.budget_period
     if period is None:
         period = "hour" if query.task is Task.INFERENCE or not query.has_data_amount else "total"
-    if period in ("day", "month") and query.task is not Task.INFERENCE and query.has_data_amount:
-        return "total"
     return period

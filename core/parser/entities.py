@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from core.parser.card_names import CARD_MARK, CardMention, find_cards, mask
 from core.parser.hub_ref import find_reference
 from core.parser.jobs import read_jobs
+from core.parser.market import read_billing, read_hours_per_day, read_platform, read_traffic
 from core.parser.model_names import MODEL_MARK, find_family_only, find_model
 from core.parser.numbers import EN_NUMBERS, MAGNITUDE_RE, NUMBER_RE, context_tokens, magnitude
 from core.parser.result import Rejected
@@ -68,12 +69,30 @@ _PER_HOUR = _c(
     r"/\s*(?:h|hr|hrs|hour|小时|时|卡时|gpu\s*h)(?![a-z])|per\s*(?:gpu[\s-]*)?h(?:ou)?r|an\s*hour|hourly|a\s*hour"
     r"|每\s*(?:个)?\s*(?:卡)?\s*(?:每)?\s*小时|1\s*小时|一小时|时租|按小时|/h|每卡时|每小时"
 )
-_PER_MONTH = _c(r"/\s*(?:mo|month)(?![a-z])|per\s*month|a\s*month|monthly|每\s*(?:个)?\s*月|/月|月租|包月")
+_PER_MONTH = _c(
+    r"/\s*(?:mo|month)(?![a-z])|per\s*month|a\s*month|monthly|每\s*(?:个)?\s*月|(?:一|1)\s*个?\s*月|/月|月租|包月"
+)
 _PER_DAY = _c(r"/\s*(?:day|天|日)(?![a-z])|per\s*day|a\s*day|daily|每\s*(?:一)?\s*天|一天|每日|/天|包天")
 _BUDGET_CONTEXT = _c(
     r"预算|budget|以内|不超过|每小时|per|/|hour|小时|时租|钱|价|cost|price|spend|under|below|便宜"
 )
 _CUR_CNY = frozenset({"¥", "rmb", "cny", "元", "块", "块钱", "人民币"})
+
+
+def _read_market(text: str, ex: Extraction) -> str:
+    """The platform, billing kind, hours a day and serving traffic (core/parser/market.py)."""
+    platform_id, text = read_platform(text)
+    if platform_id:
+        ex.fields["platform"] = platform_id
+    billing = read_billing(text)
+    if billing:
+        ex.fields["billing"] = billing
+    hours, text = read_hours_per_day(text)
+    if hours is not None:
+        ex.fields["hours_per_day"] = hours
+    traffic, text = read_traffic(text)
+    ex.fields.update(traffic)
+    return text
 
 
 def _read_money(text: str, ex: Extraction) -> str:
@@ -331,16 +350,24 @@ _ADD_CARDS = _c(
 
 # '两台八卡', '2 nodes of 8x<card>': machines times cards per machine.
 _NODES = _c(
-    rf"(?<![a-z0-9.])(\d+)\s*(?:台|nodes?|machines?|servers?|boxes)\s*(?:机器|服务器|节点)?\s*(?:的|of|with|x|\*)?\s*"
+    rf"(?<![a-z0-9.])(\d+|{_EN_NUM})\s*(?:台|机|nodes?|machines?|servers?|boxes)\s*(?:机器|服务器|节点)?\s*"
+    rf"(?:的|of|with|x|\*|每台|每台机器|each\s+with|each\s+of|,)?\s*(?:with\s+)?"
     rf"(\d+)\s*(?:x|\*|张|块)?\s*(?:卡|gpus?|cards?|{_M})"
 )
 
 
 def _read_counts(text: str, ex: Extraction) -> None:
     nodes = _NODES.search(text)
-    if nodes and 1 <= int(nodes.group(1)) * int(nodes.group(2)) <= 4096:
-        ex.fields["gpus"] = int(nodes.group(1)) * int(nodes.group(2))
-        return
+    if nodes:
+        machines = EN_NUMBERS.get(nodes.group(1)) or int(nodes.group(1))
+        cards = int(nodes.group(2))
+        # '两台八卡' is 2 × 8; '8机64卡' is 64 cards on 8 machines (a count past one node, divisible by them)
+        total = cards if cards > 8 and cards % machines == 0 and cards // machines <= 8 else machines * cards
+        if 1 <= total <= 4096 and 1 <= machines <= 1024:
+            ex.fields["gpus"] = total
+            if machines > 1:
+                ex.fields["nodes"] = machines
+            return
     added = _ADD_CARDS.search(text)
     if added:
         ex.gpus_added = int(added.group(1) or added.group(2) or 1)
@@ -692,6 +719,7 @@ def extract(text: str) -> Extraction:
     offload_said = bool(ex.fields.pop("offload_said", False))
     bad_numbers, text = read_bad_numbers(text)
     ex.rejected += bad_numbers
+    text = _read_market(text, ex)
     text = _read_money(text, ex)
     text = _read_tokens(text, ex)
     text = _read_data_amount(text, ex)

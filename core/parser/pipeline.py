@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,13 @@ _FIT_FIELDS = frozenset(
         "offload_activations", "launch",
     }
 )  # fmt: skip
+
+
+# 'SD 1.5 出一张图要多少显存': the memory of a named image model is its job's answer, not the scenario's text
+# ('SDXL 出图用什么卡' asks which card: the scenario, with the job)
+_ASKS_MEMORY = re.compile(
+    r"多少显存|显存多少|多大显存|显存多大|要多少\s*g|how\s+much\s+(?:vram|memory)|vram\s+(?:for|does)"
+)
 
 
 # A message this short that names only a model ('qwen 72b?') swaps the model of the chat's question.
@@ -79,6 +87,9 @@ def parse(text: str, previous: Query | None = None, previous_vision: VisionJob |
     nothing_named = not ex.has_model and not card_ids
     if nothing_named and words.is_help(norm):
         return seen.reply(Intent.HELP)
+    market = _market(ex, seen)
+    if market is not None:
+        return market
     vision = _vision(ex, norm)
     follow_vision = False
     short_or_follow_up = len(norm) <= _SHORT or words.sounds_like_follow_up(norm)
@@ -88,7 +99,8 @@ def parse(text: str, previous: Query | None = None, previous_vision: VisionJob |
     if follow_vision and vision is not None:
         return seen.reply(Intent.FIT, vision=vision, cards=card_ids, follow_up=True)
     if vision is not None:
-        if not card_ids and words.scenario(norm) == "vision":
+        memory_of_a_named_model = find_vision_model(norm) is not None and _ASKS_MEMORY.search(norm)
+        if not card_ids and words.scenario(norm) == "vision" and not memory_of_a_named_model:
             return seen.reply(Intent.SCENARIO, scenario="vision", vision=vision)
         return seen.reply(Intent.FIT, vision=vision, cards=card_ids)
     if nothing_named and not ex.fields and (words.is_small_talk(norm) or words.is_off_topic(norm)):
@@ -124,7 +136,8 @@ def parse(text: str, previous: Query | None = None, previous_vision: VisionJob |
     if previous is not None and not card_ids and words.asks_speed_or_cost(norm):
         return _fit(ex, norm, previous, seen)  # 'how fast would that be?': a figure of the same job
     if card_ids and (words.asks_card_info(ex.residue) or (previous is None and not stated - {"card"})):
-        return seen.reply(Intent.CARD_INFO)
+        # a platform named ('autodl 5090 多少钱'): the card's prices there, or that it does not sell it
+        return seen.reply(Intent.CARD_INFO, query=build_query(ex.fields) if "platform" in ex.fields else None)
     asks_more = ex.gpus_added or (words.wants_plan(norm) and words.sounds_like_follow_up(norm))
     if previous is not None and (stated or asks_more):
         return _fit(ex, norm, previous, seen)
@@ -138,6 +151,21 @@ def parse(text: str, previous: Query | None = None, previous_vision: VisionJob |
     if words.is_gibberish(norm):
         return seen.reply(Intent.CLARIFY, clarify="nonsense")
     return seen.reply(Intent.OUT_OF_SCOPE)
+
+
+def _market(ex: Extraction, seen: _Seen) -> Parsed | None:
+    """'autodl 4090 包月还是按小时': a card's billing kinds; '预算每月5000元 能跑什么': what a budget buys.
+    Both only without a model (a job named with a budget is planned within it)."""
+    if ex.has_model:
+        return None
+    if "billing" in ex.fields and (seen.cards or "hours_per_day" in ex.fields):
+        fields = ex.fields | {"kind": Intent.BILLING}
+        if not seen.cards:
+            return seen.reply(Intent.CLARIFY, query=build_query(fields), clarify="card")
+        return seen.reply(Intent.BILLING, query=build_query(fields))
+    if "budget" in ex.fields and len(seen.cards) <= 1 and "hours_per_day" not in ex.fields:
+        return seen.reply(Intent.BUDGET, query=build_query(ex.fields | {"kind": Intent.BUDGET}))
+    return None
 
 
 def _unknown_name(ex: Extraction, norm: str, text: str) -> str | None:

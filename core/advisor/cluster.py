@@ -1,0 +1,93 @@
+"""Big training jobs as a cluster (issue 19): cards × nodes, wall time, GPU-hours and cost, on the count the
+question gave ("两台机器每台8张H100" = 16 cards) or, when none was given and one card would take more than a
+month, the smallest cluster of 8-card nodes that finishes within one.
+
+The link between cards is an assumption stated with the figures: NVLink inside a node and InfiniBand between
+nodes for data-centre cards (the MFU in data/speed.toml is measured on such clusters); PCIe and Ethernet for
+consumer cards, where the collectives of a sharded job can outlast the compute (core/speed.py slows the step
+to the link) and are the main risk.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from core.assessment import Assessment, assess
+from core.catalog import Card
+from core.cost import PriceBook
+from core.query import Currency, Query, Task
+
+GPUS_PER_NODE = 8
+MONTH_HOURS = 720.0  # a job longer than this on the count asked is answered as a cluster
+MAX_GPUS = 4096
+
+Interconnect = Literal["nvlink", "pcie"]
+
+
+class Cluster(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    card: str
+    gpus: int
+    nodes: int
+    gpus_per_node: int
+    hours: float
+    gpu_hours: float
+    cost: float | None
+    currency: Currency | None
+    interconnect: Interconnect  # inside a node; between nodes InfiniBand (NVLink cards) or Ethernet (PCIe)
+    between_nodes: Literal["infiniband", "ethernet", "none"]
+    asked: bool  # the count is the one the question gave
+    fits: bool
+
+
+def _cluster(job: Assessment, card: Card, asked: bool, nodes_said: int | None) -> Cluster | None:
+    if job.training is None or job.training.training_hours is None:
+        return None
+    gpus = job.count
+    nodes = nodes_said or max(1, math.ceil(gpus / GPUS_PER_NODE))
+    per_node = math.ceil(gpus / nodes)
+    hours = job.training.training_hours
+    cost = job.cost.per_hour * hours if job.cost is not None else None
+    link: Interconnect = "nvlink" if card.has_nvlink else "pcie"
+    return Cluster(
+        card=card.id,
+        gpus=gpus,
+        nodes=nodes,
+        gpus_per_node=per_node,
+        hours=round(hours, 2),
+        gpu_hours=round(hours * gpus, 1),
+        cost=round(cost, 2) if cost is not None else None,
+        currency=job.cost.currency if job.cost is not None else None,
+        interconnect=link,
+        between_nodes="none" if nodes == 1 else ("infiniband" if card.has_nvlink else "ethernet"),
+        asked=asked,
+        fits=job.fits,
+    )
+
+
+def cluster_for(
+    query: Query, card: Card, job: Assessment, *, book: PriceBook | None, currency: Currency
+) -> Cluster | None:
+    """The cluster a training job with its data runs on: the count asked when it is more than one node or
+    names nodes, else — when the job on the count it was answered for takes over a month — the smallest
+    power-of-two number of 8-card nodes that finishes within a month. None for a job that is no cluster."""
+    if query.task is Task.INFERENCE or not query.has_data_amount:
+        return None
+    asked = "gpus" not in query.defaulted and query.gpus is not None
+    if asked:
+        # the count asked is kept: a cluster when it is more than one node or names nodes
+        return _cluster(job, card, True, query.nodes) if job.count > GPUS_PER_NODE or query.nodes else None
+    hours = job.training.training_hours if job.training is not None and job.fits else None
+    if hours is not None and hours <= MONTH_HOURS:
+        return None
+    gpus = GPUS_PER_NODE
+    while True:
+        bigger = assess(query.model_copy(update={"gpus": gpus}), card, gpus, book=book, currency=currency)
+        done = bigger.training is not None and (bigger.training.training_hours or math.inf) <= MONTH_HOURS
+        if (done and bigger.fits) or gpus * 2 > MAX_GPUS:
+            return _cluster(bigger, card, False, None)
+        gpus *= 2

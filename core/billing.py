@@ -1,0 +1,158 @@
+"""Which billing kind to rent a card on, from how it will be used (issue 19).
+
+A month (包月) bills every hour of the term whether the instance runs or not, so it pays only past a
+number of hours a day: the break-even, monthly price ÷ (30 × hourly price). Spot / preemptible capacity is
+cheaper but can be reclaimed; reserved capacity is committed in advance. The advice compares the kinds one
+provider sells (the platform named, else the card's market), at the hours a day the user said.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from pydantic import BaseModel, ConfigDict
+
+from core.cost import DAYS_PER_MONTH, TERM_HOURS, PriceBook, PriceRow
+from core.platforms import Platform
+from core.query import BillingKind, Currency
+
+# The kinds compared with on-demand for a card, in the order an answer lists them.
+KINDS: tuple[BillingKind, ...] = ("on-demand", "daily", "weekly", "monthly", "spot", "reserved", "serverless")
+
+
+class BillingOption(BaseModel):
+    """One way to rent the card: the price as sold (per hour or per term), a 30-day month at the use said."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: BillingKind
+    price: float  # per hour for hourly kinds, per term (day / week / month) for term kinds
+    per_hour: float  # the hourly figure (a term's price ÷ its hours: the floor at full use)
+    term_hours: int | None
+    month_cost: float | None  # 30 days at `hours_per_day` (a term kind: the terms that cover them)
+    provider: str
+    date: dt.date
+    source: str
+    stale: bool
+
+
+class BillingAdvice(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    card: str
+    currency: Currency
+    hours_per_day: float | None
+    asked: BillingKind | None
+    platform: str | None
+    options: list[BillingOption]
+    best: BillingOption  # cheapest at the use said; the kind asked about when no use was said
+    break_even_hours_per_day: float | None  # monthly vs on-demand (None without both)
+    monthly_vs_hourly: (
+        tuple[float, float] | None
+    )  # (on-demand for a month at the use said, the monthly price)
+
+
+def _median(rows: list[PriceRow], book: PriceBook, currency: Currency) -> PriceRow:
+    fresh = [r for r in rows if not book.is_stale(r.date)] or rows
+    rate = book.meta.usd_to_cny
+    ranked = sorted(fresh, key=lambda r: (r.per_hour(currency, rate), -r.date.toordinal()))
+    return ranked[(len(ranked) - 1) // 2]
+
+
+def _month_cost(kind: BillingKind, price: float, hours_per_day: float | None) -> float | None:
+    if hours_per_day is None:
+        return None
+    if kind == "daily":
+        return round(price * DAYS_PER_MONTH, 2)  # a day is rented for each day used
+    if kind == "weekly":
+        return round(price * DAYS_PER_MONTH / 7, 2)
+    if kind == "monthly":
+        return round(price, 2)
+    return round(price * hours_per_day * DAYS_PER_MONTH, 2)
+
+
+def billing_advice(
+    card_id: str,
+    currency: Currency,
+    book: PriceBook,
+    *,
+    hours_per_day: float | None = None,
+    asked: BillingKind | None = None,
+    platform: Platform | None = None,
+) -> BillingAdvice | None:
+    """The card's billing kinds side by side and the one to take; None when the book has no price for it."""
+    rows = book.rows_for(card_id, platform)
+    if platform is None:
+        rows = [r for r in rows if not r.platform_only]
+    if not rows:
+        return None
+    preferred = "cn" if currency is Currency.CNY else "global"
+    in_market = [r for r in rows if r.market == preferred] or rows
+    # the hourly and the monthly figure from one provider where one sells both (AutoDL's 按量 vs 包月)
+    monthly_rows = [r for r in in_market if r.billing == "monthly"]
+    anchor = _median(monthly_rows, book, currency).provider if monthly_rows else None
+    rate = book.meta.usd_to_cny
+    options: list[BillingOption] = []
+    for kind in KINDS:
+        of_kind = [r for r in in_market if r.billing == kind]
+        if kind == "on-demand" and anchor is not None:
+            of_kind = [r for r in of_kind if r.provider == anchor] or of_kind
+        if not of_kind:
+            continue
+        row = _median(of_kind, book, currency)
+        term = row.per_term(currency, rate)
+        price = term if term is not None else row.per_hour(currency, rate)
+        options.append(
+            BillingOption(
+                kind=kind,
+                price=round(price, 4),
+                per_hour=round(row.per_hour(currency, rate), 4),
+                term_hours=TERM_HOURS.get(kind),
+                month_cost=_month_cost(kind, price, hours_per_day),
+                provider=row.provider,
+                date=row.date,
+                source=row.source,
+                stale=book.is_stale(row.date),
+            )
+        )
+    if not options:
+        return None
+    by_kind = {o.kind: o for o in options}
+    hourly, monthly = by_kind.get("on-demand"), by_kind.get("monthly")
+    break_even = None
+    vs: tuple[float, float] | None = None
+    if hourly is not None and monthly is not None and hourly.per_hour > 0:
+        break_even = round(monthly.price / (DAYS_PER_MONTH * hourly.per_hour), 1)
+        if hours_per_day is not None and hourly.month_cost is not None:
+            vs = (hourly.month_cost, monthly.price)
+    best = _best(options, by_kind, hours_per_day, asked)
+    return BillingAdvice(
+        card=card_id,
+        currency=currency,
+        hours_per_day=hours_per_day,
+        asked=asked,
+        platform=platform.id if platform is not None else None,
+        options=options,
+        best=best,
+        break_even_hours_per_day=break_even,
+        monthly_vs_hourly=vs,
+    )
+
+
+def _best(
+    options: list[BillingOption],
+    by_kind: dict[BillingKind, BillingOption],
+    hours_per_day: float | None,
+    asked: BillingKind | None,
+) -> BillingOption:
+    """At a stated use, the cheapest kind for a month of it (spot and reserved only when asked about: one can
+    be stopped, the other commits months ahead); without a use, the kind asked about, else on-demand."""
+    if hours_per_day is None:
+        if asked is not None and asked in by_kind:
+            return by_kind[asked]
+        return by_kind.get("on-demand") or options[0]
+    allowed = {"on-demand", "daily", "weekly", "monthly"} | ({asked} if asked else set())
+    priced = [o for o in options if o.kind in allowed and o.month_cost is not None]
+    if not priced:
+        return by_kind.get(asked) if asked and asked in by_kind else options[0]  # type: ignore[return-value]
+    return min(priced, key=lambda o: (o.month_cost, KINDS.index(o.kind)))

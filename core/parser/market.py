@@ -1,0 +1,191 @@
+"""What a renter's question says about the market: the platform named, the billing kind asked about, how many
+hours a day the card is used, and the serving traffic (requests per day or second, prompt and response
+lengths, latency targets). Read before the generic number readers, whose spans it masks: "输入1000 token"
+is a prompt length, not an amount of training data, and "每天用8小时" no duration of a job.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from core.parser.card_names import mask
+from core.parser.numbers import magnitude
+from core.platforms import load_platforms
+
+MARKET_MARK = "\ue004"  # stands in for what was read here
+
+
+def _c(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+@cache
+def _platform_pattern() -> tuple[re.Pattern[str], dict[str, str]]:
+    by_alias: dict[str, str] = {}
+    for platform in load_platforms().values():
+        for alias in (platform.id, platform.name.lower(), *platform.aliases):
+            by_alias.setdefault(alias.lower(), platform.id)
+    body = "|".join(re.escape(a).replace(r"\ ", r"\s*") for a in sorted(by_alias, key=len, reverse=True))
+    return re.compile(rf"(?<![a-z0-9])(?:{body})(?![a-z0-9])"), by_alias
+
+
+def read_platform(text: str) -> tuple[str | None, str]:
+    """The platform the message names (its id), and the text with it masked."""
+    pattern, by_alias = _platform_pattern()
+    match = pattern.search(text)
+    if match is None:
+        return None, text
+    typed = re.sub(r"\s+", " ", match.group(0))
+    platform_id = by_alias.get(typed) or by_alias.get(typed.replace(" ", ""))
+    if platform_id is None:
+        platform_id = next(
+            (pid for alias, pid in by_alias.items() if re.sub(r"\s", "", alias) == re.sub(r"\s", "", typed)),
+            None,
+        )
+    return platform_id, mask(text, [match.span()], MARKET_MARK)
+
+
+# Billing kinds, most specific first: a question naming 包月 and 按小时 asks about the monthly rent.
+_BILLING = (
+    ("spot", _c(r"抢占|竞价|可中断|spot|interruptible|preemptible|pre-emptible")),
+    ("reserved", _c(r"reserved|预留|包年|capacity\s*blocks?|committed\s+use|savings\s+plan")),
+    (
+        "monthly",
+        _c(r"包月|按月(?:租|付|计费)?|月租|monthly|by\s+the\s+month|per\s+month\s+(?:rent|plan|billing)"),
+    ),
+    ("weekly", _c(r"包周|按周|weekly|by\s+the\s+week")),
+    ("daily", _c(r"包天|包日|按天|按日|by\s+the\s+day|daily\s+(?:rent|plan|billing)")),
+    ("on-demand", _c(r"按量|按小时|按时(?:计费)?|按需|on[\s-]*demand|pay[\s-]*as[\s-]*you[\s-]*go|hourly")),
+)
+
+
+def read_billing(text: str) -> str | None:
+    """The billing kind the message asks about (spot / reserved / monthly / … / on-demand), or None."""
+    for kind, pattern in _BILLING:
+        if pattern.search(text):
+            return kind
+    return None
+
+
+_HOURS_PER_DAY = (
+    _c(
+        r"(?:每天|一天|每日|天天)\s*(?:就|只|大概|大约|约|会|要|能)?\s*(?:用|跑|开|使用|开机|训练|train)?\s*"
+        r"(?P<h>\d+(?:\.\d+)?)\s*(?:个)?\s*(?:小时|h(?![a-z]))"
+    ),
+    _c(r"(?P<h>\d+(?:\.\d+)?)\s*(?:个)?\s*小时\s*(?:一天|每天|/天|每日)"),
+    _c(r"(?P<h>\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h)\s*(?:a|per|each|/)\s*day"),
+    _c(r"(?P<h>24)\s*(?:个)?\s*小时\s*(?:不关机|不停|开着|运行|跑)"),
+    _c(r"(?P<all>24\s*/\s*7|24x7|全天候|全天|around\s+the\s+clock|all\s+day)"),
+)
+
+
+def read_hours_per_day(text: str) -> tuple[float | None, str]:
+    for pattern in _HOURS_PER_DAY:
+        match = pattern.search(text)
+        if match is None:
+            continue
+        value = 24.0 if match.groupdict().get("all") else float(match.group("h"))
+        if 0 < value <= 24:
+            return value, mask(text, [match.span()], MARKET_MARK)
+    return None, text
+
+
+# -- traffic -----------------------------------------------------------------------------------------
+_MAG = r"(?P<mag>万|千|k|w|m|million|亿)?"
+_NUM = rf"(?P<num>\d+(?:\.\d+)?)\s*{_MAG}"
+_REQ = r"(?:个|次)?\s*(?:请求|调用|requests?|calls?|queries|reqs?|conversations?|chats?|对话|次)"
+_PER_DAY = r"(?:一天|每天|每日|日|天|daily|per\s*day|a\s*day|/\s*day|/天)"
+_PER_SECOND = r"(?:每秒|一秒|per\s*second|a\s*second|/\s*s(?:ec)?(?![a-z])|/秒)"
+_REQUESTS_PER_DAY = (
+    _c(rf"{_PER_DAY}\s*(?:大概|大约|约|有|会有|要处理)?\s*{_NUM}\s*{_REQ}"),
+    _c(rf"(?<![a-z0-9.]){_NUM}\s*{_REQ}\s*(?:每天|一天|每日|a\s*day|per\s*day|/\s*day|daily|/天)"),
+)
+_REQUESTS_PER_SECOND = (
+    _c(rf"{_PER_SECOND}\s*(?:大概|大约|约|有)?\s*{_NUM}\s*{_REQ}"),
+    _c(rf"(?<![a-z0-9.]){_NUM}\s*{_REQ}\s*{_PER_SECOND}"),
+    _c(rf"(?<![a-z0-9.]){_NUM}\s*(?:qps|rps)(?![a-z])"),
+    _c(rf"(?:qps|rps)\s*(?:=|:|为|是|of|about|约|大概)?\s*{_NUM}"),
+)
+_DAU = _c(rf"(?<![a-z0-9.]){_NUM}\s*(?:个)?\s*(?:日活|dau|daily\s+active\s+users|日活用户)")
+_PER_USER_DAY = _c(
+    rf"(?:每人|每个人|每个用户|每用户|each|per\s+user)\s*(?:每天|一天|a\s*day|per\s*day)?\s*(?:问|用|请求|调用|发|asks?|sends?|makes?)?"
+    rf"\s*{_NUM}\s*(?:次|个问题|条|requests?|questions?|times)"
+)
+_TOK = r"(?:个)?\s*(?:tokens?|词元|字)?"
+_PROMPT = (
+    _c(
+        rf"(?:输入|prompt|input|提示词?|问题长度)\s*(?:长度|length|长)?\s*(?:约|大概|大约|平均|is|of|=|:)?\s*{_NUM}\s*{_TOK}"
+    ),
+    _c(rf"(?<![a-z0-9.]){_NUM}\s*{_TOK}\s*(?:的)?\s*(?:prompts?|inputs?|输入|in(?![a-z]))"),
+)
+_RESPONSE = (
+    _c(
+        rf"(?:输出|output|response|回复|回答|生成|completion)\s*(?:长度|length|长)?\s*(?:约|大概|大约|平均|is|of|=|:)?\s*{_NUM}\s*{_TOK}"
+    ),
+    _c(
+        rf"(?<![a-z0-9.]){_NUM}\s*{_TOK}\s*(?:的)?\s*(?:outputs?|responses?|completions?|输出|回复|out(?![a-z]))"
+    ),
+)
+_TTFT = _c(
+    r"(?:首字延迟|首字|首token延迟|首\s*token|ttft|time\s+to\s+first\s+token|first[\s-]+token\s+latency)\s*"
+    r"(?:要|在|<|≤|<=|under|below|within|of|at\s+most|不超过|小于|低于)?\s*(?P<num>\d+(?:\.\d+)?)\s*(?P<unit>ms|毫秒|s|秒)"
+    r"(?:\s*(?:以内|以下|之内))?"
+)
+_USER_SPEED = (
+    _c(
+        r"(?:每个用户|每用户|每人|each\s+user|per\s+user)\s*(?:每秒|至少|要)?\s*(?P<num>\d+(?:\.\d+)?)\s*(?:个)?\s*(?:tokens?|tok)(?:\s*/\s*s)?"
+    ),
+    _c(r"(?P<num>\d+(?:\.\d+)?)\s*(?:tokens?|tok)\s*/\s*s\s*(?:per|each|for\s+each|/)\s*user"),
+)
+
+
+def _count(match: re.Match[str]) -> float:
+    return magnitude(match.group("num"), match.group("mag"))
+
+
+def _lengths(match: re.Match[str]) -> int:
+    mag = (match.group("mag") or "").lower()
+    value = float(match.group("num")) * (1000 if mag == "k" else 1)
+    return int(value)
+
+
+def read_traffic(text: str) -> tuple[dict[str, object], str]:
+    """Serving traffic fields (Query names: requests_per_s, prompt_tokens, response_tokens, ttft_ms,
+    user_tokens_per_s), and the text with them masked."""
+    fields: dict[str, object] = {}
+    spans: list[tuple[int, int]] = []
+
+    def first(patterns: tuple[re.Pattern[str], ...]) -> re.Match[str] | None:
+        for pattern in patterns:
+            for match in pattern.finditer(text):
+                if not any(s < match.end() and match.start() < e for s, e in spans):
+                    return match
+        return None
+
+    if (m := first(_REQUESTS_PER_SECOND)) is not None:
+        fields["requests_per_s"] = _count(m)
+        spans.append(m.span())
+    elif (m := first(_REQUESTS_PER_DAY)) is not None:
+        fields["requests_per_s"] = _count(m) / 86_400
+        spans.append(m.span())
+    else:
+        dau, per_user = _DAU.search(text), _PER_USER_DAY.search(text)
+        if dau is not None and per_user is not None:
+            fields["requests_per_s"] = _count(dau) * _count(per_user) / 86_400
+            spans += [dau.span(), per_user.span()]
+    if (m := first(_PROMPT)) is not None and 1 <= _lengths(m) <= 10_000_000:
+        fields["prompt_tokens"] = _lengths(m)
+        spans.append(m.span())
+    if (m := first(_RESPONSE)) is not None and 1 <= _lengths(m) <= 10_000_000:
+        fields["response_tokens"] = _lengths(m)
+        spans.append(m.span())
+    if (m := _TTFT.search(text)) is not None:
+        value = float(m.group("num"))
+        fields["ttft_ms"] = value if m.group("unit") in ("ms", "毫秒") else value * 1000
+        spans.append(m.span())
+    if (m := first(_USER_SPEED)) is not None:
+        fields["user_tokens_per_s"] = float(m.group("num"))
+        spans.append(m.span())
+    fields = {k: v for k, v in fields.items() if not isinstance(v, float) or v > 0}
+    return fields, mask(text, spans, MARKET_MARK) if spans else text
