@@ -10,9 +10,11 @@ answering another question.
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from core.catalog import load_catalog
 from core.parser.result import Rejected, RejectedWhat
+from core.runtimes import load_runtimes
 from core.vision.registry import load_vision_registry
 
 
@@ -229,9 +231,6 @@ _SLOT_WORDS = frozenset(
         "grpo",
         "pretraining",
         "pretrain",
-        "vllm",
-        "sglang",
-        "ollama",
         "transformers",
         "pytorch",
         "torch",
@@ -329,6 +328,15 @@ _SLOT_WORDS = frozenset(
 )
 
 
+@cache
+def _runtime_words() -> frozenset[str]:
+    """The serving engines' ids and names ('serve with sglang'), from data/runtimes (never spelled here)."""
+    words: set[str] = set()
+    for profile in load_runtimes().profiles:
+        words |= set(re.findall(r"[a-z][a-z0-9.]*", f"{profile.id} {profile.name}".lower()))
+    return frozenset(words)
+
+
 def read_unknown_model(residue: str, *, follow_up: bool = False) -> str | None:
     """A model-looking name in the model's slot of a message where no model was found, or None. A name
     with letters and digits ('Zorblax-9000') always counts; a plain word ('Snarf') counts in a follow-up of
@@ -337,7 +345,8 @@ def read_unknown_model(residue: str, *, follow_up: bool = False) -> str | None:
         name = match.group("name")
         if len(name) < 3 or _NOT_A_NAME.fullmatch(name):
             continue
-        if re.search(r"\d", name) or (follow_up and len(name) >= 4 and name not in _SLOT_WORDS):
+        plain_word = name in _SLOT_WORDS or name in _runtime_words()
+        if re.search(r"\d", name) or (follow_up and len(name) >= 4 and not plain_word):
             return name
     return None
 
