@@ -71,6 +71,7 @@ def _no_settings_from_the_outside(monkeypatch: pytest.MonkeyPatch) -> None:
 def _fresh_answer_caches() -> None:
     """bot.answer caches its pure answers; a test that monkeypatches their inputs must not see an old one."""
     from bot.answer import service
+    from core import assessment
     from core.advisor import fit_fixes, plan_search
 
     for cached in (
@@ -79,6 +80,7 @@ def _fresh_answer_caches() -> None:
         service._parse,
         plan_search._plans,
         fit_fixes._fixes,
+        assessment._slot,
     ):
         cached.cache_clear()
 

@@ -45,6 +45,10 @@ ONLY_FIGURE: dict[str, str] = {
     ),
     "trt-ttft-l40s-7b-2048": "TensorRT-LLM's only L40S prefill: the L40S's FP8 prefill comes from it",
     "trt-ttft-a100-7b-2048": "TensorRT-LLM's FP16 A100 prefill utilisation: this row and its 70B sibling",
+    "trt-l40s-7b-b64-128-2048": (
+        "TensorRT-LLM's L40S batch-64 decode: left out, the AD10x family's bandwidth comes from llama.cpp's "
+        "batch-1 runs alone"
+    ),
     "trt-a100-7b-b52-2048-128": "prefill-dominated static batch on A100 FP16: the same prefill term as above",
 }
 
