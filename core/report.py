@@ -45,8 +45,12 @@ def folk_reason(est: Estimate) -> str:
     extras = {
         "kv_cache": b.kv_cache,
         "activations": b.activations + b.logits,
-        "model_states": b.gradients + b.optimizer + (b.weights - est.folk.weights_bytes),
     }
+    if q.task is Task.INFERENCE:  # nothing trains: no gradients or optimizer states to name
+        extras["quantized_weights"] = b.weights - est.folk.weights_bytes
+        extras["runtime"] = b.overhead
+    else:
+        extras["model_states"] = b.gradients + b.optimizer + (b.weights - est.folk.weights_bytes)
     return max(extras, key=lambda k: extras[k])
 
 

@@ -28,9 +28,10 @@ from core.advisor.cheaper import cheaper_plan
 from core.advisor.cluster import cluster_for
 from core.advisor.traffic import apply_traffic
 from core.assessment import Assessment, assess
+from core.catalog import load_catalog
 from core.cost import price_book_in_force
 from core.estimator import COMPONENTS, Estimate, Fit, UnknownModelError, Verdict, estimate
-from core.query import Currency, Method, Query, Task
+from core.query import Currency, Method, Precision, Query, Task
 from core.report import folk_reason, memory_json, serving_json
 
 log = logging.getLogger(__name__)
@@ -57,6 +58,11 @@ def breakdown_rows(est: Estimate, capacity: int | None) -> list[dict[str, Any]]:
     ]
 
 
+def _lacks_bf16(card_id: str | None) -> bool:
+    catalog = load_catalog()
+    return card_id is not None and card_id in catalog.by_id and catalog.get(card_id).bf16_tflops == 0
+
+
 def assumptions(est: Estimate, stated: Query) -> list[tuple[str, Any]]:
     """(field, value) for what was assumed, worth a reader's check; never a field the user stated."""
     filled = est.query
@@ -81,6 +87,8 @@ def assumptions(est: Estimate, stated: Query) -> list[tuple[str, Any]]:
             continue
         if name == "optimizer" and filled.method is Method.QLORA:
             continue
+        if name == "precision" and value is Precision.BF16 and _lacks_bf16(filled.card):
+            value = Precision.FP16  # what the card runs (its note says so), never "assumed bf16" on a V100
         items.append((name, value.value if hasattr(value, "value") else value))
     return items
 
