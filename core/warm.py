@@ -11,6 +11,7 @@ from core.estimator.calibration import load_calibration
 from core.parser.card_names import find_cards
 from core.parser.market import read_platform
 from core.parser.model_names import find_model
+from core.parser.unread import read_unknown_model
 from core.parser.vision import find_vision_model
 from core.platforms import load_platforms
 from core.registry import load_registry
@@ -47,3 +48,4 @@ def warm() -> None:
     find_model("")  # the same for model names and the size grammar
     find_vision_model("")  # and for vision model names
     read_platform("")  # and for platform names
+    read_unknown_model("run plonk", follow_up=True)  # the serving engines' words of the model's slot

@@ -178,3 +178,16 @@ def test_a_failed_lookup_prints_no_retry_noise(tmp_path: Path, capfd: pytest.Cap
     assert "could not look it up" in html_to_terminal(reply.html)
     out, err = capfd.readouterr()
     assert "Retrying" not in out + err and "thrown while requesting" not in out + err
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("can my 4090 run Snarf?", "Snarf"),
+        ("serve grumble on an A100", "grumble"),
+        ("what about Snarf?", "Snarf"),
+    ],
+)
+def test_a_plain_word_in_the_models_place_of_a_follow_up_is_not_the_last_model(text: str, name: str) -> None:
+    parsed = parse(text, previous=PREVIOUS)
+    assert parsed.unknown_model == name and (parsed.query is None or parsed.query.model is None)

@@ -111,7 +111,7 @@ def parse(text: str, previous: Query | None = None, previous_vision: VisionJob |
     advice = _card_advice(ex, norm, previous, seen)
     if advice is not None:
         return advice
-    named = _unknown_name(ex, norm, text)
+    named = _unknown_name(ex, norm, text, follow_up=previous is not None)
     if named is not None:
         # a model we do not know is asked about, never answered with the chat's previous model
         # the kind the message asks for once its model is known (a Hub lookup may find it): kept on the query
@@ -168,7 +168,7 @@ def _market(ex: Extraction, seen: _Seen) -> Parsed | None:
     return None
 
 
-def _unknown_name(ex: Extraction, norm: str, text: str) -> str | None:
+def _unknown_name(ex: Extraction, norm: str, text: str, *, follow_up: bool) -> str | None:
     """The name of a model the message asks about that the registry lacks and gives no size for: a pasted
     Hub id, 'Zorblax-9000' where the model goes, or a family without its size ('qwen3')."""
     if ex.has_model or find_vision_model(norm) is not None:
@@ -177,7 +177,7 @@ def _unknown_name(ex: Extraction, norm: str, text: str) -> str | None:
         return original_case(text, ex.unknown_model)
     if ex.family_only:
         return ex.family_only  # 'which Qwen3?'
-    named = read_unknown_model(ex.residue)
+    named = read_unknown_model(ex.residue, follow_up=follow_up)
     return original_case(text, named) if named else None
 
 

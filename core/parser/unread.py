@@ -10,9 +10,11 @@ answering another question.
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from core.catalog import load_catalog
 from core.parser.result import Rejected, RejectedWhat
+from core.runtimes import load_runtimes
 from core.vision.registry import load_vision_registry
 
 
@@ -103,7 +105,7 @@ def read_unknown_cards(text: str) -> tuple[list[Rejected], list[tuple[int, int]]
 _MODEL_SLOT = _c(
     r"(?:(?<![a-z])(?:run|running|serve|serving|deploy|deploying|host|hosting|load|loading|fine[\s-]*tune|"
     r"fine[\s-]*tuning|finetune|finetuning|train|training|pretrain|lora|qlora|infer)\s+"
-    r"(?:(?:a|an|the|my|our|this|that|model)\s+)?|跑|部署|运行|微调|训练|推理|加载|用)\s*"
+    r"(?:(?:a|an|the|my|our|this|that|model)\s+)?|(?:what|how)\s+about\s+(?:(?:a|an|the)\s+)?|跑|部署|运行|微调|训练|推理|加载|用|换成|改成)\s*"
     r"(?P<name>[a-z][a-z0-9]*(?:[-_.][a-z0-9]+)*)(?![a-z0-9])"
 )
 # Names that fill that slot but are not models: formats, switches and units.
@@ -113,13 +115,239 @@ _NOT_A_NAME = _c(
 )
 
 
-def read_unknown_model(residue: str) -> str | None:
-    """A model-looking name in the model's slot of a message where no model was found, or None."""
+# Words that fill the model's slot in a follow-up without naming a model ('run it on an H100', 'serve with
+# vllm', 'train on 8 cards', 'fine-tune instead?').
+_SLOT_WORDS = frozenset(
+    [
+        "it",
+        "this",
+        "that",
+        "these",
+        "those",
+        "them",
+        "one",
+        "ones",
+        "something",
+        "anything",
+        "everything",
+        "same",
+        "other",
+        "another",
+        "both",
+        "all",
+        "inference",
+        "training",
+        "finetuning",
+        "serving",
+        "locally",
+        "local",
+        "fast",
+        "faster",
+        "quickly",
+        "smoothly",
+        "well",
+        "fine",
+        "ok",
+        "okay",
+        "on",
+        "with",
+        "in",
+        "at",
+        "for",
+        "to",
+        "of",
+        "by",
+        "from",
+        "into",
+        "onto",
+        "over",
+        "under",
+        "without",
+        "within",
+        "via",
+        "using",
+        "and",
+        "or",
+        "but",
+        "then",
+        "also",
+        "only",
+        "just",
+        "even",
+        "still",
+        "instead",
+        "again",
+        "too",
+        "here",
+        "there",
+        "now",
+        "later",
+        "first",
+        "a",
+        "an",
+        "the",
+        "my",
+        "our",
+        "your",
+        "their",
+        "his",
+        "her",
+        "its",
+        "model",
+        "models",
+        "llm",
+        "llms",
+        "weights",
+        "checkpoint",
+        "checkpoints",
+        "what",
+        "which",
+        "how",
+        "any",
+        "some",
+        "multiple",
+        "several",
+        "many",
+        "two",
+        "three",
+        "four",
+        "big",
+        "bigger",
+        "large",
+        "larger",
+        "largest",
+        "biggest",
+        "small",
+        "smaller",
+        "tiny",
+        "huge",
+        "full",
+        "lora",
+        "qlora",
+        "sft",
+        "dpo",
+        "rlhf",
+        "ppo",
+        "grpo",
+        "pretraining",
+        "pretrain",
+        "transformers",
+        "pytorch",
+        "torch",
+        "deepspeed",
+        "fsdp",
+        "accelerate",
+        "tgi",
+        "trt",
+        "tensorrt",
+        "llamacpp",
+        "code",
+        "python",
+        "docker",
+        "linux",
+        "windows",
+        "jobs",
+        "job",
+        "experiments",
+        "experiment",
+        "batch",
+        "batches",
+        "benchmarks",
+        "evals",
+        "eval",
+        "chat",
+        "chatbot",
+        "agent",
+        "agents",
+        "rag",
+        "api",
+        "server",
+        "service",
+        "services",
+        "app",
+        "apps",
+        "users",
+        "requests",
+        "people",
+        "quantized",
+        "quantised",
+        "unquantized",
+        "gguf",
+        "awq",
+        "gptq",
+        "exl2",
+        "mlx",
+        "onnx",
+        "chinese",
+        "english",
+        "speed",
+        "cost",
+        "costs",
+        "price",
+        "prices",
+        "time",
+        "budget",
+        "money",
+        "cheaper",
+        "cheapest",
+        "fastest",
+        "slower",
+        "context",
+        "memory",
+        "vram",
+        "precision",
+        "quantization",
+        "checkpointing",
+        "offload",
+        "offloading",
+        "sharding",
+        "zero",
+        "cards",
+        "card",
+        "gpus",
+        "gpu",
+        "nodes",
+        "node",
+        "machines",
+        "machine",
+        "cloud",
+        "rent",
+        "renting",
+        "tokens",
+        "data",
+        "dataset",
+        "epochs",
+        "plan",
+        "plans",
+        "options",
+        "option",
+        "alternatives",
+        "please",
+        "thanks",
+    ]
+)
+
+
+@cache
+def _runtime_words() -> frozenset[str]:
+    """The serving engines' ids and names ('serve with sglang'), from data/runtimes (never spelled here)."""
+    words: set[str] = set()
+    for profile in load_runtimes().profiles:
+        words |= set(re.findall(r"[a-z][a-z0-9.]*", f"{profile.id} {profile.name}".lower()))
+    return frozenset(words)
+
+
+def read_unknown_model(residue: str, *, follow_up: bool = False) -> str | None:
+    """A model-looking name in the model's slot of a message where no model was found, or None. A name
+    with letters and digits ('Zorblax-9000') always counts; a plain word ('Snarf') counts in a follow-up of
+    a chat's question, where it would otherwise be answered with that question's model."""
     for match in _MODEL_SLOT.finditer(residue):
         name = match.group("name")
-        if len(name) < 3 or not re.search(r"\d", name) or _NOT_A_NAME.fullmatch(name):
+        if len(name) < 3 or _NOT_A_NAME.fullmatch(name):
             continue
-        return name
+        plain_word = name in _SLOT_WORDS or name in _runtime_words()
+        if re.search(r"\d", name) or (follow_up and len(name) >= 4 and not plain_word):
+            return name
     return None
 
 

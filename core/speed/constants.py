@@ -138,6 +138,9 @@ class BandConstants(BaseModel):
     source: str
 
 
+_FAMILY_INDEX: dict[tuple[str, tuple[str, ...]], int] = {}
+
+
 class SpeedConstants(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
@@ -155,10 +158,14 @@ class SpeedConstants(BaseModel):
         return self.runtimes[name]
 
     def family(self, card: Card) -> BandwidthFamily | None:
-        for family in self.bandwidth:
-            if re.search(family.match, card.id):
-                return family
-        return None
+        """The card's chip family: the first whose pattern matches its id (remembered per card and set of
+        patterns; the fit changes the families' values, never their patterns)."""
+        patterns = tuple(f.match for f in self.bandwidth)
+        key = (card.id, patterns)
+        if key not in _FAMILY_INDEX:
+            _FAMILY_INDEX[key] = next((i for i, p in enumerate(patterns) if re.search(p, card.id)), -1)
+        index = _FAMILY_INDEX[key]
+        return self.bandwidth[index] if index >= 0 else None
 
     def bandwidth_efficiency(self, card: Card) -> float:
         family = self.family(card)
