@@ -234,7 +234,6 @@ _SLOT_WORDS = frozenset(
         "transformers",
         "pytorch",
         "torch",
-        "deepspeed",
         "fsdp",
         "accelerate",
         "tgi",
