@@ -2,7 +2,8 @@
 
 Counted by code object (a profile hook), so every binding of a function is seen whichever module imported
 it. Per-question caches are cleared before each question, as for a question new to the process. "repeated"
-counts assessments of a (job, card, count) the same answer had already assessed.
+counts assessments computed again for a (job, card, count) the same answer had already assessed (calls
+that find the answer's own assessment are "assess" but not "assess computed").
 
 `python -m benchmarks.calls` prints the table; `make bench` prints it as part of the pipeline benchmark.
 """
@@ -35,17 +36,18 @@ class CallCounter:
         if name is None:
             return
         self.calls[name] += 1
-        if name == "assess":
+        if name == "assess computed":
             local = frame.f_locals
             card = local.get("card")
-            query = local.get("query")
+            result = local.get("result")
+            query = result.query if result is not None else None
             job = query.model_copy(update={"kind": None, "sort": None}) if query is not None else None
             key = (job, getattr(card, "id", card), local.get("count"), local.get("speed"))
             self.assessed[key] += 1
 
 
 def _watched() -> dict[CodeType, str]:
-    from core.assessment import assess
+    from core.assessment import _compose, assess
     from core.estimator import memory
     from core.parser import pipeline
 
@@ -54,6 +56,7 @@ def _watched() -> dict[CodeType, str]:
         memory.estimate.__code__: "estimate",
         memory._estimate.__code__: "estimate computed",
         assess.__code__: "assess",
+        _compose.__code__: "assess computed",
     }
 
 
@@ -67,7 +70,7 @@ def counting(counter: CallCounter) -> Iterator[None]:
         sys.setprofile(previous)
 
 
-NAMES = ("parse", "estimate", "estimate computed", "assess", "assess repeated")
+NAMES = ("parse", "estimate", "estimate computed", "assess", "assess computed", "assess repeated")
 
 
 def calls_per_question(questions: list[Question]) -> dict[str, dict[str, float]]:

@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from benchmarks.calls import calls_per_question
+from benchmarks.calls import table as calls_table
 from benchmarks.common import Row, clear_question_caches, env_for_children, fmt_rate, question_caches
 from benchmarks.questions import QUESTIONS, Question
 
@@ -92,7 +94,7 @@ def _everywhere(attr: str) -> tuple[tuple[str, str], ...]:
 
 
 STAGES = {
-    "parse": (("core.parser", "parse"),),
+    "parse": (("core.parser", "parse"), ("bot.answer.service", "parse")),
     "detect_lang": (("core.parser", "detect_lang"),),
     "render": _everywhere("render"),
     "render_macro": _everywhere("call_macro"),
@@ -240,6 +242,7 @@ def run(*, verbose: bool = True) -> list[Row]:
         by_kind[kind].append(t)
         by_kind[f"[{q.lang}]"].append(t)
     counts = counted_pass(QUESTIONS)
+    per_question = calls_per_question(QUESTIONS)
     profile = profile_pass(QUESTIONS)
 
     if verbose:
@@ -273,6 +276,8 @@ def run(*, verbose: bool = True) -> list[Row]:
         for key, row in counts.items():
             cells = " ".join(f"{row[name]:18.1f}" for name in names)
             print(f"     {cells}  {key} ({row['n']:.0f})")
+        print("   calls per question (parse, estimate, assess; repeated: a (job, card, count) again):")
+        print(calls_table(per_question))
         print("   cProfile, one warm pass over new questions:")
         print("\n".join("     " + line for line in profile.splitlines()))
 
@@ -292,6 +297,21 @@ def run(*, verbose: bool = True) -> list[Row]:
             uncached_per_s >= TARGET_PER_S,
         ),
         Row("1 pipeline", "answers/s, cold first pass", "-", fmt_rate(cold["per_s"])),
+        Row(
+            "1 pipeline",
+            "calls per question: parse / estimate / assess (mean, 200 new questions)",
+            "parse 1",
+            f"{per_question['all']['parse']:.1f} / {per_question['all']['estimate']:.1f}"
+            f" / {per_question['all']['assess']:.1f}",
+            per_question["all"]["parse"] == 1.0,
+        ),
+        Row(
+            "1 pipeline",
+            "the same (job, card, count) assessed again in one answer",
+            "0",
+            f"{per_question['all']['assess repeated']:.2f} per answer",
+            per_question["all"]["assess repeated"] == 0,
+        ),
         Row(
             "1 pipeline",
             "stage split, new questions",

@@ -46,7 +46,6 @@ from bot.render import plain_text, render
 from bot.replies import send_html
 from bot.store import SessionStore, StoreUnavailable
 from core import checklist as ck
-from core.parser.lang import detect_lang
 
 logger = logging.getLogger(__name__)
 
@@ -491,8 +490,8 @@ async def checklist_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
         return
     if who.group and (reply is None or reply.message_id != state.prompt_message_id):
         return  # a reply to another bot message is a follow-up question, not an answer
-    if state.lang != "zh" and detect_lang(message.text) == "zh":
-        state = state.model_copy(update={"lang": "zh"})  # they answer in Chinese: continue in Chinese
+    # The checklist keeps the language it started in (the user's /lang or Telegram's): an answer such as
+    # '1万条数据' is a data amount, not a request to switch, and /lang changes the language.
     moved, error = ck.answer_step(state, message.text)
     reply_to = message.message_id if who.group else None
     try:

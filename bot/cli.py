@@ -161,8 +161,9 @@ def _add_estimate(sub: argparse._SubParsersAction[OneLineParser]) -> None:
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument(
         "--model",
-        help="registry name (llama-3.1-8b, 'qwen2.5 72b'), Hub id (Qwen/Qwen3-8B) or URL (huggingface.co, "
-        "hf-mirror.com, modelscope.cn); honours HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE",
+        help="registry name (llama-3.1-8b, 'qwen2.5 72b'), Hub id (ibm-granite/granite-3.3-8b-instruct) "
+        "or URL (huggingface.co, hf-mirror.com, modelscope.cn); honours HF_ENDPOINT, HF_TOKEN, "
+        "HF_HUB_OFFLINE",
     )
     which.add_argument(
         "--params",

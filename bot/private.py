@@ -54,7 +54,7 @@ async def chat_context(
         lang=await session.lang_override(context, chat, user_id),
         currency=chat_currency((await session.group_settings(context, chat_id)).currency),
         previous=stored or previous,
-        previous_vision=session.last_vision(context, chat_id, user_id),
+        previous_vision=await session.last_vision(context, chat_id, user_id),
     )
 
 
@@ -78,11 +78,8 @@ async def ask(update: Update, context: ContextTypes.DEFAULT_TYPE, question: str)
 
 
 async def remember(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int, reply: Answer) -> None:
-    """The answer's query (and vision job) are the context of this user's next message here."""
-    if reply.query is not None:
-        await session.remember_query(context, chat_id, user_id, reply.query)
-    if reply.vision is not None or reply.query is not None:
-        session.remember_vision(context, chat_id, user_id, reply.vision)
+    """The answer's query (or vision job) is the context of this user's next message here."""
+    await session.remember_answer(context, chat_id, user_id, reply.query, reply.vision)
 
 
 async def lang_for_words(update: Update, context: ContextTypes.DEFAULT_TYPE) -> str:

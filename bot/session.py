@@ -60,26 +60,23 @@ async def remember_query(
     await _safely(context, lambda s: s.set_last_query(chat_id, user_id, query), None)
 
 
-_VISION_KEY = "last_vision"
+async def last_vision(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int) -> VisionJob | None:
+    """The last vision job answered in this chat for this user (kept in the store: its follow-ups work
+    after a restart)."""
+    return await _safely(context, lambda s: s.get_last_vision(chat_id, user_id), None)
 
 
-def last_vision(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int) -> VisionJob | None:
-    """The last vision job answered in this chat for this user, kept in memory only (a follow-up after a
-    restart asks again: the stored sessions hold language-model queries)."""
-    jobs = context.bot_data.get(_VISION_KEY)
-    found = jobs.get((chat_id, user_id)) if isinstance(jobs, dict) else None
-    return found if isinstance(found, VisionJob) else None
-
-
-def remember_vision(
-    context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int, job: VisionJob | None
+async def remember_answer(
+    context: ContextTypes.DEFAULT_TYPE,
+    chat_id: int,
+    user_id: int,
+    query: Query | None,
+    vision: VisionJob | None,
 ) -> None:
-    """Remember (or, when the chat moved on to a language model, forget) the last vision job."""
-    jobs = context.bot_data.setdefault(_VISION_KEY, {})
-    if job is None:
-        jobs.pop((chat_id, user_id), None)
-    else:
-        jobs[(chat_id, user_id)] = job
+    """What the next message here follows up: the answer's query, or its vision job (one write)."""
+    if query is None and vision is None:
+        return
+    await _safely(context, lambda s: s.set_last_question(chat_id, user_id, query, vision), None)
 
 
 async def lang_override(context: ContextTypes.DEFAULT_TYPE, chat: Chat | None, user_id: int) -> str | None:

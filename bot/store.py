@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from core.checklist import ChecklistState
 from core.query import Query
+from core.vision.job import VisionJob
 
 logger = logging.getLogger(__name__)
 
@@ -96,6 +97,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
         # The chart behind a message's "📊 Chart" button (a bot/charts spec as JSON): drawn after a restart.
         "ALTER TABLE keyboard_queries ADD COLUMN chart TEXT",
+    ),
+    (
+        # The last image / video / speech job answered (a core.vision VisionJob as JSON), so its follow-ups
+        # ('那1024x1024呢', 'and on an L40S?') still work after a restart.
+        "ALTER TABLE sessions ADD COLUMN last_vision TEXT",
     ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -235,6 +241,37 @@ class SessionStore:
                    ON CONFLICT (chat_id, user_id)
                    DO UPDATE SET last_query = excluded.last_query, updated_at = excluded.updated_at""",
                 (chat_id, user_id, payload, now),
+            )
+            await db.execute("DELETE FROM blocked_chats WHERE chat_id = ?", (chat_id,))
+
+        await self._write(op)
+
+    async def get_last_vision(self, chat_id: int, user_id: int) -> VisionJob | None:
+        row = await self._fetchone(
+            "SELECT last_vision FROM sessions WHERE chat_id = ? AND user_id = ? AND updated_at >= ?",
+            (chat_id, user_id, self._cutoff()),
+        )
+        if row is None or row[0] is None:
+            return None
+        return _parse(VisionJob, row[0], f"sessions.last_vision chat={chat_id} user={user_id}")
+
+    async def set_last_question(
+        self, chat_id: int, user_id: int, query: Query | None, vision: VisionJob | None
+    ) -> None:
+        """The context of this user's next message here, in one write: a language-model question's query
+        (its vision job cleared), or a vision job (the last language-model query kept for later)."""
+        query_json = query.model_dump_json() if query is not None else None
+        vision_json = vision.model_dump_json() if vision is not None else None
+        now = self._clock()
+
+        async def op(db: aiosqlite.Connection) -> None:
+            await db.execute(
+                """INSERT INTO sessions (chat_id, user_id, last_query, last_vision, updated_at)
+                   VALUES (?, ?, ?, ?, ?)
+                   ON CONFLICT (chat_id, user_id)
+                   DO UPDATE SET last_query = COALESCE(excluded.last_query, sessions.last_query),
+                                 last_vision = excluded.last_vision, updated_at = excluded.updated_at""",
+                (chat_id, user_id, query_json, vision_json, now),
             )
             await db.execute("DELETE FROM blocked_chats WHERE chat_id = ?", (chat_id,))
 

@@ -7,6 +7,7 @@ handled once, by whoever loads it (the caller passes the book, or None for no pr
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -114,8 +115,38 @@ def assess(
             update["gpus"] = count
         result = estimate(query.model_copy(update=update) if update else query)
     count = count or result.query.gpus or 1
+    # Each (job, card, count) is assessed once per answer: the fit view, the plan search, the cards-needed
+    # search and the fixes ask for the same jobs, and an assessment is a pure function of them.
+    shared = card is None or load_catalog().by_id.get(card.id) is card
+    key = (result.query, card.id if card else None, count, book, currency, speed, fits_only)
+    slot = _slot(key) if shared else []
+    if slot:
+        return slot[0]
+    job = _compose(result, card, count, book=book, currency=currency, speed=speed, fits_only=fits_only)
+    slot.append(job)
+    return job
+
+
+@lru_cache(maxsize=8192)
+def _slot(
+    key: tuple[Query, str | None, int, PriceBook | None, Currency, bool, bool],
+) -> list[Assessment]:
+    """The place one assessment is kept (a bounded, per-question cache: benchmarks clear it per question)."""
+    return []
+
+
+def _compose(
+    result: Estimate,
+    card: Card | None,
+    count: int,
+    *,
+    book: PriceBook | None,
+    currency: Currency,
+    speed: bool,
+    fits_only: bool,
+) -> Assessment:
     verdict = verdict_for_count(result, count)
-    named = platform(query.platform)  # a platform named in the question: its own prices only
+    named = platform(result.query.platform)  # a platform named in the question: its own prices only
     price = book.price_for(card.id, currency, named) if book is not None and card is not None else None
     inference = training = None
     data = data_tokens(result.query)

@@ -1,4 +1,10 @@
-"""`gpufit estimate` output: the JSON contract and the readable breakdown."""
+"""The one JSON contract for a job: memory, speed, time and cost, the same keys and values whichever command
+or answer carries them (`gpufit estimate --json`, `gpufit ask --json`'s `answer`, `gpufit plan --json`'s
+plans use the same typed models: Breakdown, Verdict, InferenceSpeed / TrainingSpeed, JobCost, DataTokens).
+
+README "The JSON contract" lists the keys; tests/test_json_contract.py holds `estimate --json` and
+`ask --json` to the same values for the same job.
+"""
 
 from __future__ import annotations
 
@@ -8,41 +14,120 @@ from core.assessment import Assessment, assess
 from core.catalog import load_catalog
 from core.cost import currency_for, price_book_in_force
 from core.estimator import Estimate
+from core.query import Method, Task
+from core.registry import load_registry
 
-SPEED_KEYS = (
-    "decode_tokens_per_s",
-    "aggregate_tokens_per_s",
-    "batch",
-    "ttft_s",
-    "efficiency",
-    "parallelism",
-    "training_tokens_per_s",
-    "training_hours",
-    "gpu_hours",
-    "flops_per_token",
-    "mfu",
-    "notes",
-)
+
+def with_params(dumped: dict[str, Any]) -> dict[str, Any]:
+    """A dumped query with `params_b`, the model's total parameters (billions), whenever the model is known,
+    stated or not: every `query` of the contract says the size it was answered for."""
+    if dumped.get("params_b") is None and dumped.get("model"):
+        model = load_registry().by_id.get(dumped["model"])
+        if model is not None:
+            dumped["params_b"] = round(model.total_params / 1e9, 3)
+    return dumped
+
+
+def folk_reason(est: Estimate) -> str:
+    """Why the exact figure differs from the article's rule (params × bytes, × 4–6 to train): one code the
+    templates word."""
+    total, low, high = est.total_bytes, est.folk.low_bytes, est.folk.high_bytes
+    b = est.breakdown
+    q = est.query
+    if low * 0.9 <= total <= high * 1.1:
+        return "close"
+    if total < low:
+        if q.task is not Task.INFERENCE and q.method in (Method.LORA, Method.QLORA, Method.FREEZE):
+            return "adapters_only"
+        if q.gpus and q.gpus > 1:
+            return "sharded"
+        return "small_overhead"
+    extras = {
+        "kv_cache": b.kv_cache,
+        "activations": b.activations + b.logits,
+    }
+    if q.task is Task.INFERENCE:  # nothing trains: no gradients or optimizer states to name
+        extras["quantized_weights"] = b.weights - est.folk.weights_bytes
+        extras["runtime"] = b.overhead
+    else:
+        extras["model_states"] = b.gradients + b.optimizer + (b.weights - est.folk.weights_bytes)
+    return max(extras, key=lambda k: extras[k])
+
+
+def memory_json(est: Estimate) -> dict[str, Any]:
+    """The memory of a job: bytes per component on one card, the total, the peak phase, the ± band, the
+    folk rule beside it (with why they differ), the verdict per card count, warnings."""
+    return {
+        "model_name": est.model_name,
+        "breakdown": est.breakdown.as_dict(),
+        "total_bytes": est.total_bytes,
+        "peak_phase": est.peak_phase,
+        "uncertainty": est.uncertainty,
+        "folk_rule": est.folk.as_json() | {"reason": folk_reason(est)},
+        "verdicts": [v.model_dump(mode="json") for v in est.verdicts],
+        "warnings": est.warnings,
+    }
+
+
+def speed_json(job: Assessment | None) -> dict[str, Any] | None:
+    """`speed`: its kind ("inference" or "training") and every figure (InferenceSpeed / TrainingSpeed)."""
+    return job.speed_json() if job is not None else None
+
+
+def cost_json(job: Assessment | None) -> dict[str, Any] | None:
+    """`cost`: JobCost (per_hour, per_million_tokens, total, hours, currency, the dated price it used)."""
+    return job.cost.model_dump(mode="json") if job is not None and job.cost is not None else None
+
+
+def time_json(job: Assessment | None) -> dict[str, Any] | None:
+    """`time`: the run's wall-clock hours and the tokens they are for, with how they were counted."""
+    return job.time_json() if job is not None else None
+
+
+def serving_json(est: Estimate, job: Assessment | None) -> dict[str, Any] | None:
+    """`serving`: a KV-pool engine's figures (vLLM, SGLang): its KV pool, what one sequence takes, how many
+    run at once and how many of the asked users wait."""
+    pool = est.vllm
+    if pool is None:
+        return None
+    count = job.count if job is not None else est.query.gpus or 1
+    model = load_registry().by_id.get(est.query.model or "")
+    return {
+        "runtime": est.query.runtime,
+        "tensor_parallel": count,
+        "kv_pool_bytes": pool.kv_pool_bytes,
+        "kv_bytes_per_sequence": pool.kv_bytes_per_sequence,
+        "max_concurrent_sequences": pool.concurrent_sequences,
+        "requested_sequences": pool.requested_sequences if "batch" not in est.query.defaulted else None,
+        "queued": pool.queued_sequences,
+        "latent_cache_whole_per_card": count > 1 and model is not None and model.is_mla,
+    }
+
+
+def job_json(est: Estimate, job: Assessment | None) -> dict[str, Any]:
+    """Everything one job on one card × count carries: memory, speed, time, cost, serving."""
+    return memory_json(est) | {
+        "speed": speed_json(job),
+        "cost": cost_json(job),
+        "time": time_json(job),
+        "serving": serving_json(est, job),
+    }
 
 
 def estimate_json(result: Estimate) -> dict[str, Any]:
-    """One object: the filled query (with `defaulted`), bytes per component, total, verdicts."""
+    """`gpufit estimate --json`: the filled query (with `defaulted`), the model's size, and the job's contract
+    (`speed`, `cost`, `time` only when a catalog card is named)."""
+    job = estimate_assessment(result)
+    body = job_json(result, job)
+    if job is None:
+        body = {k: v for k, v in body.items() if k not in ("speed", "cost", "time")}
     return {
-        "query": result.query.model_dump(mode="json"),
-        "model_name": result.model_name,
+        "query": with_params(result.query.model_dump(mode="json")),
         "representative_shape": result.representative_shape,
         "params": result.params,
         "active_params": result.active_params,
         "trainable_params": result.trainable_params,
-        "breakdown": result.breakdown.as_dict(),
-        "total_bytes": result.total_bytes,
-        "peak_phase": result.peak_phase,
-        "uncertainty": result.uncertainty,
-        "folk_rule": result.folk.as_json(),
-        "verdicts": [v.model_dump(mode="json") for v in result.verdicts],
-        "vllm": result.vllm.model_dump(mode="json") if result.vllm else None,
-        "warnings": result.warnings,
-    } | _speed_and_cost(result)
+    } | body
 
 
 def estimate_assessment(result: Estimate) -> Assessment | None:
@@ -61,47 +146,3 @@ def estimate_assessment(result: Estimate) -> Assessment | None:
         result=result,
         fits_only=False,
     )
-
-
-def _speed_and_cost(result: Estimate) -> dict[str, Any]:
-    """`speed` and `cost` for a named catalog card (absent otherwise): how fast, and at whose dated price."""
-    job = estimate_assessment(result)
-    if job is None:
-        return {}
-    speed: dict[str, Any] = dict.fromkeys(SPEED_KEYS)
-    if job.inference is not None:
-        inf = job.inference
-        speed |= {
-            "decode_tokens_per_s": round(inf.decode_tokens_per_s, 2),
-            "aggregate_tokens_per_s": round(inf.aggregate_tokens_per_s, 2),
-            "batch": inf.batch,
-            "ttft_s": round(inf.ttft_s, 4),
-            "efficiency": inf.efficiency,
-            "parallelism": inf.parallelism,
-            "mfu": inf.mfu,
-            "notes": inf.notes,
-        }
-    if job.training is not None:
-        tr = job.training
-        speed |= {
-            "training_tokens_per_s": round(tr.tokens_per_s, 2),
-            "training_hours": round(tr.training_hours, 3) if tr.training_hours is not None else None,
-            "gpu_hours": round(tr.gpu_hours, 3) if tr.gpu_hours is not None else None,
-            "flops_per_token": tr.flops_per_token,
-            "mfu": tr.mfu,
-            "notes": tr.notes,
-        }
-    cost: dict[str, Any] | None = None
-    if job.cost is not None and job.price is not None:
-        price = job.price
-        cost = {
-            "per_hour": job.cost.per_hour,
-            "per_million_tokens": job.cost.per_million_tokens,
-            "total": job.cost.total,
-            "currency": price.currency.value,
-            "price_source": price.owner,
-            "price_provider": price.provider,
-            "price_billing": price.billing,
-            "price_date": price.date.isoformat(),
-        }
-    return {"speed": speed, "cost": cost}

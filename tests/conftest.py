@@ -17,13 +17,28 @@ machine.
 
 from __future__ import annotations
 
-import importlib
+# Before anything imports huggingface_hub (it reads HF_HOME once, at import) or a test reads a default path:
+# every place gpufit or its libraries write per user points into one temporary sandbox, and HOME is a fake,
+# empty home that must still be empty when the suite ends (`_nothing_written_outside_temp_folders`).
 import os
-from collections.abc import AsyncIterator
+import tempfile
 from pathlib import Path
 
-import pytest
-from botapi_server import (
+SANDBOX = Path(tempfile.mkdtemp(prefix="gpufit-tests-"))
+FAKE_HOME = SANDBOX / "home"
+FAKE_HOME.mkdir()
+os.environ["HOME"] = str(FAKE_HOME)
+for _variable in ("XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "HF_HOME"):
+    os.environ[_variable] = str(SANDBOX / _variable.lower())
+os.environ.pop("HF_HUB_CACHE", None)
+os.environ.pop("HUGGINGFACE_HUB_CACHE", None)
+
+import importlib  # noqa: E402
+import shutil  # noqa: E402
+from collections.abc import AsyncIterator, Iterator  # noqa: E402
+
+import pytest  # noqa: E402
+from botapi_server import (  # noqa: E402
     ANN,
     BOB,
     BOT_USERNAME,
@@ -36,9 +51,9 @@ from botapi_server import (
     start_bot,
 )
 
-from bot.app import build_application, running
-from bot.fake_telegram import FakeTelegram, FakeTelegramRequest
-from bot.settings import Settings
+from bot.app import build_application, running  # noqa: E402
+from bot.fake_telegram import FakeTelegram, FakeTelegramRequest  # noqa: E402
+from bot.settings import Settings  # noqa: E402
 
 # No test reaches the real Hugging Face Hub: lookups built from the environment answer from their cache or
 # say they are offline; the lookup tests pass their own settings, pointed at the loopback stand-in
@@ -47,6 +62,16 @@ from bot.settings import Settings
 importlib.import_module("huggingface_hub")
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_ENDPOINT"] = "http://127.0.0.1:9"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _nothing_written_outside_temp_folders() -> Iterator[None]:
+    """The suite writes only to temporary folders: HOME (a fake) is still empty at the end. (The user's real
+    home is not compared: other processes of this user may write there while the suite runs.)"""
+    yield
+    written = sorted(str(p.relative_to(FAKE_HOME)) for p in FAKE_HOME.rglob("*"))
+    shutil.rmtree(SANDBOX, ignore_errors=True)
+    assert not written, f"the tests wrote into HOME: {written[:10]}"
 
 
 @pytest.fixture(autouse=True)
@@ -71,6 +96,7 @@ def _no_settings_from_the_outside(monkeypatch: pytest.MonkeyPatch) -> None:
 def _fresh_answer_caches() -> None:
     """bot.answer caches its pure answers; a test that monkeypatches their inputs must not see an old one."""
     from bot.answer import service
+    from core import assessment
     from core.advisor import fit_fixes, plan_search
 
     for cached in (
@@ -79,6 +105,7 @@ def _fresh_answer_caches() -> None:
         service._parse,
         plan_search._plans,
         fit_fixes._fixes,
+        assessment._slot,
     ):
         cached.cache_clear()
 

@@ -134,7 +134,7 @@ def test_estimate_json_has_speed_and_cost_with_a_card() -> None:
         estimate(Query(task=Task.FINETUNE, model="llama-3.1-8b", card="a100-80gb-sxm", tokens=1e9))
     )
     assert data["speed"]["training_hours"] > 0 and data["speed"]["mfu"]
-    assert data["cost"]["currency"] == "USD" and data["cost"]["price_date"] and data["cost"]["total"] > 0
+    assert data["cost"]["currency"] == "USD" and data["cost"]["price"]["date"] and data["cost"]["total"] > 0
     inference = estimate_json(estimate(Query(model="llama-3.1-8b", card="h100-sxm")))
     assert inference["speed"]["decode_tokens_per_s"] > 0 and inference["speed"]["ttft_s"] > 0
     assert inference["cost"]["per_million_tokens"] > 0

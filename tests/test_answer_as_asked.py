@@ -169,3 +169,12 @@ async def test_the_bot_does_not_answer_an_unknown_model_with_the_last_one(runnin
 def test_query_schema_still_refuses_what_the_parser_rejects() -> None:
     with pytest.raises(ValueError, match="batch"):
         Query(model="llama-3.1-8b", batch=-4)
+
+
+def test_a_failed_lookup_prints_no_retry_noise(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """huggingface_hub's "Retrying in 1s [Retry 1/5]" warnings stay out of the terminal: the answer words
+    the failure once."""
+    reply = answer_looking_up("can a 4090 run Quibble-77?", lookup=_unreachable(tmp_path), lang="en")
+    assert "could not look it up" in html_to_terminal(reply.html)
+    out, err = capfd.readouterr()
+    assert "Retrying" not in out + err and "thrown while requesting" not in out + err

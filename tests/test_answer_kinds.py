@@ -161,7 +161,8 @@ def test_answer_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:
         raise RuntimeError("estimator exploded")
 
     for module in (answer_fit, answer_cards, answer_info):
-        monkeypatch.setattr(module, "estimate", boom)
+        if hasattr(module, "estimate"):  # the card sheet's sizes come from core's largest-model search now
+            monkeypatch.setattr(module, "estimate", boom)
     for lang in LANGS:
         reply = answer("can a 4090 run llama 3.1 8b", lang=lang)
         assert reply.kind == "error"

@@ -155,6 +155,18 @@ async def test_english_typed_answers_skip_back_and_errors(running_bot: BotHarnes
     assert (state.answers.seq, state.answers.batch, state.answers.requests_per_day) == (32768, 16, 20000)
 
 
+async def test_a_chinese_amount_does_not_switch_an_english_checklist(running_bot: BotHarness) -> None:
+    h = running_bot
+    await h.say(BOB, BOB, "/checklist")
+    await h.say(BOB, BOB, "LoRA fine-tune")
+    await h.say(BOB, BOB, "Qwen2.5 7B")
+    replies = [await h.say(BOB, BOB, answer) for answer in ("bf16", "1万条数据", "total $500")]
+    for [reply] in replies:
+        assert not any("\u4e00" <= c <= "\u9fff" for c in reply.text.replace("1万条数据", "")), reply.text
+    state = await (await _store(h)).get_checklist(BOB, BOB)
+    assert state is not None and state.lang == "en"
+
+
 async def test_restart_in_the_middle_resumes_at_the_same_step(
     bot_settings: Settings, running_bot: BotHarness
 ) -> None:

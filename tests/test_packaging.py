@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -26,6 +27,9 @@ def test_wheel_builds_without_setuptools_warnings(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         check=False,
+        # pip and the tools it probes (rustup writes ~/.rustup/settings.toml) keep state in HOME: this
+        # test's own temporary folder, not the user's
+        env={**os.environ, "HOME": str(tmp_path / "home"), "PIP_NO_CACHE_DIR": "1"},
     )
     assert built.returncode == 0, built.stderr
     complaints = [

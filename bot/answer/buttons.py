@@ -9,9 +9,9 @@ from bot.answer.model import CONTEXT_CHOICES, PRECISION_CHOICES, TRAINING_METHOD
 from bot.render import (
     fmt_card_name,
 )
-from core.catalog import Card, load_catalog
+from core.advisor.bigger_card import bigger_card
 from core.estimator import Estimate, Fit
-from core.query import DEFAULT_SEQ, Query, Task
+from core.query import DEFAULT_SEQ, Currency, Query, Task
 
 
 def button_label(lang: Lang, action: str, **extra: Any) -> str:
@@ -46,8 +46,9 @@ def fit_buttons(
         action = row["action"]
         if action and len(extra) < 3 and not action.startswith(("seq=", "method=", "precision=")):
             extra.append(button(lang, action, card=row["card_name"]))
-    if verdict is not None and verdict.fits is Fit.NO and not extra:
-        bigger = _bigger_card(verdict.need_bytes, view["card"])
+    if verdict is not None and verdict.fits is Fit.NO and not extra and view["card"] is not None:
+        # the advisor's one "bigger card" search (core/advisor/bigger_card.py), for a job with no fix button
+        bigger = bigger_card(filled, view["card"], filled.gpus or 1, Currency(view["currency"]))
         if bigger is not None:
             extra.append(button(lang, f"card={bigger.id}", card=bigger.name))
     for plan in ([view["cheaper"]] if view["cheaper"] else []) + view["plans"][:1]:
@@ -56,13 +57,3 @@ def fit_buttons(
         rows.append(extra)
     rows.append([button(lang, "details")])
     return [row for row in rows if row]
-
-
-def _bigger_card(need_bytes: int, current: Card | None) -> Card | None:
-    """The most rented card with room for `need_bytes` (with 10% to spare), other than the current one."""
-    candidates = [
-        c
-        for c in load_catalog().cards
-        if c.memory_bytes >= need_bytes * 1.1 and (current is None or c.id != current.id)
-    ]
-    return candidates[0] if candidates else None

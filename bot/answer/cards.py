@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from bot.answer.buttons import button
 from bot.answer.clarify import unknown_card_answer
 from bot.answer.common import answer_currency, call_macro, card_or_none, model_label, pack
-from bot.answer.fit import main_verdict
 from bot.answer.market import platform_facts
 from bot.answer.model import Answer, Lang
 from bot.charts import adapter as charts
@@ -16,9 +15,9 @@ from bot.render import (
     fmt_card_name,
 )
 from core.advisor import Comparison, card_price, compare_cards, tied_leader
+from core.advisor.largest_model import LargestJob, largest_sizes
 from core.catalog import Card, load_catalog
 from core.cost import price_book_in_force
-from core.estimator import Fit, estimate
 from core.platforms import platform
 from core.query import Currency, Method, Precision, Query, Task
 
@@ -78,29 +77,23 @@ def _card_facts(view: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-# Sizes people ask about, for "what fits on this card" (billions of parameters, dense).
-SIZE_LADDER = (1.5, 3.0, 7.0, 8.0, 14.0, 32.0, 70.0, 110.0, 180.0, 405.0)
+# The card sheet's four typical jobs (their largest sizes come from the largest-model search).
+_SHEET_JOBS = {
+    "inference": LargestJob(task=Task.INFERENCE, method=None, precision=Precision.BF16),
+    "inference_int4": LargestJob(task=Task.INFERENCE, method=None, precision=Precision.INT4),
+    "lora": LargestJob(task=Task.FINETUNE, method=Method.LORA, precision=Precision.BF16),
+    "qlora": LargestJob(task=Task.FINETUNE, method=Method.QLORA, precision=Precision.NF4),
+}
 
 
 def what_fits(card: Card) -> list[dict[str, Any]]:
-    """The largest common dense size that fits one card for four typical jobs (bare-size estimates)."""
-    jobs = (
-        ("inference", Query(task=Task.INFERENCE, precision=Precision.BF16)),
-        ("inference_int4", Query(task=Task.INFERENCE, precision=Precision.INT4)),
-        ("lora", Query(task=Task.FINETUNE, method=Method.LORA)),
-        ("qlora", Query(task=Task.FINETUNE, method=Method.QLORA)),
-    )
-    rows: list[dict[str, Any]] = []
-    for job, base in jobs:
-        best: float | None = None
-        for size in SIZE_LADDER:
-            est = estimate(base.model_copy(update={"params_b": size, "card": card.id}))
-            verdict = main_verdict(est)
-            if verdict is None or verdict.fits is Fit.NO:
-                break
-            best = size
-        rows.append({"job": job, "params_b": best})
-    return rows
+    """The largest dense size that fits one card for four typical jobs: the same search (and so the same
+    figures) as "what's the largest model I can run on it?" (core.advisor.largest_model)."""
+    sizes = largest_sizes(card, 1, list(_SHEET_JOBS.values()))
+    return [
+        {"job": name, "params_b": size, "precision": job.precision.value}
+        for name, (job, size) in zip(_SHEET_JOBS, sizes, strict=True)
+    ]
 
 
 def compare_answer(
@@ -184,14 +177,24 @@ def _compare_facts(comparison: Comparison | None, views: list[dict[str, Any]]) -
     }
 
 
-def _leaders(views: list[dict[str, Any]]) -> dict[str, Card | None]:
+def _tied_top(cards: list[Card], value: Callable[[Card], float]) -> list[Card]:
+    """The cards that share the lead on a spec when the others have less ('A100 80GB and H100 80GB' lead a
+    4090 on memory): [] when one card leads alone or when every card has the same."""
+    top = [c for c in cards if tied_leader([c, max(cards, key=value)], value) is None]
+    return top if 1 < len(top) < len(cards) else []
+
+
+def _leaders(views: list[dict[str, Any]]) -> dict[str, Card | list[Card] | None]:
     """The card that leads on each spec; None where the best two are equal (a tie is not a win)."""
     cards: list[Card] = [v["card"] for v in views]
     prices = {v["card"].id: v["price"].per_hour for v in views if v["price"] is not None}
     priced = [c for c in cards if c.id in prices]
     return {
         "memory": tied_leader(cards, lambda c: c.memory_bytes),
+        "memory_top": _tied_top(cards, lambda c: c.memory_bytes),
         "bandwidth": tied_leader(cards, lambda c: c.bandwidth_gb_s),
+        "bandwidth_top": _tied_top(cards, lambda c: c.bandwidth_gb_s),
         "compute": tied_leader(cards, lambda c: c.tensor_tflops),
+        "compute_top": _tied_top(cards, lambda c: c.tensor_tflops),
         "cheapest": tied_leader(priced, lambda c: prices[c.id], "min") if len(priced) > 1 else None,
     }

@@ -24,37 +24,17 @@ from bot.charts import adapter as charts
 from core import advisor
 from core.advisor import Fix, Plan, SortKey
 from core.advisor.budget import check_budget, plan_costs
+from core.advisor.cheaper import cheaper_plan
 from core.advisor.cluster import cluster_for
 from core.advisor.traffic import apply_traffic
 from core.assessment import Assessment, assess
-from core.catalog import Card
+from core.catalog import load_catalog
 from core.cost import price_book_in_force
 from core.estimator import COMPONENTS, Estimate, Fit, UnknownModelError, Verdict, estimate
-from core.query import Currency, Method, Query, Task
-from core.registry import load_registry
+from core.query import Currency, Method, Precision, Query, Task
+from core.report import folk_reason, memory_json, serving_json
 
 log = logging.getLogger(__name__)
-
-
-def folk_reason(est: Estimate) -> str:
-    """Why the exact figure differs from the article's rule: one code, worded by the templates."""
-    total, low, high = est.total_bytes, est.folk.low_bytes, est.folk.high_bytes
-    b = est.breakdown
-    q = est.query
-    if low * 0.9 <= total <= high * 1.1:
-        return "close"
-    if total < low:
-        if q.task is not Task.INFERENCE and q.method in (Method.LORA, Method.QLORA, Method.FREEZE):
-            return "adapters_only"
-        if q.gpus and q.gpus > 1:
-            return "sharded"
-        return "small_overhead"
-    extras = {
-        "kv_cache": b.kv_cache,
-        "activations": b.activations + b.logits,
-        "model_states": b.gradients + b.optimizer + (b.weights - est.folk.weights_bytes),
-    }
-    return max(extras, key=lambda k: extras[k])
 
 
 def main_verdict(est: Estimate) -> Verdict | None:
@@ -76,6 +56,11 @@ def breakdown_rows(est: Estimate, capacity: int | None) -> list[dict[str, Any]]:
         }
         for name in shown
     ]
+
+
+def _lacks_bf16(card_id: str | None) -> bool:
+    catalog = load_catalog()
+    return card_id is not None and card_id in catalog.by_id and catalog.get(card_id).bf16_tflops == 0
 
 
 def assumptions(est: Estimate, stated: Query) -> list[tuple[str, Any]]:
@@ -102,6 +87,8 @@ def assumptions(est: Estimate, stated: Query) -> list[tuple[str, Any]]:
             continue
         if name == "optimizer" and filled.method is Method.QLORA:
             continue
+        if name == "precision" and value is Precision.BF16 and _lacks_bf16(filled.card):
+            value = Precision.FP16  # what the card runs (its note says so), never "assumed bf16" on a V100
         items.append((name, value.value if hasattr(value, "value") else value))
     return items
 
@@ -116,22 +103,6 @@ def _fix_rows(query: Query, currency: str) -> list[dict[str, Any]]:
 
 def _plans(query: Query, currency: str, sort: SortKey, limit: int = 5) -> list[Plan]:
     return advisor.plans(query, limit=limit, currency=Currency(currency), sort=sort)
-
-
-def _cheaper(query: Query, card: Card, currency: str) -> Plan | None:
-    """A plan on another card that also fits and costs clearly less per hour than this card."""
-    own = advisor.card_price(card.id, Currency(currency))
-    if own is None:
-        return None
-    filled = query.with_defaults()
-    keep = {"card": None, "card_memory_bytes": None, "precision": filled.precision, "method": filled.method}
-    base = query.model_copy(update=keep)
-    for plan in advisor.plans(base, limit=3, currency=Currency(currency)):
-        if plan.card == card.id or plan.cost_per_hour is None:
-            continue
-        if plan.verdict is Fit.FITS and plan.cost_per_hour < 0.8 * own.per_hour * (query.gpus or 1):
-            return plan
-    return None
 
 
 def fit_view(
@@ -171,7 +142,7 @@ def fit_view(
     plans = _plans(query, currency, sort) if card is None and capacity is None and not light else []
     cheaper = None
     if card is not None and verdict is not None and verdict.fits is Fit.FITS and not light:
-        cheaper = _cheaper(query, card, currency)
+        cheaper = cheaper_plan(query, card, Currency(currency))
     instead = _instead(fixes, currency) if job is not None and not job.fits else None
     over_budget = False
     if not plans and query.budget is not None and card is None and capacity is None and not light:
@@ -225,27 +196,8 @@ def fit_view(
 
 
 def serving_facts(est: Estimate, job: Assessment | None) -> dict[str, Any] | None:
-    """The serving engine's figures (vLLM, SGLang: a KV-pool runtime): its KV pool, what one sequence takes,
-    how many run at once and how many of the asked users wait."""
-    pool = est.vllm
-    if pool is None:
-        return None
-    count = job.count if job is not None else est.query.gpus or 1
-    return {
-        "runtime": est.query.runtime,
-        "tensor_parallel": count,
-        "kv_pool_bytes": pool.kv_pool_bytes,
-        "kv_bytes_per_sequence": pool.kv_bytes_per_sequence,
-        "max_concurrent_sequences": pool.concurrent_sequences,
-        "requested_sequences": pool.requested_sequences if "batch" not in est.query.defaulted else None,
-        "queued": pool.queued_sequences,
-        "latent_cache_whole_per_card": count > 1 and _is_mla(est),
-    }
-
-
-def _is_mla(est: Estimate) -> bool:
-    model = load_registry().by_id.get(est.query.model or "")
-    return model is not None and model.is_mla
+    """The KV-pool engine's figures (core/report.py serving_json: one contract for every command)."""
+    return serving_json(est, job)
 
 
 def _instead(fixes: list[dict[str, Any]], currency: str) -> dict[str, Any] | None:
@@ -315,35 +267,32 @@ def memory_view(
 
 
 def _fit_facts(est: Estimate, view: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "model_name": est.model_name,
-        "verdict": view["verdict"].fits.value if view["verdict"] else None,
-        "verdicts": [v.model_dump(mode="json") for v in est.verdicts],
-        "breakdown": est.breakdown.as_dict(),
-        "total_bytes": est.total_bytes,
-        "peak_phase": est.peak_phase,
-        "uncertainty": est.uncertainty,
-        "folk_rule": est.folk.as_json() | {"reason": view["folk_reason"]},
-        "assumed": [name for name, _ in view["assumptions"]],
-        "warnings": est.warnings,
-        "speed": view["speed"],
-        "cost": view["cost"].model_dump(mode="json") if view["cost"] else None,
-        "time": view["time"],
-        "serving": view["serving"],
-        "instead": _instead_facts(view["instead"]),
-        "fixes": [
-            row["fix"].model_dump(mode="json", exclude={"query"}) | {"action": row["action"]}
-            for row in view["fixes"]
-        ],
-        "plans": [advisor.plan_json(p) for p in view["plans"]],
-        "cheaper": advisor.plan_json(view["cheaper"]) if view["cheaper"] else None,
-        "cards_needed": view.get("needed"),
-        "model_source": model_source(est, view.get("model_origin")),
-        "traffic": traffic_facts(view.get("traffic")),
-        "cluster": cluster_facts(view.get("cluster")),
-        "budget": budget_facts(view.get("budget")),
-        "platform": view.get("platform"),
-    } | _setup_that_runs(view)
+    # memory in the one JSON contract (core/report.py), the same keys and values as `gpufit estimate --json`
+    return (
+        memory_json(est)
+        | {
+            "verdict": view["verdict"].fits.value if view["verdict"] else None,
+            "assumed": [name for name, _ in view["assumptions"]],
+            "speed": view["speed"],
+            "cost": view["cost"].model_dump(mode="json") if view["cost"] else None,
+            "time": view["time"],
+            "serving": view["serving"],
+            "instead": _instead_facts(view["instead"]),
+            "fixes": [
+                row["fix"].model_dump(mode="json", exclude={"query"}) | {"action": row["action"]}
+                for row in view["fixes"]
+            ],
+            "plans": [advisor.plan_json(p) for p in view["plans"]],
+            "cheaper": advisor.plan_json(view["cheaper"]) if view["cheaper"] else None,
+            "cards_needed": view.get("needed"),
+            "model_source": model_source(est, view.get("model_origin")),
+            "traffic": traffic_facts(view.get("traffic")),
+            "cluster": cluster_facts(view.get("cluster")),
+            "budget": budget_facts(view.get("budget")),
+            "platform": view.get("platform"),
+        }
+        | _setup_that_runs(view)
+    )
 
 
 def _setup_that_runs(view: dict[str, Any]) -> dict[str, Any]:

@@ -11,8 +11,9 @@ from bot.answer.common import answer_currency, card_or_none, model_label, pack
 from bot.answer.fit import serving_facts
 from bot.answer.market import cluster_facts, platform_facts, traffic_facts
 from bot.answer.model import Answer, Lang
-from bot.answer.needed import asked_count, needed_for, usual_cards
+from bot.answer.needed import asked_count, needed_for
 from bot.charts import adapter as charts
+from core.advisor.card_advice import usual_cards
 from core.advisor.cards_needed import MAX_NODES, NODE_SIZE, CardsNeeded
 from core.advisor.cluster import cluster_for
 from core.advisor.traffic import apply_traffic, size_replicas

@@ -11,9 +11,9 @@ from bot.answer.common import answer_currency, call_macro, pack
 from bot.answer.fit import fit_view
 from bot.answer.model import FAQ_IDS, SCENARIO_IDS, Answer, Lang
 from core import advisor
-from core.advisor import card_price
+from core.advisor.bigger_card import bigger_cards
 from core.catalog import Card, load_catalog
-from core.cost import CardPrice, price_book_in_force
+from core.cost import price_book_in_force
 from core.estimator import UnknownCardError, UnknownModelError, estimate
 from core.query import Currency, Method, Query, Task
 from core.vision import VisionJob
@@ -65,33 +65,13 @@ def faq_answer(
         if pair:
             data["prices"] = {"small": pair[small.id], "big": pair[big.id]}
     elif faq_id == "vram_upgrade" and named is not None:
-        data["bigger"] = _bigger_cards(named, currency, wanted_bytes)
+        data["bigger"] = bigger_cards(named, currency, wanted_bytes)
     facts: dict[str, Any] = {"faq": faq_id, "card": named.id if named else None, "cards": list(card_ids)}
     return pack("faq", lang, f"faq_{faq_id}", data, query=query, facts=facts)
 
 
 # The article's example of one card's memory variants, priced from one provider, billing kind and date.
 VARIANT_PAIR = ("a100-40gb-sxm", "a100-80gb-sxm")
-
-
-def _bigger_cards(
-    card: Card, currency: Currency, wanted_bytes: int | None, limit: int = 3
-) -> list[tuple[Card, CardPrice]]:
-    """The cheapest cards of the smallest size with the memory wanted (else the next size up from `card`):
-    what to rent instead of 'upgrading' it."""
-    floor = max(card.memory_bytes * 1.1, (wanted_bytes or 0) * 0.9)
-    priced: list[tuple[Card, CardPrice]] = []
-    for other in load_catalog().cards:
-        price = card_price(other.id, currency)
-        # a card rented only in the other market (an H20 for someone paying in USD) is no suggestion
-        home = "cn" if currency is Currency.CNY else "global"
-        if other.memory_bytes > floor and price is not None and price.market == home:
-            priced.append((other, price))
-    if not priced:
-        return []
-    next_size = min(other.memory_bytes for other, _ in priced)
-    step = [pair for pair in priced if pair[0].memory_bytes <= next_size * 1.1]
-    return sorted(step, key=lambda pair: pair[1].per_hour)[:limit]
 
 
 FAQ_CARDS = ("rtx-4090", "a100-80gb-sxm", "h100-sxm", "a100-40gb-sxm")

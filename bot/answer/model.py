@@ -12,7 +12,7 @@ from bot.render import (
 )
 from core.answer_kind import AnswerKind
 from core.query import Method, Precision, Query, Task
-from core.registry import load_registry
+from core.report import with_params
 from core.vision.job import VisionJob
 
 Kind = AnswerKind  # one enum for the kind of answer, shared with the parser and the query
@@ -76,12 +76,17 @@ class Answer(BaseModel):
     buttons: list[list[Button]] = Field(default_factory=list)
     facts: dict[str, Any] = Field(default_factory=dict, description="JSON-ready numbers behind the answer")
     vision: VisionJob | None = Field(default=None, description="the vision job answered (for follow-ups)")
+    understood: dict[str, Any] | None = Field(
+        default=None, description="the JSON `query` of an answer whose question is not a Query (a vision job)"
+    )
     chart: ChartSpec | None = Field(default=None, description="the figures to draw (the '📊 Chart' button)")
 
     def to_json(self) -> dict[str, Any]:
-        """`gpufit ask --json`: the filled query in the `gpufit estimate --json` schema, and the answer."""
+        """`gpufit ask --json`: what was understood (the `gpufit estimate --json` query) and the answer."""
         return {
-            "query": query_json(self.query, self.filled_query),
+            "query": query_json(self.query, self.filled_query)
+            if self.query or self.filled_query
+            else self.understood,
             "answer": {
                 "kind": self.kind,
                 "lang": self.lang,
@@ -115,9 +120,4 @@ def query_json(query: Query | None, filled: Query | None) -> dict[str, Any] | No
 
 
 def _with_params(dumped: dict[str, Any]) -> dict[str, Any]:
-    """`params_b` is the model's total parameters (billions) whenever the model is known, stated or not."""
-    if dumped.get("params_b") is None and dumped.get("model"):
-        model = load_registry().by_id.get(dumped["model"])
-        if model is not None:
-            dumped["params_b"] = round(model.total_params / 1e9, 3)
-    return dumped
+    return with_params(dumped)

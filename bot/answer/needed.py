@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 from bot.answer.common import card_or_none
-from core.advisor.card_advice import advice_rules
 from core.advisor.cards_needed import (
     CardsNeeded,
     as_served,
@@ -14,21 +13,10 @@ from core.advisor.cards_needed import (
     fits_as_asked,
 )
 from core.assessment import Assessment, assess
-from core.catalog import Card, load_catalog
+from core.catalog import Card
 from core.cost import price_book_in_force
 from core.estimator import Estimate
-from core.query import Currency, Query, Task
-
-
-def usual_cards(task: Task) -> list[Card]:
-    """Cards to size a job on when the question names none: the usual cards for that kind of job
-    (data/card_advice.toml), the job's own kind first."""
-    rules = advice_rules()
-    inference, training = rules["inference"].reference, rules["training"].reference
-    ordered = [*inference, *training] if task is Task.INFERENCE else [*training, *inference]
-    ids = dict.fromkeys(ordered)
-    catalog = load_catalog()
-    return [catalog.get(i) for i in ids if i in catalog.by_id]
+from core.query import Currency, Query
 
 
 def needed_for(query: Query, card: Card, currency: str) -> CardsNeeded | None:

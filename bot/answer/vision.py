@@ -109,10 +109,12 @@ def vision_answer(job: VisionJob, lang: Lang) -> Answer:
     est = estimate_vision(job)
     view = vision_view(est, currency)
     facts = est.as_json()
+    understood = facts.pop("query")
     facts["cost"] = view["cost"].model_dump(mode="json") if view["cost"] else None
     facts["plans"] = [plan.model_dump(mode="json") for plan in view["plans"]]
     answer = pack("fit", lang, "vision_fit", {"v": view}, facts=facts, chart=vision_chart(est, view))
-    return answer.model_copy(update={"vision": est.job.model_copy(update={"defaulted": job.defaulted})})
+    vision = est.job.model_copy(update={"defaulted": job.defaulted})
+    return answer.model_copy(update={"vision": vision, "understood": understood})
 
 
 def vision_chart(est: VisionEstimate, view: dict[str, Any]) -> ChartSpec | None:

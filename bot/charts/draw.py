@@ -21,7 +21,7 @@ from matplotlib import font_manager
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullLocator
 from PIL import Image
 
 from bot.charts import fonts
@@ -67,6 +67,13 @@ CHEAPEST = "#2E7D32"
 FASTEST = "#1565C0"
 
 _LOCK = threading.Lock()
+
+
+def _FEW_TICKS() -> MaxNLocator:  # noqa: N802 (a locator factory, read like a constant)
+    """Five or six round ticks: enough to read a value on a phone, and each tick is ~2 ms to draw."""
+    return MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10])
+
+
 _FONTS_READY: list[bool] = []
 
 
@@ -187,7 +194,7 @@ def _memory(fig: Figure, spec: MemoryChart, lang: str) -> None:
         need = _gib(bar.need_bytes)
         stacked = bar.role != "fix"
         if stacked:
-            ax.errorbar(need, y, xerr=need * spec.band, color=INK, capsize=9, capthick=2, linewidth=2)
+            _band(ax, need, y, need * spec.band, horizontal=True, cap=9)
         end = need * (1 + spec.band) if stacked else need
         label = word(lang, "need", bar.need_bytes, spec.band if stacked else None)
         if bar.capacity_bytes:
@@ -217,10 +224,18 @@ def _memory(fig: Figure, spec: MemoryChart, lang: str) -> None:
     ax.set_ylim(-0.6, len(spec.bars) - 0.4)
     ax.set_xlim(0, (right or 1) * 1.45)
     ax.set_xlabel(word(lang, "axis_memory"))
+    ax.xaxis.set_major_locator(_FEW_TICKS())
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt_num(v)))
     ax.grid(axis="x", color=GRID)
     ax.set_axisbelow(True)
     _memory_legend(legend_ax, spec, lang)
+
+
+def _band(ax: Axes, x: float, y: float, half: float, *, horizontal: bool, cap: float) -> None:
+    """An error bar (the estimate's ± band) as one line with end caps: errorbar() builds a dozen artists."""
+    xs, ys = ([x - half, x + half], [y, y]) if horizontal else ([x, x], [y - half, y + half])
+    ax.plot(xs, ys, color=INK, linewidth=2, marker="|" if horizontal else "_", markersize=cap * 2,
+            markeredgewidth=2)  # fmt: skip
 
 
 def _bar_label(bar: MemoryBar, lang: str) -> str:
@@ -251,7 +266,7 @@ def _memory_legend(ax: Axes, spec: MemoryChart, lang: str) -> None:
         if kind == "patch":
             ax.add_patch(matplotlib.patches.Rectangle((0.0, y - step * 0.3), 0.09, step * 0.6, color=colour))
         elif kind == "band":
-            ax.errorbar(0.045, y, yerr=step * 0.3, color=colour, capsize=6, linewidth=2)
+            _band(ax, 0.045, y, step * 0.3, horizontal=False, cap=6)
         else:
             style = "-" if kind == "line" else (0, (4, 3))
             thick = 3.5 if kind == "line" else 1.6
@@ -290,7 +305,8 @@ def _options(fig: Figure, spec: OptionsChart, lang: str) -> None:
             marker, colour, size = "*", CHEAPEST, 620
         if point.fastest:
             marker, colour, size = ("*", CHEAPEST, 620) if point.cheapest else ("D", FASTEST, 230)
-        ax.scatter(point.x, point.y, s=size, marker=marker, color=colour, zorder=3, edgecolor="white")
+        ax.plot([point.x], [point.y], marker=marker, markersize=size**0.5, color=colour, zorder=3,
+                markeredgecolor="white", linestyle="none")  # fmt: skip
     _pad_limits(ax, xs, ys, log_x, log_y)
     _number_axes(ax, spec, log_x, log_y)
     _label_points(ax, plotted, lang, spec)
@@ -312,7 +328,9 @@ def _number_axes(ax: Axes, spec: OptionsChart, log_x: bool, log_y: bool) -> None
     for axis, log, money in ((ax.xaxis, log_x, True), (ax.yaxis, log_y, False)):
         if log:
             axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-            axis.set_minor_formatter(NullFormatter())
+            axis.set_minor_locator(NullLocator())  # a log axis's minor ticks cost ~0.1 s to draw
+        else:
+            axis.set_major_locator(_FEW_TICKS())
         if money:
             axis.set_major_formatter(FuncFormatter(lambda v, _: fmt_money(v, spec.currency)))
         else:
@@ -393,6 +411,11 @@ def _label_points(ax: Axes, points: Sequence[OptionPoint], lang: str, spec: Opti
             rect = (x0, y0, x0 + w, y0 + h)
             penalty = sum(_overlap(rect, other) for other in placed)
             penalty += sum(_overlap(rect, (mx - 20, my - 20, mx + 20, my + 20)) * 3 for mx, my in markers)
+            # a label must read as its own point's: no other point nearer to it than its own
+            near = _distance(rect, (px, py))
+            penalty += sum(
+                w * h for mx, my in markers if (mx, my) != (px, py) and _distance(rect, (mx, my)) < near
+            )
             outside = max(0.0, box.x0 - rect[0]) + max(0.0, rect[2] - box.x1 - 40 * scale)
             outside += max(0.0, box.y0 - rect[1]) + max(0.0, rect[3] - box.y1)
             return float(penalty + outside * h * 4)
@@ -404,6 +427,13 @@ def _label_points(ax: Axes, points: Sequence[OptionPoint], lang: str, spec: Opti
                     textcoords="offset points", fontsize=SMALL_PT, color=colour,
                     fontweight="bold" if colour != INK else "normal", va="bottom", ha="left",
                     annotation_clip=False, linespacing=1.15)  # fmt: skip
+
+
+def _distance(rect: tuple[float, float, float, float], point: tuple[float, float]) -> float:
+    """From a label's box to a point (0 inside it)."""
+    dx = max(rect[0] - point[0], 0.0, point[0] - rect[2])
+    dy = max(rect[1] - point[1], 0.0, point[1] - rect[3])
+    return float((dx * dx + dy * dy) ** 0.5)
 
 
 def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> float:
@@ -444,6 +474,7 @@ def _largest(fig: Figure, spec: LargestModelChart, lang: str) -> None:
     ax.set_ylim(-0.6, max(len(spec.rows), MIN_SLOTS) - 0.4)
     ax.set_xlim(0, high * 1.55)
     ax.set_xlabel(word(lang, "axis_params"))
+    ax.xaxis.set_major_locator(_FEW_TICKS())
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt_num(v)))
     ax.grid(axis="x", color=GRID)
     ax.set_axisbelow(True)
@@ -477,6 +508,7 @@ def _needed(fig: Figure, spec: CardsNeededChart, lang: str) -> None:
     ax.set_ylim(-0.6, max(len(spec.rows), MIN_SLOTS) - 0.4)
     if log:
         ax.set_xscale("log", base=2)
+        ax.xaxis.set_minor_locator(NullLocator())
         ax.set_xlim(0.8, high * 12)
     else:
         ax.set_xlim(0, high * 2.1)

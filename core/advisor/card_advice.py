@@ -162,3 +162,14 @@ def card_advice(card: Card, task: Task) -> CardAdvice:
         suits=largest_models(card, 1, _suits_jobs(task)),
         nvlink=card.has_nvlink,
     )
+
+
+def usual_cards(task: Task) -> list[Card]:
+    """Cards to size a job on when the question names none: the usual cards for that kind of job
+    (data/card_advice.toml), the job's own kind first."""
+    rules = advice_rules()
+    inference, training = rules["inference"].reference, rules["training"].reference
+    ordered = [*inference, *training] if task is Task.INFERENCE else [*training, *inference]
+    ids = dict.fromkeys(ordered)
+    catalog = load_catalog()
+    return [catalog.get(i) for i in ids if i in catalog.by_id]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import lru_cache
-from itertools import groupby
 
+from core.advisor.bigger_card import bigger_card
 from core.advisor.fix_kinds import FIX_SPECS, FixKind, fix_order
 from core.advisor.model import QUALITY_RANK, Fix
 from core.advisor.shared import card_price, speed_value, stated_only
@@ -198,36 +198,7 @@ def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix,
             ):
                 found.append(fix)
                 break
-    bigger = _bigger_card(said, card, count, money)
+    bigger = bigger_card(said, card, count, money)
     if bigger is not None and (fix := make(FixKind.BIGGER_CARD, said, [FixKind.BIGGER_CARD], bigger, count)):
         found.append(fix)
     return tuple(sorted(found, key=lambda f: fix_order(f.kind)))
-
-
-def _bigger_card(query: Query, card: Card, count: int, currency: Currency) -> Card | None:
-    """The smallest card with more memory on which the job fits, cheapest first among equals.
-
-    Tried from the smallest memory up, stopping after the first size on which something fits: a job that
-    fits a 32 GB card is not estimated on the forty cards above it.
-    """
-    catalog = load_catalog()
-    bigger = [
-        other
-        for other in catalog.cards
-        if other.memory_bytes > card.memory_bytes
-        and other.vendor == card.vendor
-        # the job asks for bf16; an fp16-only card would change the recipe
-        and not (query.precision in (None, Precision.BF16) and other.bf16_tflops == 0)
-    ]
-    bigger.sort(key=lambda other: other.memory_gib)  # stable: catalog order within a size
-    for _, same_size in groupby(bigger, key=lambda other: other.memory_gib):
-        fitting: list[tuple[float, Card]] = []
-        for other in same_size:
-            result = estimate(query.model_copy(update={"card": other.id, "gpus": count}))
-            verdict = verdict_for_count(result, count)
-            if verdict is not None and verdict.fits is not Fit.NO:
-                price = card_price(other.id, currency, None, query.platform)
-                fitting.append((price.per_hour if price else float("inf"), other))
-        if fitting:
-            return min(fitting, key=lambda t: t[0])[1]
-    return None

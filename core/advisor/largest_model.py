@@ -188,12 +188,28 @@ def examples_for(query: Query, card: Card, gpus: int, params_b: float, limit: in
     return chosen[:limit]
 
 
+def on_card(job: LargestJob, card: Card) -> LargestJob:
+    """A bf16 job on a card without bf16 (V100, T4) runs in fp16: same bytes, the precision it really uses."""
+    if job.precision is Precision.BF16 and card.bf16_tflops == 0:
+        return job.model_copy(update={"precision": Precision.FP16})
+    return job
+
+
+def largest_sizes(card: Card, gpus: int, jobs: Sequence[LargestJob]) -> list[tuple[LargestJob, float | None]]:
+    """Per job, the largest size that runs (no examples): the card sheet's figures, the same search as
+    `largest_models` so that a card's sheet and the largest-model answer never disagree."""
+    found: list[tuple[LargestJob, float | None]] = []
+    for job in (on_card(j, card) for j in jobs):
+        found.append((job, largest_size(_job_query(job, Query(), card, gpus), card, gpus)))
+    return found
+
+
 def largest_models(
     card: Card, gpus: int, jobs: Sequence[LargestJob], base: Query | None = None
 ) -> list[LargestModel]:
     """Per job, the largest size that runs on `gpus` × `card`, with examples."""
     rows: list[LargestModel] = []
-    for job in jobs:
+    for job in (on_card(j, card) for j in jobs):
         query = _job_query(job, base or Query(), card, gpus)
         size = largest_size(query, card, gpus)
         examples = examples_for(query, card, gpus, size) if size is not None else []

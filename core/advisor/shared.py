@@ -106,6 +106,13 @@ def plan_from(job: Assessment, currency: Currency) -> Plan | None:
     )
 
 
+def _on_card(precision: Precision, card: Card, said: dict[str, object]) -> Precision:
+    """bf16 the user did not ask for is fp16 on a card without bf16 (V100, T4): what it would really run."""
+    if precision is Precision.BF16 and "precision" not in said and card.bf16_tflops == 0:
+        return Precision.FP16
+    return precision
+
+
 def variants_for(query: Query, card: Card) -> Iterable[Query]:
     """The method × precision choices worth trying on this card for this job."""
     said = query.said()
@@ -113,7 +120,7 @@ def variants_for(query: Query, card: Card) -> Iterable[Query]:
         precisions = (
             [query.precision] if "precision" in said and query.precision else list(INFERENCE_PRECISIONS)
         )
-        for precision in precisions:
+        for precision in dict.fromkeys(_on_card(p, card, said) for p in precisions):
             if precision is Precision.FP8 and "precision" not in said and not card.fp8_tflops:
                 continue
             yield query.model_copy(update={"precision": precision, "method": None})
@@ -131,7 +138,8 @@ def variants_for(query: Query, card: Card) -> Iterable[Query]:
         for checkpointing in recompute:
             update: dict[str, Any] = {"method": method, "grad_checkpointing": checkpointing}
             if "precision" not in said:
-                update["precision"] = None
+                no_bf16 = card.bf16_tflops == 0 and method is not Method.QLORA
+                update["precision"] = Precision.FP16 if no_bf16 else None
             yield query.model_copy(update=update)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +26,13 @@ _FIT_FIELDS = frozenset(
         "samples", "sample_chars", "epochs", "text_bytes",
     }
 )  # fmt: skip
+
+
+# 'SD 1.5 出一张图要多少显存': the memory of a named image model is its job's answer, not the scenario's text
+# ('SDXL 出图用什么卡' asks which card: the scenario, with the job)
+_ASKS_MEMORY = re.compile(
+    r"多少显存|显存多少|多大显存|显存多大|要多少\s*g|how\s+much\s+(?:vram|memory)|vram\s+(?:for|does)"
+)
 
 
 # A message this short that names only a model ('qwen 72b?') swaps the model of the chat's question.
@@ -87,7 +95,8 @@ def parse(text: str, previous: Query | None = None, previous_vision: VisionJob |
     if follow_vision and vision is not None:
         return seen.reply(Intent.FIT, vision=vision, cards=card_ids, follow_up=True)
     if vision is not None:
-        if not card_ids and words.scenario(norm) == "vision":
+        memory_of_a_named_model = find_vision_model(norm) is not None and _ASKS_MEMORY.search(norm)
+        if not card_ids and words.scenario(norm) == "vision" and not memory_of_a_named_model:
             return seen.reply(Intent.SCENARIO, scenario="vision", vision=vision)
         return seen.reply(Intent.FIT, vision=vision, cards=card_ids)
     if nothing_named and not ex.fields and (words.is_small_talk(norm) or words.is_off_topic(norm)):

@@ -30,11 +30,17 @@ def coverage() -> dict[tuple[str, str], tuple[str, ...]]:
     return {key: tuple(sorted(sources)) for key, sources in found.items()}
 
 
+_CALIBRATED: dict[tuple[str, str, bool], tuple[str, ...]] = {}
+
+
 def calibrated_on(runtime: str, card: Card, *, training: bool) -> list[str]:
     """The published sources this runtime on this card family was fitted to (empty: none)."""
-    c = load_speed_constants()
-    key = ("training" if training else runtime, _family_key(c, card))
-    return list(coverage().get(key, ()))
+    memo = (runtime, card.id, training)
+    if memo not in _CALIBRATED:
+        c = load_speed_constants()
+        key = ("training" if training else runtime, _family_key(c, card))
+        _CALIBRATED[memo] = coverage().get(key, ())
+    return list(_CALIBRATED[memo])
 
 
 def band_for(c: SpeedConstants, runtime: str, card: Card, *, training: bool) -> float:

@@ -26,6 +26,7 @@ class RuntimeSpeed(BaseModel):
         float  # fixed cost per layer per decode step: kernel launches, sync (CUDA graphs cut it)
     )
     moe_s_per_layer: float = 0.0  # extra per MoE layer per step: router, top-k, grouped-GEMM dispatch
+    moe_token_s: float = 0.0  # per token per MoE layer: permuting tokens to their experts and back
     step_s: float = 0.0  # per step: scheduler, sampling, detokenisation
     seq_s: float = 0.0  # per running sequence per step: the scheduler's and sampler's per-request work
     bandwidth_factor: float = 1.0  # this runtime's share of the card's achieved decode bandwidth
@@ -137,6 +138,9 @@ class BandConstants(BaseModel):
     source: str
 
 
+_FAMILY_INDEX: dict[tuple[str, tuple[str, ...]], int] = {}
+
+
 class SpeedConstants(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
@@ -154,10 +158,14 @@ class SpeedConstants(BaseModel):
         return self.runtimes[name]
 
     def family(self, card: Card) -> BandwidthFamily | None:
-        for family in self.bandwidth:
-            if re.search(family.match, card.id):
-                return family
-        return None
+        """The card's chip family: the first whose pattern matches its id (remembered per card and set of
+        patterns; the fit changes the families' values, never their patterns)."""
+        patterns = tuple(f.match for f in self.bandwidth)
+        key = (card.id, patterns)
+        if key not in _FAMILY_INDEX:
+            _FAMILY_INDEX[key] = next((i for i, p in enumerate(patterns) if re.search(p, card.id)), -1)
+        index = _FAMILY_INDEX[key]
+        return self.bandwidth[index] if index >= 0 else None
 
     def bandwidth_efficiency(self, card: Card) -> float:
         family = self.family(card)

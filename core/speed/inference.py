@@ -151,7 +151,8 @@ def decode_step_s(
             g.card, c.link, g.layers, g.hidden, int(tokens), ranks=g.ranks
         )
     host_s = host_bytes / host_bytes_s if host_bytes and host_bytes_s else 0.0
-    gpu_s = max(memory_s, compute_s) + comm_s + host_s
+    routing_s = speed_terms.moe_routing_s(runtime, g.moe_layers, tokens)
+    gpu_s = max(memory_s, compute_s) + comm_s + host_s + routing_s
     return speed_terms.step_s(runtime, gpu_s, g.layers, g.moe_layers, batch)
 
 
@@ -168,6 +169,7 @@ def prefill_s(c: SpeedConstants, g: Generation, prompt: int, prompts: int = 1) -
             g.card, c.link, g.layers, g.hidden, prompts * prompt, ranks=g.ranks
         )
     runtime = c.runtime(g.runtime)
+    comm += speed_terms.moe_routing_s(runtime, g.moe_layers, prompts * prompt)
     return speed_terms.step_s(runtime, max(compute, read) + comm, g.layers, g.moe_layers, prompts) + (
         runtime.prefill_fixed_s
     )

@@ -99,6 +99,13 @@ def tensor_parallel_comm_s(
     return 2 * layers * allreduce_s(card, link, tokens * hidden * 2.0, ranks)
 
 
+def moe_routing_s(runtime: RuntimeSpeed, moe_layers: int, tokens: float) -> float:
+    """Moving `tokens` tokens to their experts and back in every MoE layer (top-k, permute, un-permute):
+    work per token, so it grows with the batch and with the prompt tokens prefilled in a step (FITTED per
+    runtime; vLLM's value comes from DeepSeek-V3 at concurrency 1 to 100)."""
+    return moe_layers * tokens * runtime.moe_token_s
+
+
 def launch_s(runtime: RuntimeSpeed, layers: int, moe_layers: int) -> float:
     """Kernel launches and synchronisation of one decode step: per layer, and per MoE layer on top."""
     return layers * runtime.launch_s_per_layer + moe_layers * runtime.moe_s_per_layer

@@ -139,10 +139,23 @@ class VisionEstimate(BaseModel):
     def total_bytes(self) -> int:
         return self.breakdown.total
 
+    def query_json(self) -> dict[str, object]:
+        """What was understood (the answers' `query`, as for a language model): the filled job, the model,
+        its size, the resolution and the task."""
+        job = self.job
+        resolution = f"{job.width}x{job.height}" if job.width and job.height else None
+        return job.model_dump(mode="json") | {
+            "model_name": self.model_name,
+            "family": self.family,
+            "params_b": round(self.params / 1e9, 3),
+            "resolution": resolution,
+        }
+
     def as_json(self) -> dict[str, object]:
         """The public JSON shape, same keys as a language-model fit answer."""
         verdict = self.verdicts[0].fits.value if self.verdicts else None
         return {
+            "query": self.query_json(),
             "kind": self.kind,
             "family": self.family,
             "model": self.model_name,
