@@ -39,11 +39,11 @@ _FAQ: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = (
         "vram_price",
         _c(
             r"(?:显存|vram|memory|大显存|更多显存|\d+\s*g(?:b)?(?![a-z])).{0,40}(?:贵|expensive|cost\s+more|pricier|price|"
-            r"价格高|价高|rents?\s+for\s+(?:twice|double|more|\d+\s*(?:x|times))|(?:twice|double)\s+(?:as\s+much|the\s+price))|"
+            r"价格高|价高|价格差|差价|贵多少|rents?\s+for\s+(?:twice|double|more|\d+\s*(?:x|times))|(?:twice|double)\s+(?:as\s+much|the\s+price))|"
             r"(?:贵|more\s+expensive|pricier|cost(?:s)?\s+more).{0,40}(?:\d+\s*g(?:b)?(?![a-z])|显存|vram|memory|same\s+chip|"
             r"同一(?:个|款)?(?:芯片|核心))"
         ),
-        _c(rf"{_WHY}|大的|越大|bigger|larger|more\s+vram|more\s+memory"),
+        _c(rf"{_WHY}|大的|越大|bigger|larger|more\s+vram|more\s+memory|值不值|值得吗|worth\s+it"),
     ),
     (
         "card_vs_vram",
