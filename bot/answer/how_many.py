@@ -21,7 +21,7 @@ from core.assessment import Assessment
 from core.catalog import Card
 from core.cost import price_book_in_force
 from core.estimator import UnknownModelError, estimate, resolve_model
-from core.jobs.facts import job_facts
+from core.jobs.facts import JobFacts, job_facts
 from core.query import Currency, Query, Task
 from core.registry import load_registry
 
@@ -44,11 +44,17 @@ def _variants(filled: Query) -> list[str]:
     return []
 
 
-def _job_facts(job: Assessment | None) -> dict[str, Any]:
+def _jobs_of(job: Assessment | None) -> JobFacts | None:
     """The runtime, RL layout and launch line of the count that runs (core/jobs/facts.py)."""
     if job is None or job.card is None:
+        return None
+    return job_facts(job.estimate, job.card, job.count, job.verdict.fits if job.verdict else None)
+
+
+def _job_facts(facts: JobFacts | None) -> dict[str, Any]:
+    """The JSON of those facts (the same keys as a fit answer's)."""
+    if facts is None:
         return {}
-    facts = job_facts(job.estimate, job.card, job.count, job.verdict.fits if job.verdict else None)
     return {
         "runtime": facts.runtime,
         "rl": facts.rl.model_dump(mode="json") if facts.rl else None,
@@ -103,7 +109,8 @@ def cards_needed_answer(query: Query, lang: Lang) -> Answer:
         cluster = cluster_for(
             query, main["card"], job, book=price_book_in_force(), currency=Currency(currency)
         )
-    view |= {"traffic": traffic, "replicas": replicas, "cluster": cluster}
+    jobs = _jobs_of(job)
+    view |= {"traffic": traffic, "replicas": replicas, "cluster": cluster, "jobs": jobs}
     counted = needed.as_json() if needed else None
     if counted is not None and replicas is not None:
         # every concurrent sequence held and the generation kept up with: copies of a setup side by side
@@ -130,7 +137,7 @@ def cards_needed_answer(query: Query, lang: Lang) -> Answer:
         "time": view["time"],
         "serving": serving_facts(job.estimate, job) if job else None,
         "cost": job.cost.model_dump(mode="json") if job and job.cost else None,
-    } | _job_facts(job)
+    } | _job_facts(jobs)
     buttons = [[button(lang, action) for action in _variants(est.query)]]
     return pack(
         "cards_needed",
