@@ -8,37 +8,15 @@ passes the 97% bar it is reported here (its pass rate is printed), not held to t
 
 from __future__ import annotations
 
-import tomllib
 from collections import Counter
 
-from test_answer_corpus import CORPUS_DIR, Entry, check_fact, run_entry
+from test_answer_corpus import check_fact, load_entries, run_entry
 
 BATCH = "answers_batch4.toml"
 KINDS = ("offload", "runtime", "rl", "launch", "long_context", "precision", "apple", "follow_up")
 
 
-def _load() -> list[Entry]:
-    with (CORPUS_DIR / BATCH).open("rb") as handle:
-        raw_entries = tomllib.load(handle)["entry"]
-    out: list[Entry] = []
-    for raw in raw_entries:
-        q = raw["q"]
-        turns = (q,) if isinstance(q, str) else tuple(q)
-        out.append(
-            Entry(
-                BATCH,
-                raw["id"],
-                turns,
-                raw["lang"],
-                raw["kind"],
-                tuple(raw.get("tags", ())),
-                dict(raw["expect"]),
-            )
-        )
-    return out
-
-
-ENTRIES = _load()
+ENTRIES = load_entries((BATCH,))
 
 
 def test_batch4_is_big_and_varied() -> None:
