@@ -2,35 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import asdict, replace
 
 from bot.answer.buttons import button
 from bot.answer.clarify import unknown_card_answer
 from bot.answer.common import answer_currency, call_macro, card_or_none, model_label, pack
 from bot.answer.market import platform_facts
 from bot.answer.model import Answer, Lang
+from bot.answer.views import CardView, CompareRowView, SheetRow
 from bot.charts import adapter as charts
 from bot.render import (
     fmt_card_name,
 )
-from core.advisor import Comparison, card_price, compare_cards, tied_leader
+from core.advisor import Comparison, card_price, compare_cards
 from core.advisor.largest_model import LargestJob, largest_sizes
+from core.advisor.leaders import SpecLeaders, spec_leaders
 from core.catalog import Card, load_catalog
 from core.cost import price_book_in_force
 from core.platforms import platform
 from core.query import Currency, Method, Precision, Query, Task
 
 
-def card_view(card: Card, currency: str) -> dict[str, Any]:
-    price = card_price(card.id, Currency(currency))
-    return {
-        "card": card,
-        "price": price,
-        "memory_bytes": card.memory_bytes,
-        "platform": None,
-        "platform_sells": None,
-    }
+def card_view(card: Card, currency: str) -> CardView:
+    return CardView(card=card, price=card_price(card.id, Currency(currency)), memory_bytes=card.memory_bytes)
 
 
 def card_answer(lang: Lang, card_id: str, query: Query | None) -> Answer:
@@ -45,7 +40,7 @@ def card_answer(lang: Lang, card_id: str, query: Query | None) -> Answer:
         # 'autodl 5090 多少钱': that platform's price; said plainly when it does not sell the card
         sells = book.sells(named, card.id)
         own = book.price_for(card.id, Currency(currency), named) if sells else None
-        view |= {"platform": named, "platform_sells": sells, "price": own or view["price"]}
+        view = replace(view, platform=named, platform_sells=sells, price=own or view.price)
     fits = what_fits(card)
     buttons = [[button(lang, f"ask={q}") for q in _card_questions(lang, card)]]
     return pack(
@@ -58,7 +53,7 @@ def card_answer(lang: Lang, card_id: str, query: Query | None) -> Answer:
         facts={
             "card": card.id,
             "cards": [_card_facts(view)],
-            "what_fits": fits,
+            "what_fits": [asdict(row) for row in fits],
             "platform": platform_facts(query, card.id),
         },
     )
@@ -69,11 +64,11 @@ def _card_questions(lang: Lang, card: Card) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
-def _card_facts(view: dict[str, Any]) -> dict[str, Any]:
-    card: Card = view["card"]
+def _card_facts(view: CardView) -> dict[str, object]:
+    card = view.card
     return card.model_dump(mode="json", exclude={"aliases", "notes", "source"}) | {
         "memory_bytes": card.memory_bytes,
-        "price": view["price"].model_dump(mode="json") if view["price"] else None,
+        "price": view.price.model_dump(mode="json") if view.price else None,
     }
 
 
@@ -86,12 +81,12 @@ _SHEET_JOBS = {
 }
 
 
-def what_fits(card: Card) -> list[dict[str, Any]]:
+def what_fits(card: Card) -> list[SheetRow]:
     """The largest dense size that fits one card for four typical jobs: the same search (and so the same
     figures) as "what's the largest model I can run on it?" (core.advisor.largest_model)."""
     sizes = largest_sizes(card, 1, list(_SHEET_JOBS.values()))
     return [
-        {"job": name, "params_b": size, "precision": job.precision.value}
+        SheetRow(job=name, params_b=size, precision=job.precision.value)
         for name, (job, size) in zip(_SHEET_JOBS, sizes, strict=True)
     ]
 
@@ -116,7 +111,7 @@ def compare_answer(
             query, cards[:6], book=price_book_in_force(), currency=Currency(currency), counts=counts
         )
     rows = [
-        {"row": row, "card": card_or_none(row.card), "verdict": row.assessment.verdict}
+        CompareRowView(row=row, card=card_or_none(row.card), verdict=row.assessment.verdict)
         for row in (comparison.rows if comparison else [])
     ]
     first = comparison.rows[0].assessment.estimate if comparison and comparison.rows else None
@@ -138,7 +133,7 @@ def compare_answer(
         filled=first.query if first else None,
         facts={
             "cards": [_card_facts(v) for v in views],
-            "verdicts": [r["verdict"].model_dump(mode="json") for r in rows if r["verdict"] is not None],
+            "verdicts": [r.verdict.model_dump(mode="json") for r in rows if r.verdict is not None],
             "compare": _compare_facts(comparison, views),
         },
         chart=(
@@ -149,11 +144,11 @@ def compare_answer(
     )
 
 
-def _compare_facts(comparison: Comparison | None, views: list[dict[str, Any]]) -> dict[str, Any]:
+def _compare_facts(comparison: Comparison | None, views: list[CardView]) -> dict[str, object]:
     """`compare`: the cards, one row each (the job's figures when a job was named), the winners."""
     if comparison is None:
         return {
-            "cards": [v["card"].id for v in views],
+            "cards": [v.card.id for v in views],
             "rows": [],
             "winner": {"speed": None, "cost": None},
         }
@@ -177,24 +172,7 @@ def _compare_facts(comparison: Comparison | None, views: list[dict[str, Any]]) -
     }
 
 
-def _tied_top(cards: list[Card], value: Callable[[Card], float]) -> list[Card]:
-    """The cards that share the lead on a spec when the others have less ('A100 80GB and H100 80GB' lead a
-    4090 on memory): [] when one card leads alone or when every card has the same."""
-    top = [c for c in cards if tied_leader([c, max(cards, key=value)], value) is None]
-    return top if 1 < len(top) < len(cards) else []
-
-
-def _leaders(views: list[dict[str, Any]]) -> dict[str, Card | list[Card] | None]:
-    """The card that leads on each spec; None where the best two are equal (a tie is not a win)."""
-    cards: list[Card] = [v["card"] for v in views]
-    prices = {v["card"].id: v["price"].per_hour for v in views if v["price"] is not None}
-    priced = [c for c in cards if c.id in prices]
-    return {
-        "memory": tied_leader(cards, lambda c: c.memory_bytes),
-        "memory_top": _tied_top(cards, lambda c: c.memory_bytes),
-        "bandwidth": tied_leader(cards, lambda c: c.bandwidth_gb_s),
-        "bandwidth_top": _tied_top(cards, lambda c: c.bandwidth_gb_s),
-        "compute": tied_leader(cards, lambda c: c.tensor_tflops),
-        "compute_top": _tied_top(cards, lambda c: c.tensor_tflops),
-        "cheapest": tied_leader(priced, lambda c: prices[c.id], "min") if len(priced) > 1 else None,
-    }
+def _leaders(views: list[CardView]) -> SpecLeaders:
+    """The card that leads on each spec (core/advisor/leaders.py), among the cards shown."""
+    per_hour = {v.card.id: v.price.per_hour for v in views if v.price is not None}
+    return spec_leaders([v.card for v in views], per_hour)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html as html_lib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any, cast
 
@@ -35,13 +35,13 @@ def pack(
     kind: Kind | str,
     lang: Lang,
     template: str,
-    data: dict[str, Any],
+    data: Mapping[str, object],
     *,
     query: Query | None = None,
     filled: Query | None = None,
     compact_template: str | None = None,
     buttons: list[list[Button]] | None = None,
-    facts: dict[str, Any] | None = None,
+    facts: Mapping[str, object] | None = None,
     chart: ChartSpec | None = None,
 ) -> Answer:
     """Render full and compact forms, keep both inside Telegram's limit, derive title and summary; an
@@ -70,7 +70,7 @@ def pack(
         title=title[:256],
         summary=summary[:512],
         buttons=[*(buttons or []), *([[chart_button(lang)]] if chart is not None else [])],
-        facts=facts or {},
+        facts=dict(facts or {}),
         chart=chart,
     )
 

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
 
 from bot.answer.buttons import button
 from bot.answer.common import answer_currency, call_macro, pack
 from bot.answer.fit import fit_view
 from bot.answer.model import FAQ_IDS, SCENARIO_IDS, Answer, Lang
-from bot.answer.views import FitView
+from bot.answer.views import CardPair, FitView, PricePair
 from core import advisor
 from core.advisor.bigger_card import bigger_cards
 from core.catalog import Card, load_catalog
-from core.cost import price_book_in_force
+from core.cost import CardPrice, price_book_in_force
 from core.estimator import UnknownCardError, UnknownModelError, estimate
 from core.query import Currency, Method, Query, Task
 from core.vision import VisionJob
@@ -37,37 +36,42 @@ def faq_answer(
     cards = {cid: catalog.get(cid) for cid in FAQ_CARDS}
     named_cards = [catalog.by_id[c] for c in card_ids if c in catalog.by_id]
     named = named_cards[0] if named_cards else None
-    data: dict[str, Any] = {
-        "cards": cards,
-        "faq": faq_id,
-        "card": named,
-        "examples": [],
-        "decode": {},
-        "prices": {},
-        "bigger": [],
-        "pair": {},
-    }
+    examples: list[FitView] = []
+    decode: dict[str, float] = {}
+    prices = PricePair()
+    bigger: list[tuple[Card, CardPrice]] = []
+    pair: CardPair | None = None
     if faq_id == "folk_rule":
-        data["examples"] = _folk_examples(query, lang)
+        examples = _folk_examples(query, lang)
     elif faq_id == "bandwidth":
         shown = dict(cards)
         if named is not None:
             shown[named.id] = named
-        data["decode"] = _decode_examples(shown)
+        decode = _decode_examples(shown)
     elif faq_id == "vram_price":
         # the cards the user named, smaller memory first, else one card's two memory variants
         by_memory = sorted(named_cards[:2], key=lambda c: c.memory_bytes) if len(named_cards) >= 2 else []
         small, big = (
             (by_memory[0], by_memory[1]) if by_memory else (cards[VARIANT_PAIR[0]], cards[VARIANT_PAIR[1]])
         )
-        data["pair"] = {"small": small, "big": big}
+        pair = CardPair(small=small, big=big)
         book = price_book_in_force()
-        pair = book.same_source_prices([small.id, big.id], currency) if book is not None else None
-        if pair:
-            data["prices"] = {"small": pair[small.id], "big": pair[big.id]}
+        same = book.same_source_prices([small.id, big.id], currency) if book is not None else None
+        if same:
+            prices = PricePair(small=same[small.id], big=same[big.id])
     elif faq_id == "vram_upgrade" and named is not None:
-        data["bigger"] = bigger_cards(named, currency, wanted_bytes)
-    facts: dict[str, Any] = {"faq": faq_id, "card": named.id if named else None, "cards": list(card_ids)}
+        bigger = bigger_cards(named, currency, wanted_bytes)
+    data: dict[str, object] = {
+        "cards": cards,
+        "faq": faq_id,
+        "card": named,
+        "examples": examples,
+        "decode": decode,
+        "prices": prices,
+        "bigger": bigger,
+        "pair": pair,
+    }
+    facts: dict[str, object] = {"faq": faq_id, "card": named.id if named else None, "cards": list(card_ids)}
     return pack("faq", lang, f"faq_{faq_id}", data, query=query, facts=facts)
 
 
@@ -116,8 +120,8 @@ def scenario_answer(lang: Lang, name: str, query: Query | None, vision: VisionJo
     advice = advisor.scenario(name, currency=Currency(currency))
     catalog = load_catalog()
     names = {c.id: c.name for c in catalog.cards}
-    data: dict[str, Any] = {"a": advice, "names": names, "scenario": name, "currency": currency}
-    facts: dict[str, Any] = {"scenario": name, "advice": advice.model_dump(mode="json")}
+    data: dict[str, object] = {"a": advice, "names": names, "scenario": name, "currency": currency}
+    facts: dict[str, object] = {"scenario": name, "advice": advice.model_dump(mode="json")}
     if vision is not None and name == "vision":
         from bot.answer.vision import facts_model_name, scenario_checks, vision_job_facts
 

@@ -3,12 +3,11 @@ job, and the reply to messages outside gpufit's job."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from bot.answer.buttons import button
 from bot.answer.clarify import clarify_answer, unknown_card_answer
 from bot.answer.common import call_macro, card_or_none, pack, registry_label
 from bot.answer.model import Answer, Lang
+from bot.answer.views import CardAdviceView, LargestModelView
 from bot.charts import adapter as charts
 from core.advisor.card_advice import card_advice
 from core.advisor.largest_model import jobs_for, largest_models
@@ -37,16 +36,16 @@ def largest_model_answer(query: Query | None, lang: Lang) -> Answer:
     gpus = query.gpus or 1
     rows = largest_models(card, gpus, jobs_for(query), query)
     names = {model_id: registry_label(model_id) for row in rows for model_id in row.examples}
-    view = {
-        "card": card,
-        "gpus": gpus,
-        "rows": rows,
-        "names": names,
-        "seq": query.seq or DEFAULT_SEQ,
-        "batch": query.batch or DEFAULT_BATCH,
-        "memory_typed": query.card is None,
-        "pretrain": any(row.job.task is Task.PRETRAIN for row in rows),
-    }
+    view = LargestModelView(
+        card=card,
+        gpus=gpus,
+        rows=rows,
+        names=names,
+        seq=query.seq or DEFAULT_SEQ,
+        batch=query.batch or DEFAULT_BATCH,
+        memory_typed=query.card is None,
+        pretrain=any(row.job.task is Task.PRETRAIN for row in rows),
+    )
     buttons = [[button(lang, f"gpus={n}") for n in (1, 2, 4, 8) if n != gpus]]
     return pack(
         "largest_model",
@@ -68,16 +67,17 @@ def card_advice_answer(lang: Lang, card_id: str, query: Query | None) -> Answer:
     task = query.task if query is not None else Task.INFERENCE
     advice = card_advice(card, task)
     catalog = load_catalog()
-    view = {
-        "card": card,
-        "advice": advice,
-        "refs": {ref: catalog.get(ref) for ref in advice.compared_with}
-        | {advice.ratios.card: catalog.get(advice.ratios.card)},
-        "names": {model_id: registry_label(model_id) for row in advice.suits for model_id in row.examples},
-        "size": query.params_b if query is not None else None,
-    }
     other = Task.INFERENCE if task is not Task.INFERENCE else Task.FINETUNE
-    view |= {"other_task": other.value, "other_rating": card_advice(card, other).rating}
+    view = CardAdviceView(
+        card=card,
+        advice=advice,
+        refs={ref: catalog.get(ref) for ref in advice.compared_with}
+        | {advice.ratios.card: catalog.get(advice.ratios.card)},
+        names={model_id: registry_label(model_id) for row in advice.suits for model_id in row.examples},
+        size=query.params_b if query is not None else None,
+        other_task=other.value,
+        other_rating=card_advice(card, other).rating,
+    )
     buttons = [[button(lang, f"ask={q}") for q in _advice_questions(lang, card, other)]]
     return pack(
         "card_advice",
@@ -100,7 +100,7 @@ def out_of_scope_answer(lang: Lang, *, understood: bool = True) -> Answer:
     questions. A message gpufit could not read at all ('asdf'): "I didn't understand that" and two."""
     text = call_macro(lang, "_buttons", "scope_questions")
     examples = [line.strip() for line in text.splitlines() if line.strip()][: 3 if understood else 2]
-    data: dict[str, Any] = {"examples": examples, "understood": understood}
+    data: dict[str, object] = {"examples": examples, "understood": understood}
     return pack(
         "out_of_scope" if understood else "clarify",
         lang,

@@ -5,11 +5,10 @@ core/advisor/cluster.py); here it becomes views and JSON."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from bot.answer.clarify import clarify_answer, unknown_card_answer
 from bot.answer.common import answer_currency, card_or_none, pack, registry_label
 from bot.answer.model import Answer, Lang
+from bot.answer.views import BillingView, BudgetView
 from core.advisor.budget import BudgetAnswer, BudgetCheck, what_budget_buys
 from core.advisor.cluster import Cluster
 from core.advisor.traffic import Traffic
@@ -31,13 +30,13 @@ def budget_answer(query: Query, lang: Lang) -> Answer:
     bought = what_budget_buys(query, book, currency, named)
     catalog = load_catalog()
     names = {m: registry_label(m) for o in bought.options for row in o.largest for m in row.examples}
-    view = {
-        "b": bought,
-        "cards": {o.card: catalog.get(o.card) for o in bought.options},
-        "names": names,
-        "platform": named,
-        "currency": currency.value,
-    }
+    view = BudgetView(
+        b=bought,
+        cards={o.card: catalog.get(o.card) for o in bought.options},
+        names=names,
+        platform=named,
+        currency=currency.value,
+    )
     return pack(
         AnswerKind.BUDGET,
         lang,
@@ -48,10 +47,10 @@ def budget_answer(query: Query, lang: Lang) -> Answer:
     )
 
 
-def budget_facts(budget: BudgetAnswer | BudgetCheck | None) -> dict[str, Any] | None:
+def budget_facts(budget: BudgetAnswer | BudgetCheck | None) -> dict[str, object] | None:
     if budget is None:
         return None
-    facts: dict[str, Any] = {
+    facts: dict[str, object] = {
         "amount": budget.amount,
         "currency": budget.currency.value,
         "period": budget.period,
@@ -93,7 +92,7 @@ def billing_answer(query: Query, lang: Lang) -> Answer:
         if book is not None
         else None
     )
-    view = {"card": card, "a": advice, "platform": named, "currency": currency.value, "asked": query.billing}
+    view = BillingView(card=card, a=advice, platform=named, currency=currency.value, asked=query.billing)
     return pack(
         AnswerKind.BILLING,
         lang,
@@ -108,7 +107,7 @@ def billing_answer(query: Query, lang: Lang) -> Answer:
     )
 
 
-def billing_facts(advice: BillingAdvice | None) -> dict[str, Any] | None:
+def billing_facts(advice: BillingAdvice | None) -> dict[str, object] | None:
     if advice is None:
         return None
     return {
@@ -122,7 +121,7 @@ def billing_facts(advice: BillingAdvice | None) -> dict[str, Any] | None:
     }
 
 
-def platform_facts(query: Query | None, card_id: str | None) -> dict[str, Any] | None:
+def platform_facts(query: Query | None, card_id: str | None) -> dict[str, object] | None:
     """`platform`: the platform named and whether its prices have the card."""
     named = platform(query.platform if query is not None else None)
     if named is None:
@@ -132,9 +131,9 @@ def platform_facts(query: Query | None, card_id: str | None) -> dict[str, Any] |
     return {"id": named.id, "name": named.name, "sells": sells}
 
 
-def traffic_facts(traffic: Traffic | None) -> dict[str, Any] | None:
+def traffic_facts(traffic: Traffic | None) -> dict[str, object] | None:
     return traffic.model_dump(mode="json") if traffic is not None else None
 
 
-def cluster_facts(cluster: Cluster | None) -> dict[str, Any] | None:
+def cluster_facts(cluster: Cluster | None) -> dict[str, object] | None:
     return cluster.model_dump(mode="json") if cluster is not None else None

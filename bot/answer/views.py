@@ -11,18 +11,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from core.advisor.budget import BudgetCheck
+from core.advisor.budget import BudgetAnswer, BudgetCheck
+from core.advisor.card_advice import CardAdvice, Rating
 from core.advisor.cards_needed import CardsNeeded
 from core.advisor.cluster import Cluster
+from core.advisor.compare import CompareRow
 from core.advisor.fit_advice import AssumedValue, ShownComponent
+from core.advisor.largest_model import LargestModel
 from core.advisor.model import Fix, Plan
-from core.advisor.traffic import Traffic
+from core.advisor.needed import NeededOption
+from core.advisor.traffic import Replicas, Traffic
 from core.assessment import Assessment
+from core.billing import BillingAdvice
 from core.catalog import Card
-from core.cost import JobCost
+from core.cost import CardPrice, JobCost
 from core.estimator import Estimate, FolkRule, Verdict
 from core.jobs.facts import JobFacts
-from core.query import Query
+from core.platforms import Platform
+from core.query import BillingKind, Query
 
 # One object of the JSON contract (core/report.py: `speed`, `time`, `serving`), as the answers' JSON has it.
 ContractObject = Mapping[str, object]
@@ -111,4 +117,150 @@ class FitView:
     budget: BudgetCheck | None = None
 
 
-__all__ = ["ContractObject", "FitView", "FixRow", "InsteadView", "ModelOrigin", "UnknownTerm"]
+@dataclass(frozen=True, slots=True)
+class CardView:
+    """One card as the card sheet and comparisons show it: its specs, its price (the platform's when one
+    was named), and whether that platform sells it."""
+
+    card: Card
+    price: CardPrice | None
+    memory_bytes: int
+    platform: Platform | None = None
+    platform_sells: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SheetRow:
+    """One of the card sheet's typical jobs and the largest dense size that fits one card for it."""
+
+    job: str
+    params_b: float | None
+    precision: str
+
+
+@dataclass(frozen=True, slots=True)
+class CompareRowView:
+    """One card × count of a comparison with a job, and that card as users read it."""
+
+    row: CompareRow
+    card: Card | None
+    verdict: Verdict | None
+
+
+@dataclass(frozen=True, slots=True)
+class Heads:
+    """The attention heads tensor parallelism must split evenly (an MLA model keeps one latent KV head)."""
+
+    heads: int
+    kv_heads: int
+    mla: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CardsNeededView:
+    """What templates/<lang>/cards_needed.j2 shows: the count first, then why, and the count asked."""
+
+    model_name: str
+    q: Query  # the job as sized on the count that runs it
+    card: Card
+    named: bool  # the question named the card (else the usual cards for the job)
+    needed: CardsNeeded | None
+    rows: list[NeededOption]
+    asked: Assessment
+    asked_stated: bool  # the question said how many cards
+    heads: Heads
+    speed: ContractObject | None
+    time: ContractObject | None
+    cost: JobCost | None
+    currency: str
+    max_count: int
+    traffic: Traffic | None
+    replicas: Replicas | None
+    cluster: Cluster | None
+    jobs: JobFacts | None
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetView:
+    """What templates/<lang>/budget.j2 shows: the setups a budget rents and the largest model on each."""
+
+    b: BudgetAnswer
+    cards: dict[str, Card]  # the cards of the options, by id
+    names: dict[str, str]  # the registry's example models, by id, as users read them
+    platform: Platform | None
+    currency: str
+
+
+@dataclass(frozen=True, slots=True)
+class BillingView:
+    """What templates/<lang>/billing.j2 shows: a card's billing kinds and the one to take."""
+
+    card: Card
+    a: BillingAdvice | None  # None: no price list in force
+    platform: Platform | None
+    currency: str
+    asked: BillingKind | None  # the billing kind the question asked about
+
+
+@dataclass(frozen=True, slots=True)
+class CardPair:
+    """Two memory variants of one card (or the two cards the user named), smaller memory first."""
+
+    small: Card
+    big: Card
+
+
+@dataclass(frozen=True, slots=True)
+class PricePair:
+    """Their prices from one provider, billing kind and date (None: no such pair in the price list)."""
+
+    small: CardPrice | None = None
+    big: CardPrice | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LargestModelView:
+    """What templates/<lang>/largest_model.j2 shows: per job, the largest size that runs on the setup."""
+
+    card: Card
+    gpus: int
+    rows: list[LargestModel]
+    names: dict[str, str]  # the registry's example models, by id, as users read them
+    seq: int
+    batch: int
+    memory_typed: bool  # the question named a memory size ('a 24GB card'), not a card
+    pretrain: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CardAdviceView:
+    """What templates/<lang>/card_advice.j2 shows: the card against the usual cards for the job."""
+
+    card: Card
+    advice: CardAdvice
+    refs: dict[str, Card]  # the cards compared with, by id
+    names: dict[str, str]
+    size: float | None  # the model size the question named
+    other_task: str  # the other kind of job, for the closing line
+    other_rating: Rating
+
+
+__all__ = [
+    "BillingView",
+    "BudgetView",
+    "CardAdviceView",
+    "CardPair",
+    "CardView",
+    "CardsNeededView",
+    "CompareRowView",
+    "ContractObject",
+    "FitView",
+    "FixRow",
+    "Heads",
+    "InsteadView",
+    "LargestModelView",
+    "ModelOrigin",
+    "PricePair",
+    "SheetRow",
+    "UnknownTerm",
+]
