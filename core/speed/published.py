@@ -179,18 +179,36 @@ def _kv_bytes(figure: PublishedFigure) -> float:
     return terms.kv_dtype_bytes(figure.precision, figure.kv_dtype)
 
 
+# What each job a figure is turned into reads from the figure's columns: job field -> speed.csv column.
+_SERVING_QUERY = {
+    "model": "model",
+    "card": "card",
+    "gpus": "gpus",
+    "precision": "precision",
+    "kv_cache_dtype": "kv_dtype",
+    "batch": "batch",
+}
+_TRAINING_QUERY = {"method": "method", "model": "model", "batch": "mbs", "seq": "seq"}
+_DIFFUSION_JOB = {
+    "model": "model",
+    "width": "width",
+    "height": "height",
+    "steps": "steps",
+    "batch": "batch",
+    "card": "card",
+}
+
+
+def _read(figure: PublishedFigure, columns: dict[str, str], **fixed: object) -> dict[str, object]:
+    """The fields of a job from a figure's columns (`columns`: field -> column) and the job's fixed ones: the
+    one reader of a figure's setup, for each kind of job it becomes."""
+    return {field: getattr(figure, column) for field, column in columns.items()} | fixed
+
+
 def _serving_concurrency(figure: PublishedFigure, catalog: Catalog) -> int:
     """Requests that run at once: the asked concurrency, or what the KV pool holds of I + O tokens each."""
-    query = Query(
-        model=figure.model,
-        card=figure.card,
-        gpus=figure.gpus,
-        runtime=Runtime.VLLM,
-        precision=figure.precision,
-        kv_cache_dtype=figure.kv_dtype,
-        batch=figure.batch,
-        seq=figure.input_len + figure.output_len,
-    )
+    seq = figure.input_len + figure.output_len
+    query = Query.model_validate(_read(figure, _SERVING_QUERY, runtime=Runtime.VLLM, seq=seq))
     pool = estimate(query).vllm
     return max(1, pool.concurrent_sequences) if pool else figure.batch
 
@@ -199,15 +217,8 @@ def _prepare_diffusion(figure: PublishedFigure, card: Card, c: SpeedConstants) -
     from core.vision.estimate import estimate_vision
     from core.vision.job import VisionJob, VisionTask
 
-    job = VisionJob(
-        model=figure.model,
-        task=VisionTask.GENERATE,
-        width=figure.width,
-        height=figure.height,
-        steps=figure.steps,
-        batch=figure.batch,
-        precision=Precision.BF16,
-        card=figure.card,
+    job = VisionJob.model_validate(
+        _read(figure, _DIFFUSION_JOB, task=VisionTask.GENERATE, precision=Precision.BF16)
     )
     speed = estimate_vision(job).speed
     assert speed is not None
@@ -226,14 +237,7 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
     if figure.is_training:
         method = figure.method
         task = Task.PRETRAIN if figure.kind == "pretrain_hours" else Task.FINETUNE
-        query = Query(
-            task=task,
-            method=method,
-            model=figure.model,
-            batch=figure.mbs,
-            seq=figure.seq,
-            grad_checkpointing=False,
-        )
+        query = Query.model_validate(_read(figure, _TRAINING_QUERY, task=task, grad_checkpointing=False))
         result = estimate(query)
         flops = training_flops_per_token(result.query, result.active_params, result.trainable_params)
         flops += attention_flops_per_token(model, figure.seq, method, False)
