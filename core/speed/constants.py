@@ -37,6 +37,7 @@ class RuntimeSpeed(BaseModel):
     prefill_mfu: float = 0.5  # share of the tensor peak a prompt's prefill reaches
     prefill_fixed_s: float = 0.0  # per request's prefill: scheduling, the first step's own fixed cost
     launch_overlaps: bool = False  # eager runtimes: the CPU launches kernels while the GPU runs earlier ones
+    launch_serial_share: float = 0.0  # eager runtimes: share of the shorter of launches / GPU work not hidden
     max_num_seqs: int | None = None  # sequences one replica runs at once (None: no cap of its own)
     continuous_batching: bool = False
     tensor_parallel: bool = False  # several cards split each layer (else they split the layers)
