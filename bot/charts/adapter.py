@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from bot.charts.spec import (
     CardLine,
     CardsNeededChart,
+    ChartJob,
     LargestModelChart,
     LargestRow,
     MemoryBar,
@@ -53,13 +53,13 @@ def card_name(card_id: str) -> str:
     return card.name if card is not None else card_id
 
 
-def job_words(query: Query) -> dict[str, Any]:
+def job_words(query: Query) -> ChartJob:
     """What the title's words need of the job (templates' `w.job`)."""
-    return {
-        "task": query.task.value,
-        "method": query.method.value if query.method else None,
-        "precision": query.precision.value if query.precision else None,
-    }
+    return ChartJob(
+        task=query.task.value,
+        method=query.method.value if query.method else None,
+        precision=query.precision.value if query.precision else None,
+    )
 
 
 def _segments(parts: Mapping[str, int], order: Sequence[str]) -> list[Segment]:
@@ -140,7 +140,7 @@ def methods_chart(
         )
         for method, est, verdict in methods
     ]
-    job = job_words(best.query) | {"method": None, "task": Task.FINETUNE.value}
+    job = job_words(best.query).model_copy(update={"method": None, "task": Task.FINETUNE.value})
     return MemoryChart(family="llm", model_name=model_name, job=job, band=best.uncertainty, bars=bars)
 
 
@@ -302,14 +302,19 @@ def vision_memory_chart(est: VisionEstimate, *, card_name: str | None) -> Memory
     return MemoryChart(
         family="vision",
         model_name=est.model_name,
-        job=est.job.model_dump(mode="json"),
+        job=ChartJob.model_validate(est.job.model_dump(mode="json")),
         band=est.uncertainty,
         bars=[asked, *fixes],
     )
 
 
 def vision_plan_chart(
-    plans: Sequence[VisionPlan], *, model_name: str, job: dict[str, Any], unit: str | None, currency: str
+    plans: Sequence[VisionPlan],
+    *,
+    model_name: str,
+    job: Mapping[str, object],
+    unit: str | None,
+    currency: str,
 ) -> OptionsChart | None:
     """A vision job on the cards that hold it: seconds per image (y) against cost per 1,000 (x)."""
     if not plans:
@@ -333,7 +338,7 @@ def vision_plan_chart(
     return OptionsChart(
         source="vision_plan",
         model_name=model_name,
-        job=job,
+        job=ChartJob.model_validate(job),
         x_metric="cost_per_thousand" if per_thousand else "cost_per_hour",
         y_metric="seconds_per_item",
         currency=currency,

@@ -9,7 +9,7 @@ GiB only when drawn.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -50,13 +50,24 @@ class CardLine(_Frozen):
     capacity_bytes: int
 
 
+class ChartJob(BaseModel):
+    """What a chart title's words need of the job (templates/<lang>/chart.j2 `w_job`): its task, method and
+    precision. Other keys (a vision job's, in specs stored before this type) are ignored."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    task: str | None = None
+    method: str | None = None
+    precision: str | None = None
+
+
 class MemoryChart(_Frozen):
     """The job's memory by component against each candidate card's usable memory, with the ± band."""
 
     kind: Literal["memory"] = "memory"
     family: Literal["llm", "vision"] = "llm"
     model_name: str
-    job: dict[str, Any]  # task / method / precision, for the title's words
+    job: ChartJob  # task / method / precision, for the title's words
     band: float  # the estimate's ± fraction
     bars: list[MemoryBar]
     lines: list[CardLine] = Field(default_factory=list)
@@ -87,7 +98,7 @@ class OptionsChart(_Frozen):
     kind: Literal["options"] = "options"
     source: Literal["compare", "plan", "vision_plan"]
     model_name: str
-    job: dict[str, Any]
+    job: ChartJob
     x_metric: XMetric
     y_metric: YMetric
     currency: str
@@ -124,7 +135,7 @@ class CardsNeededChart(_Frozen):
 
     kind: Literal["cards_needed"] = "cards_needed"
     model_name: str
-    job: dict[str, Any]
+    job: ChartJob
     max_count: int
     rows: list[NeededRow]
 
