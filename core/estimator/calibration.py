@@ -72,6 +72,14 @@ class FolkRuleConstants(BaseModel):
     margin: float
 
 
+class LogProbConstants(BaseModel):
+    """Preference / RL trainers' per-token log-probabilities (calibration.toml [log_probs])."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    bytes_per_vocab: float
+
+
 class Calibration(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
@@ -81,6 +89,7 @@ class Calibration(BaseModel):
     full_bf16: ActivationCoefficients
     lora: ActivationCoefficients
     eager_attention: EagerAttention
+    log_probs: LogProbConstants
     zero3: Zero3Buffers
     folk_rule: FolkRuleConstants
     runtime: RuntimeConstants
