@@ -22,6 +22,8 @@ class ActivationCoefficients(BaseModel):
     embedding_grad_copies: float = 0.0
     # Per token per extra norm per hidden unit (Gemma 2/3 also normalise after attention and after the MLP).
     extra_norm: float = 0.0
+    # The same for Llama-style post-norms (GLM-4-0414's sandwich norms; ModelArch.post_norm_style "llama").
+    post_norm: float = 0.0
 
 
 class RuntimeConstants(BaseModel):

@@ -241,9 +241,15 @@ def block_activation_bytes(
         + coeff.intermediate * mlp_width_per_token(model)
         + coeff.q * q_width
         + coeff.kv * kv_width
-        + coeff.extra_norm * model.hidden * model.post_norms
+        + post_norm_coefficient(model, coeff) * model.hidden * model.post_norms
     )
     return int(tokens * per_token * (2 if fp32 else 1))
+
+
+def post_norm_coefficient(model: ModelArch, coeff: ActivationCoefficients) -> float:
+    """Bytes per token per hidden unit one extra (post-sublayer) norm saves, by how the model computes it:
+    Gemma's RMSNorm (`extra_norm`) or a Llama-style one (`post_norm`, GLM-4-0414). calibration.toml."""
+    return coeff.post_norm if model.post_norm_style == "llama" else coeff.extra_norm
 
 
 def stored_activation_bytes(
