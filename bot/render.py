@@ -159,6 +159,13 @@ def fmt_params(params: float | None) -> str:
     return f"{_trim(params / 1e6)}M"
 
 
+@pass_context
+def fmt_param_count(ctx: Context, params: float | None) -> str:
+    """A number of parameters in running text: en as model names say it ('8.0B', fmt_params), zh in 亿 / 万
+    as Chinese counts (fmt_count: '80 亿')."""
+    return fmt_count(ctx, params) if _lang(ctx) == "zh" else fmt_params(params)
+
+
 def fmt_tokens(seq: int | None) -> str:
     """Context lengths the way people write them: 2048 → '2,048', 32768 → '32k'."""
     if seq is None:
@@ -329,6 +336,7 @@ def _environment(lang: str) -> Environment:
         num=fmt_num,
         count=fmt_count,
         params=fmt_params,
+        param_count=fmt_param_count,
         tokens=fmt_tokens,
         money=fmt_money,
         duration=fmt_duration,
