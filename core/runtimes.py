@@ -87,6 +87,10 @@ class RuntimeProfile(BaseModel):
     # or every routed MoE expert (KTransformers) — core/jobs/offload.py splits the job
     host_offload: Literal["layers", "experts"] | None = None
     host_server: bool = False  # its published setups are servers (8-channel DDR5): the host assumed
+    metal: bool = (
+        False  # runs on Apple silicon's GPU (Metal); CUDA-only engines do not (data/apple.toml devices)
+    )
+    metal_default: Literal["inference", "training"] | None = None  # the engine a Mac gets for that job
     rl: RuntimeRl | None = None
     # the launch line, a template over core/jobs/launch.py's fields ({repo}, {gguf}, {tag}, {gpus}, {seq},
     # {share}, {ngl}, {gpu_fraction}) and the optional flags below (each with its own placeholders)
@@ -124,6 +128,11 @@ class RuntimeTable(BaseModel):
     @cached_property
     def gguf_default(self) -> RuntimeProfile:
         return next(p for p in self.profiles if p.gguf_default)
+
+    def metal_default(self, training: bool) -> RuntimeProfile:
+        """The engine an Apple silicon Mac runs the job in when the question names none that runs there."""
+        job = "training" if training else "inference"
+        return next(p for p in self.profiles if p.metal_default == job)
 
     @cached_property
     def _pattern(self) -> re.Pattern[str]:

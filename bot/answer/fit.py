@@ -31,6 +31,7 @@ from core.assessment import Assessment, assess
 from core.catalog import load_catalog
 from core.cost import price_book_in_force
 from core.estimator import COMPONENTS, Estimate, Fit, UnknownModelError, Verdict, estimate
+from core.jobs.apple import apple_facts
 from core.jobs.facts import JobFacts, job_facts
 from core.jobs.offload import InferenceOffload
 from core.query import Currency, Method, Precision, Query, Task
@@ -145,10 +146,26 @@ def fit_view(
     cheaper = None
     if card is not None and verdict is not None and verdict.fits is Fit.FITS and not light:
         cheaper = cheaper_plan(query, card, Currency(currency))
-    jobs = job_facts(est, card, filled.gpus or 1, verdict.fits if verdict else None)
+    # a card given only by its size: the most rented card of that size stands in for the split and the speed
+    typical = (
+        load_catalog().typical_of(filled.card_memory_bytes)
+        if card is None and filled.card_memory_bytes and not light
+        else None
+    )
+    if typical is not None and verdict is not None and verdict.fits is not Fit.NO:
+        stand_in = assess(
+            filled, typical, filled.gpus or 1, book=None, currency=Currency(currency), result=est
+        )
+        typical_speed = stand_in.speed_json()
+        if speed is None and typical_speed is not None:
+            speed = typical_speed | {"typical_card": typical.id, "typical_card_name": typical.name}
+    jobs = job_facts(est, card or typical, filled.gpus or 1, verdict.fits if verdict else None)
+    apple = apple_facts(card, query, est)
     offloaded = jobs.verdict in ("offload", "tight")
     if jobs.inference_offload is not None:
         speed = offload_speed_json(jobs.inference_offload)
+        if typical is not None:
+            speed |= {"typical_card": typical.id, "typical_card_name": typical.name}
     instead = _instead(fixes, currency) if job is not None and not job.fits and not offloaded else None
     over_budget = False
     if not plans and query.budget is not None and card is None and capacity is None and not light:
@@ -177,7 +194,8 @@ def fit_view(
             costs = [(runs.cost.total, runs.cost.per_hour)]
         budget = check_budget(query, costs, Currency(currency))
     no = verdict is not None and verdict.fits is Fit.NO and not offloaded
-    needed = needed_facts(query, est, currency) if no and not light else None
+    mac = card is not None and card.unified_memory  # one device: no "how many of them"
+    needed = needed_facts(query, est, currency) if no and not light and not mac else None
     view = memory_view(est, query, lang, typed=typed)
     said = set(speed["notes"]) if speed else set()
     view["notes"] = [note for note in view["notes"] if note not in said]  # each note once per answer
@@ -194,6 +212,7 @@ def fit_view(
         "plans": plans,
         "cheaper": cheaper,
         "jobs": jobs,
+        "apple": apple,
         "traffic": traffic,
         "cluster": cluster,
         "budget": budget,
@@ -329,6 +348,7 @@ def _fit_facts(est: Estimate, view: dict[str, Any]) -> dict[str, Any]:
             "cluster": cluster_facts(view.get("cluster")),
             "budget": budget_facts(view.get("budget")),
             "platform": view.get("platform"),
+            "apple": view.get("apple"),
         }
         | _setup_that_runs(view)
         | _job_facts(view)

@@ -224,7 +224,7 @@ def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix,
     micro = None
     if said.task is not Task.INFERENCE and (baseline.query.batch or 1) > 1:
         micro = said.model_copy(update={"batch": 1})
-    for n in (2, 4, 8, 16, 32, 64):
+    for n in () if card.unified_memory else (2, 4, 8, 16, 32, 64):  # a Mac is one device
         if n > count:
             fix = make(FixKind.MORE_CARDS, said, [FixKind.MORE_CARDS], card, n)
             if fix is None and micro is not None:
@@ -233,7 +233,7 @@ def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix,
             if fix:
                 found.append(fix)
                 break
-    if not found and combined:
+    if not found and combined and not card.unified_memory:
         # Nothing alone fits: every memory saver together, spread over more cards of the named kind.
         for n in (2, 4, 8, 16, 32, 64):
             if n > count and (

@@ -20,7 +20,7 @@ from core.estimator import terms
 from core.estimator.calibration import ActivationCoefficients, Calibration, load_calibration
 from core.estimator.result import Breakdown, Estimate, Fit, FolkRule, Verdict, VllmPool
 from core.jobs import rl, zero_offload
-from core.jobs.defaults import runtime_defaults
+from core.jobs.defaults import device_defaults, runtime_defaults
 from core.query import Method, Optimizer, Precision, Query, Task
 from core.registry import ModelArch, Registry, load_registry
 from core.runtimes import runtime_profile
@@ -393,6 +393,7 @@ def _estimate(
     card = resolve_card(query, catalog)
     capacity = card.memory_bytes if card else query.card_memory_bytes
     arch = resolve_model(query, registry)
+    query = device_defaults(query, card)  # a Mac: a Metal engine on its one device
     query = runtime_defaults(query, capacity * (query.gpus or 1) if capacity else None, arch)
     base, model, breakdown, phase, trainable = job(
         query.model_copy(update={"card": None, "card_memory_bytes": None})

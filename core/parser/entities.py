@@ -144,6 +144,8 @@ _CAPACITY = _c(rf"(?<![a-z0-9.])(?P<num>{NUMBER_RE})\s*(?:gb|gib|g)(?![a-z0-9])"
 _NOT_VRAM = _c(
     r"^\s*(?:的)?\s*(?:内存|ram|硬盘|disk|ssd|存储|数据|dataset|网络|带宽)|(?:内存|ram|硬盘|disk)\s*$"
 )
+# '显存12g 内存64g': the word before says it is the card's memory, whatever follows
+_VRAM_BEFORE = _c(r"(?:显存|vram|gpu\s*memory|video\s*memory)\s*(?:是|有|为|:|=|只有|才)?\s*$")
 # '14G对吗', 'needs ~14GB': an amount of memory the job uses, not the card's capacity.
 _USAGE_BEFORE = _c(
     r"(?:占|占用|吃|用掉|消耗|needs?|requires?|uses?|takes?|consumes?|≈|~|约|大约|about|around|roughly|approx\w*)"
@@ -233,7 +235,10 @@ def _read_capacity(text: str, ex: Extraction) -> str:
     for match in _CAPACITY.finditer(text):
         value = float(match.group("num"))
         before, after = text[max(0, match.start() - 16) : match.start()], text[match.end() : match.end() + 6]
-        if not 1 <= value <= 2048 or _NOT_VRAM.search(after) or _NOT_VRAM.search(before):
+        said_vram = _VRAM_BEFORE.search(before) is not None
+        if not 1 <= value <= 2048 or (
+            not said_vram and (_NOT_VRAM.search(after) or _NOT_VRAM.search(before))
+        ):
             continue
         if _USAGE_BEFORE.search(before) or _USAGE_AFTER.search(after):
             spans.append((match.start(), match.end()))

@@ -69,9 +69,7 @@ _PARAM_OFF = _c(r"param(?:eter)?s?[\s_-]*offload|offload[\s_-]*param|参数.{0,6
 # -- host memory ----------------------------------------------------------------------------------------
 _RAM_WORD = r"(?:ram|内存|system\s+memory|系统内存|dram|ddr[45](?:[\s-]*\d{4})?|memory\s+ram)"
 _HOST_RAM = (
-    _c(
-        rf"(?<![a-z0-9.])(?<!显存)(?<!显存\s)(?P<num>\d{{1,4}})\s*(?:gb|gib|g|t|tb)\s*(?:的|of)?\s*{_RAM_WORD}"
-    ),
+    _c(rf"(?<![a-z0-9.])(?P<num>\d{{1,4}})\s*(?:gb|gib|g|t|tb)\s*(?:的|of)?\s*{_RAM_WORD}"),
     _c(
         rf"{_RAM_WORD}\s*(?:是|有|为|:|=)?\s*(?:只有|才)?\s*(?P<num>\d{{1,4}})\s*(?:gb|gib|g|t|tb)(?![a-z0-9])"
     ),
@@ -143,15 +141,23 @@ _LAUNCH = _c(
 )
 
 
+# '显存 16g 内存…': the size belongs to the card ('8g显存 16g内存': the 显存 before it is the card's word)
+_VRAM_JUST_BEFORE = re.compile(r"显存\s*$")
+_CARD_SIZE_BEFORE = re.compile(r"\d\s*(?:gb|gib|g)\s*显存\s*$")
+
+
 def _host_ram(text: str) -> int | None:
     for pattern in _HOST_RAM:
-        match = pattern.search(text)
-        if match:
+        for match in pattern.finditer(text):
+            before = text[: match.start()]
+            if _VRAM_JUST_BEFORE.search(before) and not _CARD_SIZE_BEFORE.search(before):
+                continue
             value = int(match.group("num"))
             unit = text[match.start("num") + len(match.group("num")) : match.end()].strip()
             scale = 1000**4 if unit.startswith("t") else 1000**3
             if 4 <= value <= 64_000 or unit.startswith("t"):
                 return value * scale
+            break
     return None
 
 
