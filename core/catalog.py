@@ -67,7 +67,7 @@ class Card(BaseModel):
 
     @property
     def unified_memory(self) -> bool:
-        """An Apple silicon Mac (data/apple.toml): one device, its GPU share of unified memory, Metal runtimes."""
+        """An Apple silicon Mac (data/apple.toml): one device, its GPU's share of unified memory, Metal."""
         return self.vendor == "Apple"
 
     @property
@@ -150,15 +150,15 @@ class Catalog:
         return [c for c in self.cards if abs(c.memory_gib * GIB - memory_bytes) < 0.5 * GIB]
 
     def typical_of(self, memory_bytes: int) -> Card | None:
-        """A card given only by its size ("显存12g", "a 16GB GPU"): the slowest consumer card of that size (the
-        safe side: a speed not promised too high; an RTX 3060 for 12 GB, a 4060 Ti for 16), holding exactly the
-        size said, so its bandwidth can stand in for speed and the offload split (the answer names it). None
-        when no card is sold with that size."""
+        """A card given only by its size ("显存12g", "a 16GB GPU"): the slowest consumer card of that size
+        (the safe side: a speed not promised too high; an RTX 3060 for 12 GB, a 4060 Ti for 16), holding
+        exactly the size said, so its bandwidth can stand in for speed and the offload split (the answer
+        names it). None when no card is sold with that size or more."""
         sold = self.with_memory(memory_bytes)
         name_suffix = ""
         if not sold:
-            # no card of that size in the catalogue (an 8 GB or 6 GB card): the slowest consumer card with at least
-            # that much lends its bandwidth (4060 Ti: 288 GB/s, between a 4060's 272 and a 2060's 336)
+            # no card of that size in the catalogue (an 8 GB or 6 GB card): the slowest consumer card with at
+            # least that much lends its bandwidth (4060 Ti: 288 GB/s, between a 4060's 272 and a 2060's 336)
             sold = [
                 c
                 for c in self.cards

@@ -1,6 +1,6 @@
-"""An Apple silicon Mac as the device a job runs on (data/apple.toml): the share of unified memory Metal lets the
-GPU use by default, the chip's bandwidth, the engines that run there, and the sysctl that raises the limit when
-the job needs more than the default share but less than the RAM."""
+"""An Apple silicon Mac as the device a job runs on (data/apple.toml): the share of unified memory Metal
+lets the GPU use by default, the chip's bandwidth, the engines that run there, and the sysctl that raises
+the limit when the job needs more than the default share but less than the RAM."""
 
 from __future__ import annotations
 
