@@ -145,6 +145,11 @@ class RuntimeTable(BaseModel):
             return self.training_default
         return self.by_id[runtime_id]
 
+    def blanked(self, text: str) -> str:
+        """`text` with every runtime name replaced by spaces of the same length ('llama-factory' is no Llama
+        model for the model reader; offsets stay where they were)."""
+        return self._pattern.sub(lambda m: " " * len(m.group(0)), text)
+
     def named_in(self, text: str) -> RuntimeProfile | None:
         """The runtime a question names (the first profile, in file order, whose words appear)."""
         found = None

@@ -123,7 +123,10 @@ def _training(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> tu
     assert query.precision and query.batch and query.seq and query.optimizer is not None
     method = query.method or Method.FULL
     coeff = _coefficients(query, cal)
-    tokens = query.batch * query.seq
+    # Sequence parallelism (DeepSpeed Ulysses, ring attention) splits each sequence over `sp` cards: a card
+    # holds the activations and logits of seq / sp tokens (Ulysses: "each GPU holds N/P of the sequence")
+    sp = max(1, query.sequence_parallel or 1)
+    tokens = query.batch * query.seq // sp
     params = model.total_params
     zero = query.zero_stage or 0
 
@@ -158,7 +161,7 @@ def _training(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> tu
     # -- activations and logits (per card: each card runs its own micro-batch) ----------------------------
     fp32 = query.precision is Precision.FP32
     block = float(terms.block_activation_bytes(model, tokens, coeff, fp32=fp32))
-    block += terms.eager_scores_bytes(model, query.batch, query.seq, cal.eager_attention.training)
+    block += terms.eager_scores_bytes(model, query.batch, query.seq, cal.eager_attention.training) / sp
     block += terms.sliding_window_mask_bytes(model, query.batch, query.seq)
     activations = terms.stored_activation_bytes(
         model,
@@ -337,6 +340,11 @@ def _memory(query: Query, registry: Registry, cal: Calibration) -> _Memory:
             }
         )
     filled = query.with_defaults()
+    if filled.sequence_parallel is not None:
+        # over all the cards when no degree was said (0); at most the cards there are; none for inference
+        degree = min(filled.sequence_parallel or (filled.gpus or 1), filled.gpus or 1)
+        keep = degree > 1 and filled.task is not Task.INFERENCE
+        filled = filled.model_copy(update={"sequence_parallel": degree if keep else None})
     if filled.gpus and filled.gpus > 1 and filled.task is not Task.INFERENCE and query.zero_stage is None:
         # Several cards for training: shard everything (FSDP full shard / ZeRO-3), the setting that makes
         # memory the least; stated as an assumption.

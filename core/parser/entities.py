@@ -604,6 +604,14 @@ def _read_precision(text: str, ex: Extraction) -> None:
         ex.fields["precision"] = Precision.INT4
 
 
+def _runtime_jobs(ex: Extraction) -> tuple[str, ...]:
+    """The language-model jobs of the runtime named (data/runtimes.toml `jobs`), () when none is named."""
+    runtime = ex.fields.get("runtime")
+    if not isinstance(runtime, str):
+        return ()
+    return tuple(job for job in load_runtimes().by_id[runtime].jobs if job in ("inference", "training"))
+
+
 def _read_task(text: str, ex: Extraction) -> None:
     if _QLORA.search(text):
         ex.fields["method"] = Method.QLORA
@@ -620,8 +628,12 @@ def _read_task(text: str, ex: Extraction) -> None:
         ex.fields["task"] = Task.PRETRAIN
     elif "method" in ex.fields or _FINETUNE.search(text):
         ex.fields["task"] = Task.FINETUNE
-    elif _INFERENCE.search(text) or "runtime" in ex.fields:
+    elif _INFERENCE.search(text) or _runtime_jobs(ex) == ("inference",):
         ex.fields["task"] = Task.INFERENCE
+    elif _runtime_jobs(ex) == ("training",):
+        ex.fields["task"] = (
+            Task.FINETUNE
+        )  # 'unsloth qwen3 14b', '用unsloth呢': a trainer named is a fine-tune
     if ex.fields.get("task") is Task.FINETUNE and "method" not in ex.fields:
         ex.method_words = True
     if ex.fields.get("method") is Method.QLORA and ex.fields.get("precision") is Precision.INT4:
@@ -705,7 +717,8 @@ def extract(text: str) -> Extraction:
     """All stated fields of one normalized message."""
     ex = Extraction()
     text = _read_repo_id(text, ex)
-    model = None if "model" in ex.fields or ex.unknown_model else find_model(text)
+    # runtime names are no model names ('llama-factory qwen2.5 32b' names Qwen2.5 32B, not a Llama)
+    model = None if "model" in ex.fields or ex.unknown_model else find_model(load_runtimes().blanked(text))
     if model:
         if model.model_id:
             ex.fields["model"] = model.model_id

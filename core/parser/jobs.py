@@ -96,7 +96,7 @@ _GENERATIONS = (
         r"(?<![a-z0-9.])(?P<n>\d{1,4})\s*(?:generations|completions|samples|rollouts|responses|answers)\s*(?:per|each|/|a)\s*(?:prompt|question)"
     ),
     _c(
-        r"(?:每个|每条|每道)\s*(?:prompt|问题|提示|题)\s*(?:生成|采样|出)?\s*(?P<n>\d{1,4})\s*(?:个|条|次)?\s*(?:回答|回复|生成|输出|样本|completion|response)?"
+        r"(?:每个|每条|每道)\s*(?:prompt|问题|提示|题)\s*(?:生成|采样|出)?\s*(?P<n>\d{1,4})\s*(?:个|条|次)?(?:回答|回复|生成|输出|样本|completion|response)?"
     ),
     _c(r"(?:group[\s_-]*size|rollout\.n|(?<![a-z])n)\s*=\s*(?P<n>\d{1,4})(?!\d)"),
     _c(r"(?P<n>\d{1,4})\s*(?:个|条)\s*(?:回答|回复|采样|生成)"),
@@ -112,6 +112,7 @@ _COMPLETION = (
     _c(rf"(?:completions?|responses?|generations?)\s*(?:length|len|of|up\s+to)?\s*(?:=|:)?\s*{_CTX}"),
     _c(rf"(?:回答|回复|生成|输出)\s*(?:长度|最长|最大长度)?\s*(?:改成|改为|设为|是|为|=)?\s*{_CTX}"),
 )
+_CHANGE = _c(r"(?:改成|改为|换成|变成|调到|设成|设为)\s*\d|(?:make\s+it|change\s+to|switch\s+to)\s+\d")
 _ROLLOUT_SEPARATE = _c(
     r"rollout.{0,10}(?:单独|独立|separate|dedicated|own)|(?:单独|独立|separate|dedicated).{0,10}(?:rollout|推理卡|生成卡)"
     r"|vllm[\s_-]*mode\s*=\s*server|trl\s+vllm-serve"
@@ -131,6 +132,16 @@ _CHUNKED_LOSS = _c(
 _OFFLOADED_CHECKPOINTS = _c(
     r"offload(?:ed)?[\s_-]*(?:gradient[\s_-]*)?checkpoint|activation[\s_-]*offload|激活.{0,4}(?:卸载|offload)"
     r"|use_gradient_checkpointing\s*=\s*.?unsloth"
+)
+
+# -- sequence parallelism (DeepSpeed Ulysses, ring attention: 360-LLaMA-Factory, ms-swift, Megatron CP) ---
+_SP_DEGREE = _c(
+    r"(?:sequence[\s_-]*parallel(?:[\s_-]*(?:size|degree))?|ulysses(?:[\s_-]*(?:degree|size))?|sp[_-]size"
+    r"|context[\s_-]*parallel(?:[\s_-]*size)?|序列并行(?:度|数)?)\s*(?:=|:|为|是)?\s*(?P<n>\d{1,3})(?![\d.])"
+)
+_SP_WORDS = _c(
+    r"sequence[\s_-]*parallel|ulysses|ring[\s_-]*(?:flash[\s_-]*)?attn|ring[\s_-]*attention"
+    r"|context[\s_-]*parallel|序列并行|上下文并行"
 )
 
 # -- the launch line ------------------------------------------------------------------------------------
@@ -231,7 +242,10 @@ def read_jobs(text: str, fields: dict[str, object]) -> str:
     # generations and completion lengths in words only for RL ('1 million responses of 500 tokens' to
     # serve is a batch of requests); the trainers' own flags always
     rl_said = "algorithm" in fields
-    for pattern in _GENERATIONS if rl_said else _GENERATIONS[:1]:
+    # 'N per prompt' is RL's however said; a bare 'N个生成' only with RL named, or as a follow-up's change
+    # ('改成16个生成呢' after a GRPO question)
+    generations = _GENERATIONS if rl_said or _CHANGE.search(text) else _GENERATIONS[:3]
+    for pattern in generations:
         match = take(pattern)
         if match and 1 <= int(match.group("n")) <= 1024:
             fields["num_generations"] = int(match.group("n"))
@@ -248,6 +262,11 @@ def read_jobs(text: str, fields: dict[str, object]) -> str:
         fields["rollout"] = "separate"
     elif _ROLLOUT_COLOCATED.search(text):
         fields["rollout"] = "colocated"
+    sp = take(_SP_DEGREE)
+    if sp and 1 <= int(sp.group("n")) <= 4096:
+        fields["sequence_parallel"] = int(sp.group("n"))
+    elif _SP_WORDS.search(text):
+        fields["sequence_parallel"] = 0  # over all the job's cards (core/estimator/memory.py)
     if _PURE_BF16.search(text):
         fields["master_weights"] = False
     if _CHUNKED_LOSS.search(text):
