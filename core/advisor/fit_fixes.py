@@ -232,8 +232,10 @@ def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix,
     long_context = _keeps_context(said, card, make)
     if long_context is not None:
         found.append(long_context)
-        if FixKind.QLORA in long_context.changes and not any(f.kind is FixKind.QLORA for f in found):
-            if (qlora := _qlora_keeping_context(said, card, make)) is not None:
+        needs_4bit = FixKind.QLORA in long_context.changes
+        if needs_4bit and not any(f.kind is FixKind.QLORA for f in found):
+            qlora = _qlora_keeping_context(said, card, make)
+            if qlora is not None:
                 found.append(qlora)
 
     savers = said
