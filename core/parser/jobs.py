@@ -278,21 +278,20 @@ def read_jobs(text: str, fields: dict[str, object]) -> str:
     return text
 
 
+# What is offloaded, the first that the words say (no offload, MoE experts, NVMe, parameters, the optimizer)
+_OFFLOAD_KINDS: tuple[tuple[re.Pattern[str], Offload], ...] = (
+    (_NO_OFFLOAD, Offload.NONE),
+    (_EXPERTS_OFF, Offload.EXPERTS),
+    (_NVME, Offload.NVME),
+    (_PARAM_OFF, Offload.PARAMS),
+    (_OPTIMIZER_OFF, Offload.OPTIMIZER),
+)
+
+
 def _read_offload(text: str, fields: dict[str, object]) -> None:
-    if _NO_OFFLOAD.search(text):
-        fields["offload"] = Offload.NONE
-        return
-    if _EXPERTS_OFF.search(text):
-        fields["offload"] = Offload.EXPERTS
-        return
-    if _NVME.search(text):
-        fields["offload"] = Offload.NVME
-        return
-    if _PARAM_OFF.search(text):
-        fields["offload"] = Offload.PARAMS
-        return
-    if _OPTIMIZER_OFF.search(text):
-        fields["offload"] = Offload.OPTIMIZER
-        return
+    for pattern, kind in _OFFLOAD_KINDS:
+        if pattern.search(text):
+            fields["offload"] = kind
+            return
     if _OFFLOAD.search(text) and "offload" not in fields:
         fields["offload_said"] = True
