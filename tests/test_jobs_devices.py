@@ -43,7 +43,7 @@ def test_a_mac_fine_tune_runs_in_mlx_and_the_sysctl_is_offered_when_it_helps() -
     data = _json("我的macbook pro m3 max 36g，能不能微调qwen2.5 7b")
     assert data["query"]["runtime"] == "mlx" and "MLX" in data["answer"]["text"]
     big = _json("Mac Studio M2 Ultra 192GB, Llama 3.1 70B in bf16?")
-    # 70.6B × 2 B = 131 GiB + KV on 144 GiB of Metal's share: fits; R1 at Q4_K_M (447 GiB) on 512 GB: the limit
+    # 70.6B × 2 B = 131 GiB + KV on 144 GiB of Metal's share: fits; R1 Q4_K_M (447 GiB) on 512 GB: the limit
     r1 = _json("Mac Studio M3 Ultra 512GB — DeepSeek R1 Q4_K_M with llama.cpp, tokens/s?")
     assert big["answer"]["apple"]["wired_limit_mb"] is None
     assert r1["answer"]["verdict"] == "no" and r1["answer"]["apple"]["wired_limit_mb"] == (512 - 8) * 1024

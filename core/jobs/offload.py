@@ -8,8 +8,9 @@ KTransformers and `-ot exps=CPU` / `--cpu-moe` keep every routed expert on the C
 
 Decode speed from the split, one token (bandwidth-bound), through the speed issue's calibrated decode model
 (core/speed decode_step_s, its constants fitted in data/speed.toml):
-  s/token = the card's step (its layers' weights and KV at the card family's achieved bandwidth, the runtime's
-            fixed cost per layer) + bytes read in RAM (host layers' weights and KV) / the host's achieved bandwidth
+  s/token = the card's step (its layers' weights and KV at the card family's achieved bandwidth, the
+            runtime's fixed cost per layer) + bytes read in RAM (host layers' weights and KV) / the host's
+            achieved bandwidth
 where a MoE token reads only its routed experts (experts_active of experts per layer).
 """
 
@@ -164,7 +165,9 @@ def _decode_s(
     constants = load_speed_constants()
     name = runtime_name(query.runtime, precision, card)
     kv_dtype = terms.kv_dtype_bytes(precision, query.kv_cache_dtype)
-    g = generation(model, card, runtime=name, precision=precision, kv_dtype_bytes=kv_dtype, ranks=1, batches=(1,))
+    g = generation(
+        model, card, runtime=name, precision=precision, kv_dtype_bytes=kv_dtype, ranks=1, batches=(1,)
+    )
     seq = query.seq or 4096
     output = min(DEFAULT_OUTPUT_TOKENS, max(seq // 2, 1))
     kv_tokens = speed_terms.average_kv_tokens(max(seq - output, 1), output)
@@ -172,7 +175,12 @@ def _decode_s(
     on_card = replace(g, kv_bytes_per_token=g.kv_bytes_per_token * gpu_share, weight_bytes={1: gpu_read})
     memory = host_memory(query)
     return decode_step_s(
-        constants, on_card, 1, kv_tokens, host_bytes=host_read + host_kv, host_bytes_s=effective_bytes_s(memory)
+        constants,
+        on_card,
+        1,
+        kv_tokens,
+        host_bytes=host_read + host_kv,
+        host_bytes_s=effective_bytes_s(memory),
     )
 
 
