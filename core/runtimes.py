@@ -146,7 +146,7 @@ class RuntimeTable(BaseModel):
         return self.by_id[runtime_id]
 
     def blanked(self, text: str) -> str:
-        """`text` with every runtime name replaced by spaces of the same length ('llama-factory' is no Llama
+        """`text` with every runtime name replaced by spaces of the same length (LLaMA-Factory is no Llama
         model for the model reader; offsets stay where they were)."""
         return self._pattern.sub(lambda m: " " * len(m.group(0)), text)
 

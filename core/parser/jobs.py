@@ -172,6 +172,30 @@ def _host_ram(text: str) -> int | None:
     return None
 
 
+_BARE_RAM = _c(r"(?<![a-z0-9.])(?P<num>\d{1,4})\s*(?P<unit>gb|gib|g|tb|t)(?![a-z0-9])")
+
+
+def read_host_memory(text: str, *, bare_size: bool = False) -> dict[str, object]:
+    """System RAM, its DDR generation and channels in normalized text ('64g ddr5 双通道', '128GB RAM, quad
+    channel'); `bare_size` reads a size without a RAM word too (the checklist's RAM step asks for it)."""
+    fields: dict[str, object] = {}
+    host = _host_ram(text)
+    if host is None and bare_size:
+        match = _BARE_RAM.search(text)
+        if match and 4 <= int(match.group("num")) <= 64_000:
+            scale = 1000**4 if match.group("unit").startswith("t") else 1000**3
+            host = int(match.group("num")) * scale
+    if host is not None:
+        fields["host_memory_bytes"] = host
+    ddr = _DDR.search(text)
+    if ddr:
+        fields["host_memory_type"] = f"ddr{ddr.group(1)}"
+    channels = _channels(text)
+    if channels:
+        fields["host_memory_channels"] = channels
+    return fields
+
+
 def _channels(text: str) -> int | None:
     match = _CHANNELS.search(text)
     if not match:
@@ -226,15 +250,7 @@ def read_jobs(text: str, fields: dict[str, object]) -> str:
     _read_offload(text, fields)
     if fields.get("offload") in (Offload.NVME, Offload.PARAMS):
         fields.setdefault("zero_stage", 3)  # only ZeRO-3 offloads parameters (DeepSpeed config-json)
-    host = _host_ram(text)
-    if host is not None:
-        fields["host_memory_bytes"] = host
-    ddr = _DDR.search(text)
-    if ddr:
-        fields["host_memory_type"] = f"ddr{ddr.group(1)}"
-    channels = _channels(text)
-    if channels:
-        fields["host_memory_channels"] = channels
+    fields.update(read_host_memory(text))
     for pattern, algorithm in _ALGORITHMS:
         if pattern.search(text):
             fields["algorithm"] = algorithm
