@@ -237,6 +237,7 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
 
 
 def _add_vision(sub: argparse._SubParsersAction[OneLineParser]) -> None:
+    from core.runtimes import load_vision_runtimes
     from core.vision import Offload, TrainMethod, VisionJob, VisionTask
 
     p = sub.add_parser("vision", help="an image / video / vision / speech / embedding job, from flags")
@@ -256,6 +257,11 @@ def _add_vision(sub: argparse._SubParsersAction[OneLineParser]) -> None:
     p.add_argument("--precision", choices=[p.value for p in Precision], help="weights' format")
     p.add_argument(
         "--offload", choices=[o.value for o in Offload], help="CPU offload: whole models or layer by layer"
+    )
+    p.add_argument(
+        "--runtime",
+        choices=[r.id for r in load_vision_runtimes()],
+        help="the pipeline engine (ComfyUI offloads by itself when the card is short)",
     )
     p.add_argument("--vae-tiling", action="store_true", help="decode the image in tiles")
     p.add_argument("--grad-checkpointing", action="store_true", help="recompute activations (training)")
@@ -291,6 +297,7 @@ def _cmd_vision(args: argparse.Namespace) -> int:
         tokens=args.tokens,
         precision=Precision(args.precision) if args.precision else None,
         offload=args.offload,
+        runtime=args.runtime,
         vae_tiling=True if args.vae_tiling else None,
         grad_checkpointing=True if args.grad_checkpointing else None,
         audio_hours=args.audio_hours,

@@ -154,7 +154,8 @@ class ChecklistState(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _done_before_the_host_step(cls, data: object) -> object:
-        """A state stored as version 1 (before the RAM step) was done at step 7: a finished checklist stays finished (stored states always carry their version)."""
+        """A state stored as version 1 (before the RAM step) was done at step 7: a finished checklist stays
+        finished (stored states always carry their version; one built without it is current)."""
         if not isinstance(data, dict) or data.get("version", 2) >= 2:
             return data
         moved = dict(data)

@@ -8,7 +8,7 @@ from typing import Any
 from core.catalog import Card, load_catalog
 from core.checklist.choices import choice_data, choices
 from core.checklist.machine import defaults, steps_for
-from core.checklist.model import STEPS, ChecklistAnswers, ChecklistState, Step, default_currency
+from core.checklist.model import ChecklistAnswers, ChecklistState, Step, default_currency
 from core.checklist.result import MIN_SHOWN_SHARE, ChecklistResult, to_query
 from core.registry import load_registry
 
