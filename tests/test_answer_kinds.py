@@ -26,6 +26,7 @@ from bot.answer import common as answer_common
 from bot.answer import fit as answer_fit
 from bot.answer import info as answer_info
 from bot.render import TELEGRAM_LIMIT, plain_text, render, telegram_html_problems, utf16_len
+from core.advisor import fit_advice
 from core.query import Method, Precision, Query, Task
 
 LANGS: tuple[Lang, ...] = ("en", "zh")
@@ -160,7 +161,7 @@ def test_answer_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("estimator exploded")
 
-    for module in (answer_fit, answer_cards, answer_info):
+    for module in (answer_fit, answer_cards, answer_info, fit_advice):  # fit advice is core's now
         if hasattr(module, "estimate"):  # the card sheet's sizes come from core's largest-model search now
             monkeypatch.setattr(module, "estimate", boom)
     for lang in LANGS:

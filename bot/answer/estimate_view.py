@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import replace
 
-from bot.answer.fit import memory_view, serving_facts
+from bot.answer.fit import memory_view
+from bot.answer.views import FitView
 from bot.render import render
 from core.estimator import Estimate
 from core.query import Query
-from core.report import estimate_assessment
+from core.report import estimate_assessment, serving_json
 
 
-def estimate_view(est: Estimate, lang: str = "en") -> dict[str, Any]:
+def estimate_view(est: Estimate, lang: str = "en") -> dict[str, FitView | bool]:
     """Data for templates/<lang>/estimate.j2 (`gpufit estimate` without --json): the memory view, and for a
     named card the same speed, time and cost that `--json` carries."""
     filled = est.query
@@ -21,12 +22,13 @@ def estimate_view(est: Estimate, lang: str = "en") -> dict[str, Any]:
     view = memory_view(est, stated, lang)
     job = estimate_assessment(est)
     if job is not None:
-        view |= {
-            "speed": job.speed_json(),
-            "cost": job.cost,
-            "time": job.time_json(),
-            "serving": serving_facts(est, job),
-        }
+        view = replace(
+            view,
+            speed=job.speed_json(),
+            cost=job.cost,
+            time=job.time_json(),
+            serving=serving_json(est, job),
+        )
     return {"v": view, "compact": False, "short": False}
 
 

@@ -8,14 +8,13 @@ from typing import Any
 from bot.answer.buttons import button
 from bot.answer.clarify import unknown_model_answer
 from bot.answer.common import answer_currency, card_or_none, model_label, pack
-from bot.answer.fit import serving_facts
 from bot.answer.market import cluster_facts, platform_facts, traffic_facts
 from bot.answer.model import Answer, Lang
-from bot.answer.needed import asked_count, needed_for
 from bot.charts import adapter as charts
 from core.advisor.card_advice import usual_cards
 from core.advisor.cards_needed import MAX_NODES, NODE_SIZE, CardsNeeded
 from core.advisor.cluster import cluster_for
+from core.advisor.needed import asked_count, needed_for
 from core.advisor.traffic import apply_traffic, size_replicas
 from core.assessment import Assessment
 from core.catalog import Card
@@ -24,6 +23,7 @@ from core.estimator import UnknownModelError, estimate, resolve_model
 from core.jobs.facts import JobFacts, job_facts
 from core.query import Currency, Query, Task
 from core.registry import load_registry
+from core.report import serving_json
 
 
 def _heads(query: Query) -> dict[str, int]:
@@ -73,9 +73,9 @@ def cards_needed_answer(query: Query, lang: Lang) -> Answer:
         return unknown_model_answer(lang, err.name, err.suggestions, query)
     named = card_or_none(query.card)
     cards = [named] if named is not None else usual_cards(est.query.task)
-    rows = [_row(needed_for(query, card, currency), card) for card in cards]
+    rows = [_row(needed_for(query, card, Currency(currency)), card) for card in cards]
     main = rows[0]
-    asked = asked_count(query, main["card"], currency)
+    asked = asked_count(query, main["card"], Currency(currency))
     needed: CardsNeeded | None = main["needed"]
     job = needed.job if needed else None
     view = {
@@ -135,7 +135,7 @@ def cards_needed_answer(query: Query, lang: Lang) -> Answer:
         ],
         "speed": view["speed"],
         "time": view["time"],
-        "serving": serving_facts(job.estimate, job) if job else None,
+        "serving": serving_json(job.estimate, job) if job else None,
         "cost": job.cost.model_dump(mode="json") if job and job.cost else None,
     } | _job_facts(jobs)
     buttons = [[button(lang, action) for action in _variants(est.query)]]

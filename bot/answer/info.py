@@ -10,6 +10,7 @@ from bot.answer.buttons import button
 from bot.answer.common import answer_currency, call_macro, pack
 from bot.answer.fit import fit_view
 from bot.answer.model import FAQ_IDS, SCENARIO_IDS, Answer, Lang
+from bot.answer.views import FitView
 from core import advisor
 from core.advisor.bigger_card import bigger_cards
 from core.catalog import Card, load_catalog
@@ -77,7 +78,7 @@ VARIANT_PAIR = ("a100-40gb-sxm", "a100-80gb-sxm")
 FAQ_CARDS = ("rtx-4090", "a100-80gb-sxm", "h100-sxm", "a100-40gb-sxm")
 
 
-def _folk_examples(query: Query | None, lang: Lang) -> list[dict[str, Any]]:
+def _folk_examples(query: Query | None, lang: Lang) -> list[FitView]:
     """The user's own job when they named one, else the article's 7B example as full fine-tune and LoRA."""
     if query is not None and (query.model or query.params_b):
         samples = [query.model_copy(update={"card": None, "card_memory_bytes": None})]

@@ -27,20 +27,6 @@ TRAINING_METHODS = (Method.FULL, Method.LORA, Method.QLORA)
 CONTEXT_CHOICES = (4096, 8192, 32768)
 PRECISION_CHOICES = (Precision.BF16, Precision.INT8, Precision.INT4)
 CHART_ACTION = "chart"  # the button that sends the answer's chart as a picture
-MIN_SHOWN_BYTES = 5 * 2**20  # components under 5 MiB would print as 0.00 GiB
-# Fields worth stating when assumed, in the order a reader checks them.
-ASSUMPTION_ORDER = (
-    "method",
-    "precision",
-    "batch",
-    "seq",
-    "gpus",
-    "lora_rank",
-    "grad_checkpointing",
-    "optimizer",
-    "zero_stage",
-    "runtime",
-)
 
 
 class TypedNames(NamedTuple):

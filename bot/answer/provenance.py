@@ -3,13 +3,12 @@ and which memory terms its config could not give)."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from bot.answer.views import ModelOrigin, UnknownTerm
 from core.estimator import Estimate
 from core.registry import load_registry
 
 
-def model_origin(model_id: str | None, model_name: str) -> dict[str, Any] | None:
+def model_origin(model_id: str | None, model_name: str) -> ModelOrigin | None:
     """Where a looked-up model's figures came from, for the answer's provenance line (None: built in)."""
     registry = load_registry()
     model = registry.by_id.get(model_id or "")
@@ -18,20 +17,20 @@ def model_origin(model_id: str | None, model_name: str) -> dict[str, Any] | None
         model = match.model if match else None
     if model is None or model.origin not in ("hub", "cache"):
         return None
-    return {
-        "name": model.hf_repo or model.name,
-        "origin": model.origin,
-        "source": model.source or model.hf_repo,
-        "date": model.fetched_on,
-        "unknown": [_term(t) for t in model.unknown_terms],
-        "from_count": any(t.startswith("kv_cache: unrecognised") for t in model.unknown_terms),
-    }
+    return ModelOrigin(
+        name=model.hf_repo or model.name,
+        origin=model.origin,
+        source=model.source or model.hf_repo,
+        date=model.fetched_on,
+        unknown=[_term(t) for t in model.unknown_terms],
+        from_count=any(t.startswith("kv_cache: unrecognised") for t in model.unknown_terms),
+    )
 
 
-def _term(text: str) -> dict[str, str]:
-    """'kv_cache: unrecognised architecture (mamba)' -> {'term': 'kv_cache', 'reason': 'unrecognised …'}."""
+def _term(text: str) -> UnknownTerm:
+    """'kv_cache: unrecognised architecture (mamba)' -> term 'kv_cache', reason 'unrecognised …'."""
     term, _, reason = text.partition(": ")
-    return {"term": term, "reason": reason or term}
+    return UnknownTerm(term=term, reason=reason or term)
 
 
 def image_tokens(model_id: str | None) -> int:
@@ -40,15 +39,15 @@ def image_tokens(model_id: str | None) -> int:
     return model.image_tokens if model is not None else 0
 
 
-def model_source(est: Estimate, origin: dict[str, Any] | None) -> dict[str, Any]:
+def model_source(est: Estimate, origin: ModelOrigin | None) -> dict[str, object]:
     """Where the figures came from, for the JSON contract: the built-in list, the Hub, the cache of an
     earlier lookup, or only the size in the name (a typical dense shape)."""
     if origin is not None:
         return {
-            "kind": origin["origin"],
-            "source": origin["source"],
-            "date": origin["date"],
-            "not_computed": [t["term"] for t in origin["unknown"]],
+            "kind": origin.origin,
+            "source": origin.source,
+            "date": origin.date,
+            "not_computed": [t.term for t in origin.unknown],
         }
     if est.representative_shape:
         return {"kind": "name", "source": "", "date": "", "not_computed": []}
