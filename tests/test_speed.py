@@ -176,3 +176,25 @@ def test_speed_says_its_band_and_where_it_was_calibrated() -> None:
         None,
     )
     assert "torchtune" in trained.calibrated_on and trained.band == bands.training
+
+
+def test_a_remembered_speed_is_the_computed_one_with_its_own_lists() -> None:
+    """The per-job memo (core/speed/memo.py) returns what computing again gives, and a caller changing its
+    notes changes nobody else's."""
+    from core.speed import inference as speed_inference
+    from core.speed import training as speed_training
+
+    card = load_catalog().get("h100-sxm")
+    served = estimate(Query(model="qwen2.5-72b", runtime=Runtime.VLLM, gpus=2, batch=50, seq=32768))
+    trained = estimate(Query(model="llama-3.1-8b", task=Task.FINETUNE, method=Method.LORA, seq=2048))
+    first = inference_speed(served, card, 2)
+    first.notes.append("changed by a caller")
+    again = inference_speed(served, card, 2)
+    speed_inference._SPEEDS.clear()
+    assert again == inference_speed(served, card, 2)
+    assert "changed by a caller" not in again.notes
+    tr = training_speed(trained, card, 2, 1e9)
+    speed_training._SPEEDS.clear()
+    assert tr == training_speed(trained, card, 2, 1e9)
+    other = card.model_copy(update={"bandwidth_gb_s": card.bandwidth_gb_s / 2})  # same id, another card
+    assert inference_speed(served, other, 2).decode_tokens_per_s < again.decode_tokens_per_s

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from functools import cache
+from functools import cache, cached_property
 
 from pydantic import BaseModel, ConfigDict
 
@@ -37,6 +37,7 @@ class RuntimeSpeed(BaseModel):
     prefill_mfu: float = 0.5  # share of the tensor peak a prompt's prefill reaches
     prefill_fixed_s: float = 0.0  # per request's prefill: scheduling, the first step's own fixed cost
     launch_overlaps: bool = False  # eager runtimes: the CPU launches kernels while the GPU runs earlier ones
+    launch_serial_share: float = 0.0  # eager runtimes: share of the shorter of launches / GPU work not hidden
     max_num_seqs: int | None = None  # sequences one replica runs at once (None: no cap of its own)
     continuous_batching: bool = False
     tensor_parallel: bool = False  # several cards split each layer (else they split the layers)
@@ -138,9 +139,6 @@ class BandConstants(BaseModel):
     source: str
 
 
-_FAMILY_INDEX: dict[tuple[str, tuple[str, ...]], int] = {}
-
-
 class SpeedConstants(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
@@ -158,14 +156,25 @@ class SpeedConstants(BaseModel):
         return self.runtimes[name]
 
     def family(self, card: Card) -> BandwidthFamily | None:
-        """The card's chip family: the first whose pattern matches its id (remembered per card and set of
-        patterns; the fit changes the families' values, never their patterns)."""
-        patterns = tuple(f.match for f in self.bandwidth)
-        key = (card.id, patterns)
-        if key not in _FAMILY_INDEX:
-            _FAMILY_INDEX[key] = next((i for i, p in enumerate(patterns) if re.search(p, card.id)), -1)
-        index = _FAMILY_INDEX[key]
-        return self.bandwidth[index] if index >= 0 else None
+        """The card's chip family: the first whose pattern matches its id (remembered per card)."""
+        families = self.derived_families
+        try:
+            return families[card.id]
+        except KeyError:
+            found = next((f for f in self.bandwidth if re.search(f.match, card.id)), None)
+            families[card.id] = found
+            return found
+
+    # Values derived from these constants alone, remembered on them: per card id its [[bandwidth]] family,
+    # per (term, runtime, precision, card) the achieved bandwidth and the prefill peak, so that a speed call
+    # (and each trial of a fit, which builds new constants) computes each once. Not fields: never dumped.
+    @cached_property
+    def derived_families(self) -> dict[str, BandwidthFamily | None]:
+        return {}
+
+    @cached_property
+    def derived(self) -> dict[tuple[object, ...], float]:
+        return {}
 
     def bandwidth_efficiency(self, card: Card) -> float:
         family = self.family(card)

@@ -22,6 +22,7 @@ from core.registry import ModelArch, load_registry
 from core.runtimes import load_runtimes, runtime_profile
 from core.speed import terms as speed_terms
 from core.speed.constants import SpeedConstants, load_speed_constants
+from core.speed.memo import IdentityMemo
 
 # The answer's generation when the user gives only a context: its last DEFAULT_OUTPUT_TOKENS tokens are
 # generated after a prompt that fills the rest (ASSUMPTION, stated in the answer: chat replies run a few
@@ -104,14 +105,22 @@ def generation(
 
 
 def _bandwidth(c: SpeedConstants, g: Generation) -> float:
-    return speed_terms.achieved_bandwidth(c, g.card, c.runtime(g.runtime), g.precision)
+    key = ("bandwidth", g.runtime, g.precision, g.card.id, g.card.bandwidth_gb_s)
+    found = c.derived.get(key)
+    if found is None:
+        found = speed_terms.achieved_bandwidth(c, g.card, c.runtime(g.runtime), g.precision)
+        c.derived[key] = found
+    return found
 
 
 def _peak(c: SpeedConstants, g: Generation) -> float:
-    return (
-        speed_terms.tensor_peak_flops(g.card, g.precision, c.training.fp8_gain)
-        * c.runtime(g.runtime).prefill_mfu
-    )
+    key = ("peak", g.runtime, g.precision, g.card.id, g.card.tensor_tflops, g.card.fp8_tflops)
+    found = c.derived.get(key)
+    if found is None:
+        peak = speed_terms.tensor_peak_flops(g.card, g.precision, c.training.fp8_gain)
+        found = peak * c.runtime(g.runtime).prefill_mfu
+        c.derived[key] = found
+    return found
 
 
 def kv_read_bytes(c: SpeedConstants, g: Generation, sequences: int, kv_tokens: float) -> float:
@@ -212,14 +221,38 @@ class InferenceSpeed(BaseModel):
     notes: list[str] = []
 
 
+_SPEEDS: IdentityMemo[InferenceSpeed] = IdentityMemo()
+
+
 def inference_speed(estimate: Estimate, card: Card, gpus: int) -> InferenceSpeed:
     """Decode tokens/s per sequence and for the batch, and time to first token, for a generation of
-    DEFAULT_OUTPUT_TOKENS tokens at the end of the asked context."""
-    from core.speed.calibration import band_for, calibrated_on
-
+    DEFAULT_OUTPUT_TOKENS tokens at the end of the asked context. Remembered per (model, card, constants)
+    and the query's fields the speed reads (core/speed/memo.py); each call gets its own lists."""
     c = load_speed_constants()
     query = estimate.query
     model = resolve_model(query, load_registry())
+    anchors = (model, card, c)
+    fields = (
+        gpus,
+        query.precision,
+        query.seq,
+        query.batch,
+        query.runtime,
+        query.kv_cache_dtype,
+        estimate.vllm.concurrent_sequences if estimate.vllm is not None else None,
+    )
+    speed = _SPEEDS.get(anchors, fields)
+    if speed is None:
+        speed = _SPEEDS.put(anchors, fields, _inference_speed(estimate, card, gpus, c, model))
+    return speed.model_copy(update={"notes": list(speed.notes), "calibrated_on": list(speed.calibrated_on)})
+
+
+def _inference_speed(
+    estimate: Estimate, card: Card, gpus: int, c: SpeedConstants, model: ModelArch
+) -> InferenceSpeed:
+    from core.speed.calibration import band_for, calibrated_on
+
+    query = estimate.query
     precision = query.precision or Precision.BF16
     seq = query.seq or 2048
     gpus = max(gpus, 1)

@@ -66,6 +66,7 @@ class PublishedFigure(BaseModel):
     gbs: int
     mbs: int
     seq: int
+    recompute: bool = False  # training with full activation recomputation (the forward runs twice)
     tokens: float
     method: Method
     width: int
@@ -73,7 +74,7 @@ class PublishedFigure(BaseModel):
     steps: int
     metric: str
     published: float
-    status: Literal["fit", "excluded"]
+    status: Literal["fit", "excluded", "held_out"]
     note: str
 
     @field_validator("kv_dtype", mode="before")
@@ -100,6 +101,11 @@ class PublishedFigure(BaseModel):
     @classmethod
     def _empty_int(cls, value: object) -> object:
         return value or 1
+
+    @field_validator("recompute", mode="before")
+    @classmethod
+    def _empty_bool(cls, value: object) -> object:
+        return value or False
 
     @field_validator("tokens", mode="before")
     @classmethod
@@ -129,15 +135,19 @@ class Source(BaseModel):
     setup: str
 
 
+FITTED_TABLE = "speed"  # speed.csv + speed_sources.toml: what tools/fit_speed.py fits
+HELD_OUT_TABLE = "speed_heldout"  # speed_heldout.csv + speed_heldout_sources.toml: checked, never fitted
+
+
 @cache
-def _sources_toml() -> dict[str, object]:
-    with open(MEASURED / "speed_sources.toml", "rb") as handle:
+def _sources_toml(table: str = FITTED_TABLE) -> dict[str, object]:
+    with open(MEASURED / f"{table}_sources.toml", "rb") as handle:
         return tomllib.load(handle)
 
 
 @cache
-def load_sources() -> dict[str, Source]:
-    raw = _sources_toml()
+def load_sources(table: str = FITTED_TABLE) -> dict[str, Source]:
+    raw = _sources_toml(table)
     return {key: Source.model_validate(value) for key, value in raw.items() if key != "fixture_cards"}
 
 
@@ -149,8 +159,9 @@ def _fixture_cards() -> dict[str, Card]:
 
 
 @cache
-def load_published() -> tuple[PublishedFigure, ...]:
-    with open(MEASURED / "speed.csv", newline="") as handle:
+def load_published(table: str = FITTED_TABLE) -> tuple[PublishedFigure, ...]:
+    """One table's figures: the fitted one (speed.csv) by default, the held-out one by name."""
+    with open(MEASURED / f"{table}.csv", newline="") as handle:
         return tuple(PublishedFigure.model_validate(row) for row in csv.DictReader(handle))
 
 
@@ -179,18 +190,42 @@ def _kv_bytes(figure: PublishedFigure) -> float:
     return terms.kv_dtype_bytes(figure.precision, figure.kv_dtype)
 
 
+# What each job a figure is turned into reads from the figure's columns: job field -> speed.csv column.
+_SERVING_QUERY = {
+    "model": "model",
+    "card": "card",
+    "gpus": "gpus",
+    "precision": "precision",
+    "kv_cache_dtype": "kv_dtype",
+    "batch": "batch",
+}
+_TRAINING_QUERY = {
+    "method": "method",
+    "model": "model",
+    "batch": "mbs",
+    "seq": "seq",
+    "grad_checkpointing": "recompute",
+}
+_DIFFUSION_JOB = {
+    "model": "model",
+    "width": "width",
+    "height": "height",
+    "steps": "steps",
+    "batch": "batch",
+    "card": "card",
+}
+
+
+def _read(figure: PublishedFigure, columns: dict[str, str], **fixed: object) -> dict[str, object]:
+    """The fields of a job from a figure's columns (`columns`: field -> column) and the job's fixed ones: the
+    one reader of a figure's setup, for each kind of job it becomes."""
+    return {field: getattr(figure, column) for field, column in columns.items()} | fixed
+
+
 def _serving_concurrency(figure: PublishedFigure, catalog: Catalog) -> int:
     """Requests that run at once: the asked concurrency, or what the KV pool holds of I + O tokens each."""
-    query = Query(
-        model=figure.model,
-        card=figure.card,
-        gpus=figure.gpus,
-        runtime=Runtime.VLLM,
-        precision=figure.precision,
-        kv_cache_dtype=figure.kv_dtype,
-        batch=figure.batch,
-        seq=figure.input_len + figure.output_len,
-    )
+    seq = figure.input_len + figure.output_len
+    query = Query.model_validate(_read(figure, _SERVING_QUERY, runtime=Runtime.VLLM, seq=seq))
     pool = estimate(query).vllm
     return max(1, pool.concurrent_sequences) if pool else figure.batch
 
@@ -199,15 +234,8 @@ def _prepare_diffusion(figure: PublishedFigure, card: Card, c: SpeedConstants) -
     from core.vision.estimate import estimate_vision
     from core.vision.job import VisionJob, VisionTask
 
-    job = VisionJob(
-        model=figure.model,
-        task=VisionTask.GENERATE,
-        width=figure.width,
-        height=figure.height,
-        steps=figure.steps,
-        batch=figure.batch,
-        precision=Precision.BF16,
-        card=figure.card,
+    job = VisionJob.model_validate(
+        _read(figure, _DIFFUSION_JOB, task=VisionTask.GENERATE, precision=Precision.BF16)
     )
     speed = estimate_vision(job).speed
     assert speed is not None
@@ -226,17 +254,10 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
     if figure.is_training:
         method = figure.method
         task = Task.PRETRAIN if figure.kind == "pretrain_hours" else Task.FINETUNE
-        query = Query(
-            task=task,
-            method=method,
-            model=figure.model,
-            batch=figure.mbs,
-            seq=figure.seq,
-            grad_checkpointing=False,
-        )
+        query = Query.model_validate(_read(figure, _TRAINING_QUERY, task=task))
         result = estimate(query)
         flops = training_flops_per_token(result.query, result.active_params, result.trainable_params)
-        flops += attention_flops_per_token(model, figure.seq, method, False)
+        flops += attention_flops_per_token(model, figure.seq, method, figure.recompute)
         ranks = max(figure.tp * figure.pp, 1)
         data_parallel = max(figure.gpus // ranks, 1)
         job = TrainingJob(
@@ -306,5 +327,5 @@ def predict(c: SpeedConstants, prepared: PreparedFigure) -> float:
 
 
 @cache
-def prepared_figures() -> tuple[PreparedFigure, ...]:
-    return tuple(prepare(figure) for figure in load_published())
+def prepared_figures(table: str = FITTED_TABLE) -> tuple[PreparedFigure, ...]:
+    return tuple(prepare(figure) for figure in load_published(table))

@@ -114,9 +114,15 @@ def launch_s(runtime: RuntimeSpeed, layers: int, moe_layers: int) -> float:
 def step_s(runtime: RuntimeSpeed, gpu_s: float, layers: int, moe_layers: int, sequences: int) -> float:
     """A decode step's wall time from its GPU time: CUDA-graph runtimes add their launch gaps to it; eager
     ones (transformers) launch from Python while the GPU works, so the slower of the two sets the pace. Then
-    the scheduler's per-step and per-sequence work."""
+    the scheduler's per-step and per-sequence work. Eager overlap is partial: launch_serial_share of the
+    shorter of the two is added."""
     launches = launch_s(runtime, layers, moe_layers)
-    core = max(gpu_s, launches) if runtime.launch_overlaps else gpu_s + launches
+    if runtime.launch_overlaps:
+        # The CPU runs ahead of the GPU only between the step's syncs (the next token, the stopping check),
+        # so a share of the shorter side is not hidden behind the longer one (FITTED per runtime).
+        core = max(gpu_s, launches) + runtime.launch_serial_share * min(gpu_s, launches)
+    else:
+        core = gpu_s + launches
     return core + runtime.step_s + sequences * runtime.seq_s
 
 

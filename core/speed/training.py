@@ -19,6 +19,7 @@ from core.query import Method, Precision, Query, Task
 from core.registry import ModelArch, load_registry
 from core.speed import terms as speed_terms
 from core.speed.constants import SpeedConstants, load_speed_constants
+from core.speed.memo import IdentityMemo
 
 
 class TrainingSpeed(BaseModel):
@@ -153,13 +154,29 @@ def _communication_bytes_per_step(estimate: Estimate, model: ModelArch, gpus: in
     return share * 2 * grad_bytes
 
 
-def training_speed(estimate: Estimate, card: Card, gpus: int, tokens: float | None) -> TrainingSpeed:
-    """Tokens/s over `gpus` data-parallel cards (each runs its own micro-batch) and the hours for `tokens`."""
-    from core.speed.calibration import band_for, calibrated_on
+_SPEEDS: IdentityMemo[TrainingSpeed] = IdentityMemo()
 
+
+def training_speed(estimate: Estimate, card: Card, gpus: int, tokens: float | None) -> TrainingSpeed:
+    """Tokens/s over `gpus` data-parallel cards (each runs its own micro-batch) and the hours for `tokens`.
+    Remembered per (model, card, constants), the query and the parameter counts (core/speed/memo.py)."""
     c = load_speed_constants()
     query = estimate.query
     model = resolve_model(query, load_registry())
+    anchors = (model, card, c)
+    fields = (gpus, tokens, query, estimate.params, estimate.active_params, estimate.trainable_params)
+    speed = _SPEEDS.get(anchors, fields)
+    if speed is None:
+        speed = _SPEEDS.put(anchors, fields, _training_speed(estimate, card, gpus, tokens, c=c, model=model))
+    return speed.model_copy(update={"notes": list(speed.notes), "calibrated_on": list(speed.calibrated_on)})
+
+
+def _training_speed(
+    estimate: Estimate, card: Card, gpus: int, tokens: float | None, *, c: SpeedConstants, model: ModelArch
+) -> TrainingSpeed:
+    from core.speed.calibration import band_for, calibrated_on
+
+    query = estimate.query
     gpus = max(gpus, 1)
     method = query.method or Method.FULL
     seq = query.seq or 2048

@@ -1,0 +1,72 @@
+"""Speed against published figures the fit never sees (data/measured/speed_heldout.csv, sources in
+speed_heldout_sources.toml): the outside check of issue 22, held as a test.
+
+The figures were written down from their sources before gpufit's predictions for them were looked at. The
+issue's bar is at least 80% within ±25% and all within 2x. The first look (the constants of commit a223acd)
+gave 25 of 50 within ±25% (median x1.23), 49 of 50 within 2x (worst x2.80): the bar is NOT met yet. What
+misses, and why as far as the sources tell (each an older or a different stack than the ones fitted):
+- torchtitan on Grand Teton H100s (x1.3-1.6): HBM2e H100s at a 500 W limit (the source: peak "between SXM and
+  NVL"), and torchtitan's FSDP2 reaching 33-39% MFU where Megatron-Core, which the fit saw, reaches ~50%;
+- Hugging Face generate with transformers 4.38 / PyTorch 2.1 (Qwen1.5, Qwen2; x1.2-1.4): slower per layer than
+  the 4.46 and 4.51 the fit saw;
+- TensorRT-LLM 0.5 / 0.7a on H200 with long outputs (x1.5-2.8): its generation kernels for grouped-query
+  attention before XQA (the 0.7a blog: GQA 2.4x faster than 0.5), the same cost that keeps the 70B
+  2048/2048 row of speed.csv excluded;
+- vLLM 0.4.2's MoE and long-context decode (Qwen2-57B-A14B x1.4-1.9).
+So this test holds the level reached (FLOOR_WITHIN_25, MAX_OUTSIDE_2X), so that it can only rise, and the
+target stays the issue's (TARGET_WITHIN_25).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from core.speed.fitting import load_raw, ratios, summary
+from core.speed.published import (
+    FITTED_TABLE,
+    HELD_OUT_TABLE,
+    PreparedFigure,
+    load_published,
+    load_sources,
+    prepared_figures,
+)
+
+TARGET_WITHIN_25 = 0.8  # the issue's bar, not met yet (see the docstring)
+FLOOR_WITHIN_25 = 0.5  # the level reached: it may only rise
+MAX_OUTSIDE_2X = 1  # h200-70b-b512-tp2-128-2048 (TensorRT-LLM 0.5's pre-XQA GQA decode)
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _pairs() -> list[tuple[PreparedFigure, float]]:
+    return ratios(load_raw(), prepared_figures(HELD_OUT_TABLE))
+
+
+def test_the_held_out_table_is_sourced_and_never_fitted() -> None:
+    figures = load_published(HELD_OUT_TABLE)
+    sources = load_sources(HELD_OUT_TABLE)
+    assert len(figures) >= 30
+    assert {f.kind for f in figures} >= {"generate", "static_batch", "train"}
+    assert {f.runtime for f in figures if not f.is_training} >= {"vllm", "transformers", "tensorrt-llm"}
+    for figure in figures:
+        assert figure.status == "held_out", figure.id
+        assert figure.source in sources, figure.id
+        assert figure.published > 0
+    for source in sources.values():
+        assert source.url.startswith("http") and source.date and source.setup
+    fitted_sources = set(load_sources(FITTED_TABLE))
+    assert not fitted_sources & set(sources), "a held-out source is also in the fitted table"
+    assert not {f.id for f in load_published(FITTED_TABLE)} & {f.id for f in figures}
+    for path in ("tools/fit_speed.py", "core/speed/fitting.py"):
+        text = (ROOT / path).read_text()
+        assert "heldout" not in text and "HELD_OUT" not in text, f"{path} reads the held-out table"
+
+
+def test_held_out_figures_are_predicted_at_the_level_reached() -> None:
+    pairs = _pairs()
+    s = summary(pairs)
+    within = s["within_25"] / s["n"]
+    outside_2x = [(f.figure.id, round(r, 2)) for f, r in pairs if not 0.5 <= r <= 2.0]
+    assert within >= FLOOR_WITHIN_25, (within, TARGET_WITHIN_25)
+    assert len(outside_2x) <= MAX_OUTSIDE_2X, outside_2x
+    assert abs(math.log(s["median"])) < math.log(1.3)
