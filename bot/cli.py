@@ -150,6 +150,7 @@ def query_from_args(args: argparse.Namespace) -> Query:
         lora_rank=args.lora_rank,
         lora_targets=targets,
         tokens=args.tokens,
+        master_weights=False if args.pure_bf16 else None,
     )
 
 
@@ -211,6 +212,12 @@ def _add_estimate(sub: argparse._SubParsersAction[OneLineParser]) -> None:
         help="KV cache storage: fp8 (vLLM/SGLang --kv-cache-dtype fp8), q8_0 / q4_0 (llama.cpp -ctk); "
         "default: the model's 16-bit dtype",
     )
+    p.add_argument(
+        "--pure-bf16",
+        action="store_true",
+        help="full fine-tuning with bf16 weights and optimizer states and no fp32 master copy "
+        "(LLaMA-Factory pure_bf16, torchtune's default); default: mixed precision with fp32 master weights",
+    )
     p.add_argument("--card", help="catalog name, e.g. 4090, a100-80gb-sxm, h20 (`gpufit cards` lists them)")
     p.add_argument(
         "--gpus", type=int_of(Query, "gpus", "the number of cards"), help="number of cards (default 1)"
@@ -229,6 +236,15 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
     from bot.render import html_to_terminal
     from core.report import estimate_json
 
+    if args.pure_bf16 and (
+        _TASKS[args.task][1] is not Method.FULL or args.precision not in (None, Precision.BF16.value)
+    ):
+        print(
+            "gpufit estimate: --pure-bf16 is bf16 full fine-tuning without fp32 master weights; use it with "
+            "--task full or pretrain and no other --precision (see `gpufit estimate --help`)",
+            file=sys.stderr,
+        )
+        return 2
     result = estimate(query_from_args(args))
     if args.json:
         print(json.dumps(estimate_json(result), ensure_ascii=False, indent=2))
