@@ -149,6 +149,7 @@ def query_from_args(args: argparse.Namespace) -> Query:
         lora_rank=args.lora_rank,
         lora_targets=targets,
         tokens=args.tokens,
+        master_weights=False if args.pure_bf16 else None,
     )
 
 
@@ -210,6 +211,12 @@ def _add_estimate(sub: argparse._SubParsersAction[OneLineParser]) -> None:
         help="KV cache storage: fp8 (vLLM/SGLang --kv-cache-dtype fp8), q8_0 / q4_0 (llama.cpp -ctk); "
         "default: the model's 16-bit dtype",
     )
+    p.add_argument(
+        "--pure-bf16",
+        action="store_true",
+        help="full fine-tuning with bf16 weights and optimizer states and no fp32 master copy "
+        "(LLaMA-Factory pure_bf16, torchtune's default); default: mixed precision with fp32 master weights",
+    )
     p.add_argument("--card", help="catalog name, e.g. 4090, a100-80gb-sxm, h20 (`gpufit cards` lists them)")
     p.add_argument(
         "--gpus", type=int_of(Query, "gpus", "the number of cards"), help="number of cards (default 1)"
@@ -228,6 +235,15 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
     from bot.render import html_to_terminal
     from core.report import estimate_json
 
+    if args.pure_bf16 and (
+        _TASKS[args.task][1] is not Method.FULL or args.precision not in (None, Precision.BF16.value)
+    ):
+        print(
+            "gpufit estimate: --pure-bf16 is bf16 full fine-tuning without fp32 master weights; use it with "
+            "--task full or pretrain and no other --precision (see `gpufit estimate --help`)",
+            file=sys.stderr,
+        )
+        return 2
     result = estimate(query_from_args(args))
     if args.json:
         print(json.dumps(estimate_json(result), ensure_ascii=False, indent=2))
@@ -237,6 +253,7 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
 
 
 def _add_vision(sub: argparse._SubParsersAction[OneLineParser]) -> None:
+    from core.runtimes import load_vision_runtimes
     from core.vision import Offload, TrainMethod, VisionJob, VisionTask
 
     p = sub.add_parser("vision", help="an image / video / vision / speech / embedding job, from flags")
@@ -256,6 +273,11 @@ def _add_vision(sub: argparse._SubParsersAction[OneLineParser]) -> None:
     p.add_argument("--precision", choices=[p.value for p in Precision], help="weights' format")
     p.add_argument(
         "--offload", choices=[o.value for o in Offload], help="CPU offload: whole models or layer by layer"
+    )
+    p.add_argument(
+        "--runtime",
+        choices=[r.id for r in load_vision_runtimes()],
+        help="the pipeline engine (ComfyUI offloads by itself when the card is short)",
     )
     p.add_argument("--vae-tiling", action="store_true", help="decode the image in tiles")
     p.add_argument("--grad-checkpointing", action="store_true", help="recompute activations (training)")
@@ -291,6 +313,7 @@ def _cmd_vision(args: argparse.Namespace) -> int:
         tokens=args.tokens,
         precision=Precision(args.precision) if args.precision else None,
         offload=args.offload,
+        runtime=args.runtime,
         vae_tiling=True if args.vae_tiling else None,
         grad_checkpointing=True if args.grad_checkpointing else None,
         audio_hours=args.audio_hours,

@@ -402,7 +402,8 @@ def model_from_config(
         if model_type in _ALIBI
         else "rope",
         "attention_output_gate": model_type == "qwen3_next",
-        "post_norms": 2 if model_type.startswith(("gemma2", "gemma3")) else 0,
+        "post_norms": 2 if model_type.startswith(("gemma2", "gemma3")) or model_type == "glm4" else 0,
+        "post_norm_style": "llama" if model_type == "glm4" else "gemma",
     }
     if model_type in ("t5", "mt5"):
         shape |= {

@@ -40,6 +40,9 @@ class ModelArch(BaseModel):
     mlp: Literal["gated", "plain"] = "gated"
     norm: Literal["rms", "layer"] = "rms"
     post_norms: int = 0  # norms per block beyond the two pre-norms (Gemma 2/3: after attention and MLP)
+    # How those norms compute: Gemma's RMSNorm (fp32 throughout, (1 + weight)) or a Llama-style RMSNorm
+    # (GLM-4-0414's post_self_attn / post_mlp norms: the variance in fp32, the weight on the 16-bit result)
+    post_norm_style: Literal["gemma", "llama"] = "gemma"
     attention_bias: bool = False
     mlp_bias: bool = False
     max_context: int = 4096

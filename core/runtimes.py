@@ -146,6 +146,44 @@ class RuntimeTable(BaseModel):
         return self.profiles[found] if found is not None else None
 
 
+class VisionRuntimeProfile(BaseModel):
+    """An image / video pipeline engine (ComfyUI, diffusers): whether it offloads by itself and how
+    (data/runtimes.toml [vision_runtimes.*] explains each field)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    name: str
+    words: tuple[str, ...]
+    auto_offload: bool
+    offload_modes: tuple[Literal["model", "partial", "sequential"], ...]
+    inference_reserve_gib: float = Field(ge=0)
+    stream_factor: float | None = Field(default=None, gt=0)
+    vae_tiled_fallback: bool
+    source: str
+
+
+@lru_cache(maxsize=1)
+def load_vision_runtimes() -> tuple[VisionRuntimeProfile, ...]:
+    """The image / video pipeline engines, in file order."""
+    with RUNTIMES_FILE.open("rb") as handle:
+        raw = tomllib.load(handle)
+    return tuple(VisionRuntimeProfile(id=key, **row) for key, row in raw.get("vision_runtimes", {}).items())
+
+
+def vision_runtime(runtime_id: str) -> VisionRuntimeProfile:
+    """The profile of a vision runtime id (`VisionJob.runtime`)."""
+    return next(p for p in load_vision_runtimes() if p.id == runtime_id)
+
+
+def vision_runtime_named_in(text: str) -> VisionRuntimeProfile | None:
+    """The image / video engine a question names (the first in file order whose words appear)."""
+    for profile in load_vision_runtimes():
+        if any(re.search(word, text, re.IGNORECASE) for word in profile.words):
+            return profile
+    return None
+
+
 @lru_cache(maxsize=1)
 def load_runtimes() -> RuntimeTable:
     with RUNTIMES_FILE.open("rb") as handle:
@@ -179,7 +217,11 @@ __all__ = [
     "RuntimeMemory",
     "RuntimeProfile",
     "RuntimeTable",
+    "VisionRuntimeProfile",
     "known_runtime",
     "load_runtimes",
+    "load_vision_runtimes",
     "runtime_profile",
+    "vision_runtime",
+    "vision_runtime_named_in",
 ]

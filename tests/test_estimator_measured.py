@@ -28,6 +28,9 @@ def test_the_table_is_big_enough() -> None:
     assert len(CASES) >= 40
     recipes = {case.recipe for case in CASES}
     assert {"inference", "full", "lora"} <= recipes
+    # issue 18: DPO and GRPO with their reference, a fused cross-entropy; GLM-4-0414's sandwich norms
+    assert {"dpo-full", "dpo-lora", "grpo-full", "full-chunked"} <= recipes
+    assert {"glm-4-9b-0414", "glm-4-32b-0414"} <= {case.query.model for case in CASES}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.case_id for c in CASES])

@@ -53,9 +53,11 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import datetime as dt
 import json
+import math
 import os
 import subprocess
 import sys
@@ -71,26 +73,37 @@ MODELS_TOML = ROOT / "data" / "models.toml"
 COLUMNS = [
     "case_id", "model", "recipe", "batch", "seq", "gc", "lora_rank", "peak_bytes",
     "parameter_bytes", "buffer_bytes", "gradient_bytes", "activation_bytes", "temp_bytes", "optstate_bytes",
-    "seconds", "torch", "transformers", "peft", "date",
+    "seconds", "torch", "transformers", "peft", "date", "completion",
 ]  # fmt: skip
 NOTE_COLUMNS = ["case_id", "status", "sdpa_kernels", "s2_tensors", "param_count", "trainable_params", "note"]
 
 LORA_RANK = 16
 LORA_ALPHA = 32
 TRAIN_STEPS = 2
+# Recipes whose trained policy is a LoRA adapter on a frozen bf16 base, and those with fp32 master weights
+# under bf16 autocast (the reference mixed precision).
+LORA_RECIPES = frozenset({"lora", "dpo-lora", "grpo-lora"})
+FP32_MASTER_RECIPES = frozenset({"full", "full-chunked", "dpo-full", "grpo-full"})
+DPO_BETA = 0.1  # TRL DPOConfig.beta
+GRPO_BETA = 0.04  # KL weight with a reference (TRL's old default; verl's kl_loss_coef 0.001: same shapes)
+GRPO_EPSILON = 0.2  # TRL GRPOConfig.epsilon
 
 
 # ----------------------------------------------------------------------------------------------------- cases
 @dataclass(frozen=True)
 class Case:
-    recipe: str  # inference | full | full-bf16 | lora
+    # inference | full | full-bf16 | lora | full-chunked | dpo-full | dpo-lora | grpo-full | grpo-lora
+    recipe: str
     model: str  # id in data/models.toml
-    batch: int
-    seq: int
+    batch: int  # sequences; DPO: chosen/rejected pairs; GRPO: completions of the one prompt (num_generations)
+    seq: int  # tokens per sequence; GRPO: the prompt's tokens
     gc: int = 0
+    completion: int = 0  # GRPO: completion tokens per generation
 
     @property
     def case_id(self) -> str:
+        if self.recipe.startswith("grpo"):
+            return f"{self.recipe}/{self.model}/g{self.batch}-p{self.seq}-c{self.completion}-gc{self.gc}"
         base = f"{self.recipe}/{self.model}/b{self.batch}-s{self.seq}"
         return base if self.recipe == "inference" else f"{base}-gc{self.gc}"
 
@@ -140,10 +153,49 @@ def _cases() -> list[Case]:
         # MLA + DeepSeek MoE trained at long context
         ("deepseek-v2-lite", 1, 16384, 1),
     ]  # fmt: skip
+    # issue 18: GLM-4-0414 (model_type glm4: post-attention and post-MLP norms besides the pre-norms)
+    inf += [("glm-4-9b-0414", 1, 8192), ("glm-4-32b-0414", 1, 4096)]
+    full += [("glm-4-9b-0414", 1, 2048, 1)]
+    lora += [("glm-4-9b-0414", 2, 4096, 1), ("glm-4-9b-0414", 1, 2048, 0), ("glm-4-32b-0414", 1, 4096, 1)]
+    # issue 18: 0.5B-1.5B models fully fine-tuned at batch 1-16 without checkpointing (a 0.6B at batch 8 was
+    # 5.8% under on a held-out case)
+    full += [
+        ("qwen3-0.6b", 1, 2048, 0), ("qwen3-0.6b", 8, 2048, 0), ("qwen3-0.6b", 16, 1024, 0),
+        ("qwen2.5-0.5b", 8, 1024, 0), ("qwen2.5-0.5b", 16, 512, 0), ("qwen2.5-1.5b", 1, 1024, 0),
+        ("qwen2.5-1.5b", 8, 1024, 0), ("llama-3.2-1b", 8, 512, 0),
+    ]  # fmt: skip
+    # issue 18: full fine-tuning with a fused linear cross-entropy (Liger): the logits are never whole
+    chunked = [
+        ("qwen2.5-0.5b", 8, 4096, 1), ("qwen3-0.6b", 4, 2048, 0), ("llama-3.2-1b", 2, 8192, 1),
+        ("qwen2.5-1.5b", 4, 8192, 1), ("qwen2.5-7b", 2, 16384, 1), ("llama-3.1-8b", 1, 32768, 1),
+    ]  # fmt: skip
+    # issue 18: DPO (chosen + rejected through the policy, the frozen reference's forward without grad)
+    dpo_full = [
+        ("qwen2.5-0.5b", 2, 1024, 0), ("llama-3.2-1b", 2, 2048, 1), ("qwen2.5-1.5b", 4, 2048, 1),
+        ("llama-3.1-8b", 1, 2048, 1), ("qwen2.5-7b", 2, 4096, 1),
+    ]  # fmt: skip
+    dpo_lora = [
+        ("qwen2.5-0.5b", 4, 2048, 1), ("llama-3.1-8b", 2, 2048, 1), ("qwen2.5-7b", 1, 4096, 0),
+        ("qwen2.5-14b", 2, 2048, 1),
+    ]  # fmt: skip
+    # issue 18: GRPO's update step (num_generations completions of one prompt; the reference's forward)
+    grpo_full = [
+        ("qwen2.5-0.5b", 8, 256, 1024, 1), ("llama-3.2-1b", 4, 256, 768, 0),
+        ("qwen2.5-1.5b", 8, 512, 1536, 1), ("qwen2.5-7b", 8, 512, 2048, 1),
+        ("llama-3.1-8b", 16, 256, 1024, 1),
+    ]  # fmt: skip
+    grpo_lora = [
+        ("qwen2.5-3b", 16, 256, 1024, 1), ("qwen2.5-7b", 8, 512, 2048, 1), ("llama-3.1-8b", 8, 1024, 4096, 1),
+    ]  # fmt: skip
     out = [Case("inference", m, b, s) for m, b, s in inf]
     out += [Case("full", m, b, s, g) for m, b, s, g in full]
     out += [Case("full-bf16", m, b, s, g) for m, b, s, g in full_bf16]
     out += [Case("lora", m, b, s, g) for m, b, s, g in lora]
+    out += [Case("full-chunked", m, b, s, g) for m, b, s, g in chunked]
+    out += [Case("dpo-full", m, b, s, g) for m, b, s, g in dpo_full]
+    out += [Case("dpo-lora", m, b, s, g) for m, b, s, g in dpo_lora]
+    out += [Case("grpo-full", m, g, p, gc, c) for m, g, p, c, gc in grpo_full]
+    out += [Case("grpo-lora", m, g, p, gc, c) for m, g, p, c, gc in grpo_lora]
     return out
 
 
@@ -172,7 +224,7 @@ def config_kwargs(m: dict[str, Any]) -> dict[str, Any]:
     }
     if m.get("head_dim"):
         kw["head_dim"] = m["head_dim"]
-    if mt in ("llama", "mistral", "mixtral", "qwen3", "qwen3_moe", "gemma2", "olmo2", "granite"):
+    if mt in ("llama", "mistral", "mixtral", "qwen3", "qwen3_moe", "gemma2", "olmo2", "granite", "glm4"):
         kw["attention_bias"] = bool(m.get("attention_bias", False))
     if mt == "llama":
         kw["mlp_bias"] = bool(m.get("mlp_bias", False))
@@ -321,8 +373,13 @@ def _measure(case: Case, model_cfg: dict[str, Any]) -> dict[str, Any]:
         build_kwargs["experts_implementation"] = "grouped_mm"
 
     train = case.recipe != "inference"
-    param_dtype = torch.float32 if case.recipe == "full" else torch.bfloat16
-    autocast = case.recipe in ("full", "lora")
+    lora_policy = case.recipe in LORA_RECIPES
+    fp32_master = case.recipe in FP32_MASTER_RECIPES
+    param_dtype = torch.float32 if fp32_master else torch.bfloat16
+    autocast = fp32_master or lora_policy
+    algorithm = case.recipe.split("-")[0] if case.recipe.startswith(("dpo-", "grpo-")) else ""
+    # tokens per sequence (GRPO: prompt + completion)
+    length = case.seq + case.completion
     t0 = time.time()
     fake = FakeTensorMode()
     with fake:
@@ -335,7 +392,20 @@ def _measure(case: Case, model_cfg: dict[str, Any]) -> dict[str, Any]:
             torch.set_default_dtype(prev)
         n_params = sum(p.numel() for p in model.parameters())
 
-        if case.recipe == "lora":
+        # DPO / GRPO with a fully trained policy: a frozen 16-bit reference copy (TRL's ref_model); a LoRA
+        # policy's reference is its base with the adapter disabled (peft's disable_adapter, as TRL does).
+        ref = None
+        if algorithm and not lora_policy:
+            prev = torch.get_default_dtype()
+            torch.set_default_dtype(torch.bfloat16)
+            try:
+                ref = AutoModelForCausalLM.from_config(cfg, **build_kwargs)
+            finally:
+                torch.set_default_dtype(prev)
+            ref.requires_grad_(False)
+            ref.eval()
+
+        if lora_policy:
             assert peft is not None, "peft is required for the lora recipe"
             from peft.tuners.tuners_utils import BaseTunerLayer
 
@@ -368,16 +438,18 @@ def _measure(case: Case, model_cfg: dict[str, Any]) -> dict[str, Any]:
             model.train()
             if case.gc:
                 model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-                if case.recipe == "lora":
+                if lora_policy:
                     model.enable_input_require_grads()
         else:
             model.eval()
 
-        tracker = Tracker(case.seq)
-        tracker.track_external(model)
+        tracker = Tracker(length)
+        tracker.track_external(model, *([ref] if ref is not None else []))
         opt = torch.optim.AdamW(trainable, lr=1e-5, fused=True) if train else None
         with tracker:
-            ids = torch.randint(0, model_cfg["vocab"], (case.batch, case.seq))
+            # DPO: chosen and rejected concatenated along the batch (TRL concatenated_forward)
+            rows = 2 * case.batch if algorithm == "dpo" else case.batch
+            ids = torch.randint(0, model_cfg["vocab"], (rows, length))
             if not train:
                 with torch.no_grad():
                     out = model(input_ids=ids, use_cache=True, logits_to_keep=1)
@@ -386,13 +458,18 @@ def _measure(case: Case, model_cfg: dict[str, Any]) -> dict[str, Any]:
             else:
                 cache_type = ""
                 for _ in range(TRAIN_STEPS):
-                    if autocast:
-                        with torch.autocast("cpu", dtype=torch.bfloat16):
+                    bf16 = torch.autocast("cpu", dtype=torch.bfloat16)
+                    with bf16 if autocast else contextlib.nullcontext():
+                        if algorithm == "dpo":
+                            loss = _dpo_loss(model, ref, ids, case.batch, tracker.reset_mod_stats)
+                        elif algorithm == "grpo":
+                            loss = _grpo_loss(model, ref, ids, case.completion, tracker.reset_mod_stats)
+                        elif case.recipe == "full-chunked":
+                            loss = _fused_linear_ce_loss(model, ids)
+                        else:
                             out = model(input_ids=ids, labels=ids, use_cache=False)
-                    else:
-                        out = model(input_ids=ids, labels=ids, use_cache=False)
-                    loss = out.loss
-                    del out
+                            loss = out.loss
+                            del out
                     loss.backward()
                     del loss
                     assert opt is not None
@@ -406,13 +483,13 @@ def _measure(case: Case, model_cfg: dict[str, Any]) -> dict[str, Any]:
     sdpa = sorted({str(f) for f in tracker.funcs if "scaled_dot_product" in str(f)})
     row = {
         "case_id": case.case_id, "model": case.model, "recipe": case.recipe, "batch": case.batch,
-        "seq": case.seq, "gc": case.gc, "lora_rank": LORA_RANK if case.recipe == "lora" else 0,
+        "seq": case.seq, "gc": case.gc, "lora_rank": LORA_RANK if lora_policy else 0,
         "peak_bytes": cats.get("Total", 0), "parameter_bytes": cats.get("Parameter", 0),
         "buffer_bytes": cats.get("Buffer", 0), "gradient_bytes": cats.get("Gradient", 0),
         "activation_bytes": cats.get("Activation", 0), "temp_bytes": cats.get("Temp", 0),
         "optstate_bytes": cats.get("Optstate", 0), "seconds": round(seconds, 1),
         "torch": torch.__version__, "transformers": transformers.__version__, "peft": peft_version,
-        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d"),
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d"), "completion": case.completion or "",
     }  # fmt: skip
     other = cats.get("Other", 0)
     note = {
@@ -422,6 +499,152 @@ def _measure(case: Case, model_cfg: dict[str, Any]) -> dict[str, Any]:
         "note": (f"cache={cache_type} " if cache_type else "") + (f"other_bytes={other}" if other else ""),
     }  # fmt: skip
     return {"row": row, "note": note}
+
+
+# --------------------------------------------------------------------------- preference / RL / fused losses
+# What TRL and Liger compute, written out here (installing them would pull accelerate, datasets, triton);
+# each follows its source and allocates the same tensors.
+def _selective_log_softmax(logits: Any, index: Any) -> Any:
+    """TRL trainer/utils.py `selective_log_softmax` for 16-bit logits: a log-softmax per row (one sequence at
+    a time, to bound the peak), gathered at the labels. CUDA autocast runs log_softmax in fp32 (torch.amp's
+    "ops that can autocast to float32"); CPU autocast is not relied on for that: the fp32 cast is explicit."""
+    import torch
+
+    out = []
+    for row, row_labels in zip(logits, index, strict=True):
+        row_logits = row.float() if torch.is_autocast_enabled("cpu") and row.dtype == torch.bfloat16 else row
+        row_logps = torch.log_softmax(row_logits, dim=-1)
+        out.append(row_logps.gather(dim=-1, index=row_labels.unsqueeze(-1)).squeeze(-1))
+    return torch.stack(out)
+
+
+def _reference_logits(model: Any, ref: Any, reset: Any, **kwargs: Any) -> Any:
+    """The frozen reference's logits without grad: its own copy, or the policy with its LoRA adapter off (the
+    same modules run twice in the step, so MemTracker's module stats are reset in between; `reset`)."""
+    import torch
+
+    with torch.no_grad():
+        if ref is not None:
+            return ref(use_cache=False, **kwargs).logits
+        with model.disable_adapter():
+            logits = model(use_cache=False, **kwargs).logits
+        reset()
+        return logits
+
+
+def _dpo_loss(model: Any, ref: Any, ids: Any, pairs: int, reset: Any) -> Any:
+    """TRL DPOTrainer (loss_type "sigmoid", precompute_ref_log_probs False): the reference's sequence
+    log-probs under no_grad, then the policy's on the same concatenated chosen + rejected batch."""
+    import torch
+
+    labels = torch.roll(ids, shifts=-1, dims=1)
+    ref_logits = _reference_logits(model, ref, reset, input_ids=ids)
+    with torch.no_grad():
+        ref_logps = _selective_log_softmax(ref_logits, labels).sum(-1)
+    del ref_logits
+    logits = model(input_ids=ids, use_cache=False).logits
+    logps = _selective_log_softmax(logits, labels).sum(-1)
+    del logits
+    chosen, rejected = logps[:pairs] - ref_logps[:pairs], logps[pairs:] - ref_logps[pairs:]
+    return -torch.nn.functional.logsigmoid(DPO_BETA * (chosen - rejected)).mean()
+
+
+def _completion_logps(forward: Any, ids: Any, keep: int) -> Any:
+    """TRL GRPOTrainer `_get_per_token_logps`: the model runs with logits_to_keep = keep + 1 (only completion
+    positions get logits), which are shifted, divided by the temperature (a new tensor; the model's output is
+    dropped then, as TRL's reassignment of `logits` drops it) and log-softmaxed per row."""
+    logits = forward()
+    logits = logits[:, :-1, :][:, -keep:] / 1.0  # temperature 1.0: TRL still divides
+    return _selective_log_softmax(logits, ids[:, -keep:])
+
+
+def _grpo_loss(model: Any, ref: Any, ids: Any, keep: int, reset: Any) -> Any:
+    """TRL GRPOTrainer `_compute_loss` with a reference (beta > 0, verl's use_kl_loss): the reference's
+    per-token log-probs under no_grad (computed with the generations), then the policy's, the clipped ratio
+    against the advantages and the k3 KL term, averaged over completion tokens."""
+    import torch
+
+    with torch.no_grad():
+        ref_logps = _completion_logps(
+            lambda: _reference_logits(model, ref, reset, input_ids=ids, logits_to_keep=keep + 1), ids, keep
+        )
+    logps = _completion_logps(
+        lambda: model(input_ids=ids, use_cache=False, logits_to_keep=keep + 1).logits, ids, keep
+    )
+    advantages = torch.randn(ids.shape[0], 1)
+    kl = torch.exp(ref_logps - logps) - (ref_logps - logps) - 1
+    ratio = torch.exp(logps - logps.detach())
+    clipped = torch.clamp(ratio, 1 - GRPO_EPSILON, 1 + GRPO_EPSILON)
+    per_token = -torch.min(ratio * advantages, clipped * advantages) + GRPO_BETA * kl
+    return per_token.mean(-1).mean()
+
+
+def _fused_linear_ce_loss(model: Any, ids: Any) -> Any:
+    """Liger's fused linear cross-entropy as its transformers patch uses it: the final hidden states, shifted,
+    go to LigerFusedLinearCrossEntropyFunction with lm_head's weight, so the logits never exist whole."""
+    hidden = model.model(input_ids=ids, use_cache=False).last_hidden_state
+    shifted = hidden[:, :-1, :].contiguous().view(-1, hidden.shape[-1])
+    del hidden
+    labels = ids[:, 1:].contiguous().view(-1)
+    return _FusedLinearCrossEntropy.apply(shifted, model.lm_head.weight, labels)
+
+
+def _liger_chunk_tokens(tokens: int, vocab: int, hidden: int) -> int:
+    """liger_kernel/ops/fused_linear_cross_entropy.py: chunk_size = next_power_of_2(cdiv(BT, cdiv(V, H)))."""
+    per = -(-tokens // -(-vocab // hidden))
+    return 1 << max(0, math.ceil(math.log2(max(1, per))))
+
+
+def _fused_linear_ce_function() -> Any:
+    import torch
+
+    class FusedLinearCrossEntropy(torch.autograd.Function):
+        """Liger's algorithm: in the forward, chunk by chunk, the chunk's logits, their softmax (the gradient,
+        written in place over the logits by Liger's kernel; here an fp32 copy of one chunk), the chunk's input
+        gradient and the weight gradient accumulated; the backward hands the saved gradients on."""
+
+        @staticmethod
+        def forward(ctx: Any, h: Any, weight: Any, target: Any) -> Any:
+            tokens = h.shape[0]
+            chunk = _liger_chunk_tokens(tokens, weight.shape[0], weight.shape[1])
+            grad_h = torch.zeros_like(h)
+            grad_w = torch.zeros_like(weight)
+            loss = torch.zeros((), dtype=torch.float32)
+            for start in range(0, tokens, chunk):
+                h_chunk, t_chunk = h[start : start + chunk], target[start : start + chunk]
+                logits = (h_chunk @ weight.t()).float()  # bf16 under autocast, softmax in fp32
+                lse = torch.logsumexp(logits, dim=-1)
+                loss = loss + (lse - logits.gather(-1, t_chunk.unsqueeze(-1)).squeeze(-1)).sum()
+                grad = torch.softmax(logits, dim=-1)
+                del logits
+                grad[torch.arange(grad.shape[0]), t_chunk] -= 1
+                grad = (grad / tokens).to(torch.bfloat16)
+                grad_h[start : start + chunk] = grad @ weight
+                grad_w.addmm_(grad.t().to(grad_w.dtype), h_chunk.to(grad_w.dtype))
+                del grad
+            ctx.save_for_backward(grad_h, grad_w)
+            return loss / tokens
+
+        @staticmethod
+        def backward(ctx: Any, grad_output: Any) -> Any:
+            grad_h, grad_w = ctx.saved_tensors
+            return grad_h, grad_w, None  # grad_output is 1 (Liger skips the multiply then)
+
+    return FusedLinearCrossEntropy
+
+
+class _LazyFunction:
+    """Builds the autograd.Function on first use, so the driver process never imports torch."""
+
+    fn: Any = None
+
+    def apply(self, *args: Any) -> Any:
+        if self.fn is None:
+            self.fn = _fused_linear_ce_function()
+        return self.fn.apply(*args)
+
+
+_FusedLinearCrossEntropy = _LazyFunction()
 
 
 # ------------------------------------------------------------------------------------------------- driver

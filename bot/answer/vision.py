@@ -13,10 +13,11 @@ from bot.charts.spec import ChartSpec
 from core.catalog import load_catalog
 from core.cost import PriceBookError, load_price_book
 from core.estimator import UnknownCardError
+from core.runtimes import vision_runtime
 from core.vision import VisionEstimate, VisionJob, estimate_vision, resolve_vision_model
 from core.vision.cost import vision_cost
 from core.vision.plans import vision_plans
-from core.vision.result import VISION_COMPONENTS
+from core.vision.result import VISION_COMPONENTS, Fix
 
 # Assumptions worth stating when filled in, in the order a reader checks them.
 VISION_ASSUMPTIONS = (
@@ -60,6 +61,8 @@ def vision_view(est: VisionEstimate, currency: str) -> dict[str, Any]:
         and getattr(job, name) is not None
         and not (name == "frames" and job.frames == 1)
         and name != "task"
+        # the engine's own choice is said in its own line
+        and not (name == "offload" and est.offload is not None and est.offload.chosen_by == "runtime")
     ]
     card = load_catalog().by_id.get(verdict.card) if verdict else None
     cost = None
@@ -86,12 +89,27 @@ def vision_view(est: VisionEstimate, currency: str) -> dict[str, Any]:
         "speed": est.speed,
         "cost": cost,
         # fixes matter when the job does not fit comfortably, or when no card was named
-        "fixes": [f for f in est.fixes if not verdict or (verdict.fits.value != "fits" and f.fits)]
-        or ([] if verdict and verdict.fits.value == "fits" else est.fixes),
+        "fixes": _shown_fixes(est),
         "max_batch": est.max_batch if job.task and job.task.value in ("infer", "train", "embed") else None,
         "warnings": est.warnings,
+        "offload": est.offload,
+        "runs_with_offload": est.runs_with_offload,
+        "runtime_name": vision_runtime(job.runtime).name if job.runtime else None,
+        "pcie_gen": (card.pcie_gen or 4) if card is not None else 4,
         "plans": vision_plans(job, currency) if verdict is None else [],
     }
+
+
+OFFLOAD_FIXES = ("model_offload", "sequential_offload")
+
+
+def _shown_fixes(est: VisionEstimate) -> list[Fix]:
+    """Fixes matter when the job does not fit comfortably, or when no card was named; a job that already
+    runs with offload is shown what runs without it."""
+    verdict = est.verdicts[0] if est.verdicts else None
+    fixes = [f for f in est.fixes if not (est.runs_with_offload and f.code in OFFLOAD_FIXES)]
+    fitting = [f for f in fixes if not verdict or (verdict.fits.value != "fits" and f.fits)]
+    return fitting or ([] if verdict and verdict.fits.value == "fits" else fixes)
 
 
 def vision_fit_answer(job: VisionJob, lang: Lang) -> Answer:

@@ -22,6 +22,8 @@ class ActivationCoefficients(BaseModel):
     embedding_grad_copies: float = 0.0
     # Per token per extra norm per hidden unit (Gemma 2/3 also normalise after attention and after the MLP).
     extra_norm: float = 0.0
+    # The same for Llama-style post-norms (GLM-4-0414's sandwich norms; ModelArch.post_norm_style "llama").
+    post_norm: float = 0.0
 
 
 class RuntimeConstants(BaseModel):
@@ -72,6 +74,14 @@ class FolkRuleConstants(BaseModel):
     margin: float
 
 
+class LogProbConstants(BaseModel):
+    """Preference / RL trainers' per-token log-probabilities (calibration.toml [log_probs])."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    bytes_per_vocab: float
+
+
 class Calibration(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
@@ -81,6 +91,7 @@ class Calibration(BaseModel):
     full_bf16: ActivationCoefficients
     lora: ActivationCoefficients
     eager_attention: EagerAttention
+    log_probs: LogProbConstants
     zero3: Zero3Buffers
     folk_rule: FolkRuleConstants
     runtime: RuntimeConstants

@@ -23,7 +23,18 @@ from core.query import Query
 from core.registry import ModelArch, load_registry
 
 # recipe in data/measured/memory.csv -> its coefficient section in calibration.toml
-SECTIONS = {"inference": "inference", "full": "full", "full-bf16": "full_bf16", "lora": "lora"}
+SECTIONS = {
+    "inference": "inference",
+    "full": "full",
+    "full-bf16": "full_bf16",
+    "lora": "lora",
+    # issue 18: the same policy recipes with a fused loss, or with DPO / GRPO's reference and sequences
+    "full-chunked": "full",
+    "dpo-full": "full",
+    "grpo-full": "full",
+    "dpo-lora": "lora",
+    "grpo-lora": "lora",
+}
 KEYS = ("hidden", "intermediate", "q", "kv", "checkpoint_hidden", "logits_per_vocab", "embedding_grad_copies")
 
 # What each coefficient should be from counting the tensors a block saves (bytes per token per unit of

@@ -11,13 +11,22 @@ from functools import cache
 from pydantic import BaseModel, ConfigDict
 
 from core.paths import DATA_DIR
-from core.query import Method, Precision, Query, Runtime, Task
+from core.query import Algorithm, Method, Precision, Query, Runtime, Task
 
+_FULL: dict[str, object] = {"task": Task.FINETUNE, "method": Method.FULL, "master_weights": True}
+_LORA: dict[str, object] = {"task": Task.FINETUNE, "method": Method.LORA, "lora_targets": "all-linear"}
+# GRPO's update step alone: the rollout engine is not part of the measured step (it runs on other cards)
+_GRPO: dict[str, object] = {"algorithm": Algorithm.GRPO, "rollout": "separate"}
 _RECIPES: dict[str, dict[str, object]] = {
     "inference": {"task": Task.INFERENCE, "runtime": Runtime.TRANSFORMERS},
-    "full": {"task": Task.FINETUNE, "method": Method.FULL, "master_weights": True},
+    "full": _FULL,
     "full-bf16": {"task": Task.FINETUNE, "method": Method.FULL, "master_weights": False},
-    "lora": {"task": Task.FINETUNE, "method": Method.LORA, "lora_targets": "all-linear"},
+    "lora": _LORA,
+    "full-chunked": _FULL | {"chunked_loss": True},
+    "dpo-full": _FULL | {"algorithm": Algorithm.DPO},
+    "dpo-lora": _LORA | {"algorithm": Algorithm.DPO},
+    "grpo-full": _FULL | _GRPO,
+    "grpo-lora": _LORA | _GRPO,
 }
 
 
@@ -41,8 +50,11 @@ def _query(row: dict[str, str]) -> Query:
     )
     if fields["task"] is not Task.INFERENCE:
         fields["grad_checkpointing"] = row["gc"] == "1"
-    if row["recipe"] == "lora":
+    if fields.get("method") is Method.LORA:
         fields["lora_rank"] = int(row["lora_rank"] or 16)
+    if fields.get("algorithm") is Algorithm.GRPO:
+        # batch = the completions of one prompt (num_generations), seq = the prompt
+        fields.update(batch=1, num_generations=int(row["batch"]), completion_tokens=int(row["completion"]))
     return Query.model_validate(fields)
 
 

@@ -170,8 +170,32 @@ def _training(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> tu
     )
     if query.offload_activations and query.grad_checkpointing:
         activations -= zero_offload.checkpoint_bytes(model, tokens, coeff.checkpoint_hidden)
+    # logits: every token's, or only the completions' (GRPO / PPO), or one chunk's (a fused cross-entropy);
+    # per entry what the loss holds (transformers' cross-entropy, or the RL trainers' per-token log-probs)
+    positions = rl.logit_positions(asked) if asked.algorithm is not None else tokens
     chunk = zero_offload.loss_chunk_tokens(query)
-    logits = terms.logit_bytes(min(tokens, chunk) if chunk else tokens, model, coeff.logits_per_vocab)
+    chunked = chunk is not None
+    if chunk is not None and not runtime_profile(query.runtime).defaults.chunked_loss:
+        # a fused cross-entropy asked of a plain runtime (Liger: transformers, TRL, LLaMA-Factory
+        # enable_liger_kernel) chunks by Liger's rule; a framework's own chunked loss (Unsloth, torchtune)
+        # keeps its chunk (data/jobs.toml)
+        chunk = terms.fused_loss_chunk_tokens(model, positions)
+    if chunk is not None:
+        positions = min(positions, chunk)
+    log_probs = asked.algorithm in rl.LOG_PROB_LOSSES
+    per_vocab = cal.log_probs.bytes_per_vocab if log_probs else coeff.logits_per_vocab
+    logits = terms.logit_bytes(positions, model, per_vocab)
+    if chunked:
+        master = bool(query.master_weights)
+        head_grad = (
+            terms.trained_weight_bytes_per_param(query.precision, master_weights=master)
+            if method is Method.FULL
+            else 0.0  # a frozen lm_head (LoRA) gets no weight gradient
+        )
+        hidden_bytes = 4.0 if method is Method.FULL and master else 2.0  # fp32 final norm under autocast
+        activations += terms.fused_loss_gradient_bytes(
+            model, tokens, weight_bytes=head_grad, input_bytes=hidden_bytes
+        )
     if method is Method.FULL and query.master_weights and query.offload not in zero_offload.OFFLOADED:
         copies = terms.autocast_weight_copy_bytes(model, grad_checkpointing=bool(query.grad_checkpointing))
         activations += terms.zero_shard(copies, "weights", zero, gpus)

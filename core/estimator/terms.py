@@ -118,6 +118,25 @@ def logit_bytes(positions: int, model: ModelArch, bytes_per_vocab: float) -> flo
     return positions * model.vocab * bytes_per_vocab
 
 
+def fused_loss_chunk_tokens(model: ModelArch, tokens: int) -> int:
+    """Token positions whose logits a fused linear cross-entropy holds at once (Liger, and Unsloth's chunked
+    loss alike): Liger's chunk is next_power_of_2(ceil(tokens / ceil(vocab / hidden))) — the logits of one
+    chunk about the size of the chunk's hidden states (liger_kernel/ops/fused_linear_cross_entropy.py)."""
+    per_chunk = math.ceil(tokens / math.ceil(model.vocab / max(model.hidden, 1)))
+    return min(tokens, 1 << max(0, math.ceil(math.log2(max(1, per_chunk)))))
+
+
+def fused_loss_gradient_bytes(
+    model: ModelArch, tokens: int, *, weight_bytes: float, input_bytes: float
+) -> float:
+    """What a fused linear cross-entropy computes in the forward pass and holds until the backward reaches
+    it: lm_head's weight gradient (vocab × hidden in the weight's dtype; none for a frozen head, as in LoRA)
+    and the gradient of its input (tokens × hidden), besides the shifted copy of the final hidden states it
+    reads (Liger's forward: grad_weight = zeros_like(weight), grad_input = zeros_like(_input); its
+    transformers patch passes hidden_states[..., :-1, :].contiguous())."""
+    return model.vocab * model.hidden * weight_bytes + 2 * tokens * model.hidden * input_bytes
+
+
 def kv_dtype_factor(kv_cache_dtype: KvCacheDtype | None) -> float:
     """Bytes of the asked KV cache against the 16-bit one (1.0 when not said)."""
     return kv_dtype_bytes(Precision.BF16, kv_cache_dtype) / 2.0
@@ -222,9 +241,15 @@ def block_activation_bytes(
         + coeff.intermediate * mlp_width_per_token(model)
         + coeff.q * q_width
         + coeff.kv * kv_width
-        + coeff.extra_norm * model.hidden * model.post_norms
+        + post_norm_coefficient(model, coeff) * model.hidden * model.post_norms
     )
     return int(tokens * per_token * (2 if fp32 else 1))
+
+
+def post_norm_coefficient(model: ModelArch, coeff: ActivationCoefficients) -> float:
+    """Bytes per token per hidden unit one extra (post-sublayer) norm saves, by how the model computes it:
+    Gemma's RMSNorm (`extra_norm`) or a Llama-style one (`post_norm`, GLM-4-0414). calibration.toml."""
+    return coeff.post_norm if model.post_norm_style == "llama" else coeff.extra_norm
 
 
 def stored_activation_bytes(

@@ -30,6 +30,10 @@ from core.runtimes import runtime_profile
 PAIRED = frozenset({Algorithm.DPO, Algorithm.ORPO, Algorithm.SIMPO, Algorithm.KTO})
 REFERENCE_FREE = frozenset({Algorithm.ORPO, Algorithm.SIMPO})
 ADAPTERS = frozenset({Method.LORA, Method.QLORA})
+# Trainers whose loss reads per-token log-probabilities (TRL selective_log_softmax; verl's and OpenRLHF's
+# log-probs of the response alike) instead of transformers' cross-entropy: calibration.toml [log_probs].
+# ORPO and SimPO/CPO add an NLL term over the chosen sequences as well and keep the cross-entropy's count.
+LOG_PROB_LOSSES = frozenset({Algorithm.DPO, Algorithm.KTO, Algorithm.GRPO, Algorithm.PPO})
 
 Role = Literal["policy", "reference", "critic", "reward", "rollout"]
 
@@ -82,6 +86,16 @@ def update_step(query: Query) -> tuple[int, int]:
     if algorithm is Algorithm.PPO:
         return batch, seq + (query.completion_tokens or 0)
     return batch, seq
+
+
+def logit_positions(query: Query) -> int:
+    """Token positions given logits in one update step on one card: every position of every sequence, except
+    in GRPO / PPO, whose policy runs with logits_to_keep = completion + 1 (TRL `_get_per_token_logps`; verl
+    and OpenRLHF take the response's log-probs only): the completions' positions."""
+    sequences, seq = update_step(query)
+    if query.algorithm in (Algorithm.GRPO, Algorithm.PPO) and query.completion_tokens:
+        return sequences * min(seq, query.completion_tokens)
+    return sequences * seq
 
 
 def rollout_placement(query: Query) -> Literal["colocated", "separate"]:

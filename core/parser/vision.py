@@ -14,6 +14,7 @@ import re
 from functools import cache
 
 from core.query import Precision
+from core.runtimes import vision_runtime_named_in
 from core.vision.job import Offload, TrainMethod, VisionJob, VisionTask
 from core.vision.registry import VisionModel, load_vision_registry
 
@@ -84,8 +85,10 @@ _ITEMS = _c(
     r"(?:生成|出|画|做|跑|处理|转|generate|make|render|produce|process)\s*(\d[\d,]*(?:\.\d+)?)\s*(万|k)?\s*"
     r"(?:张|个|段|条|幅|images?|pictures?|pics?|videos?|clips?|texts?|documents?)"
 )
-_OFFLOAD_SEQ = _c(r"sequential[\s_-]*(?:cpu[\s_-]*)?offload|逐层卸载|顺序卸载")
-_OFFLOAD = _c(r"offload|卸载到内存|放到内存|cpu\s*卸载|内存卸载|lowvram|--medvram")
+_OFFLOAD_SEQ = _c(r"sequential[\s_-]*(?:cpu[\s_-]*)?offload|逐层卸载|顺序卸载|novram")
+# ComfyUI's (and the WebUI's) --lowvram: part of the denoiser on the card, the rest streamed every step
+_OFFLOAD_PARTIAL = _c(r"lowvram|low[\s_-]vram\s*mode|低显存模式")
+_OFFLOAD = _c(r"offload|卸载到内存|放到内存|cpu\s*卸载|内存卸载|--medvram")
 _TILING = _c(r"tiled?\s*vae|vae\s*til|vae\s*分块|分块\s*vae|vae\s*切片|tiled\s*diffusion")
 _GC = _c(r"gradient[\s_-]*checkpoint|梯度检查点|重计算|activation\s*checkpoint")
 _NO_CACHE = _c(r"不\s*缓存|no[\s_-]*cache|without\s+cach")
@@ -253,9 +256,15 @@ def _stated(
     precision = _precision(rest, fields.get("precision"))
     if precision is not None:
         values["precision"] = precision
+    runtime = vision_runtime_named_in(rest) if diffusion else None
+    if runtime is not None:
+        values["runtime"] = runtime.id
     if _OFFLOAD_SEQ.search(rest):
         values["offload"] = Offload.SEQUENTIAL
-    elif _OFFLOAD.search(rest):
+    elif _OFFLOAD_PARTIAL.search(rest):
+        values["offload"] = Offload.PARTIAL
+    elif _OFFLOAD.search(rest) and not (runtime is not None and runtime.auto_offload):
+        # "does ComfyUI offload?" asks what the engine does by itself; "with model offload" asks for it
         values["offload"] = Offload.MODEL
     if _TILING.search(rest):
         values["vae_tiling"] = True

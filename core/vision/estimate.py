@@ -12,17 +12,20 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from pydantic import BaseModel, ConfigDict
+
 from core.catalog import Card, Catalog, load_catalog
 from core.estimator.calibration import load_calibration
 from core.estimator.memory import UnknownCardError, verdict_for
 from core.estimator.result import Fit, Verdict
 from core.query import Precision
+from core.runtimes import vision_runtime
 from core.units import GIB
 from core.vision import terms
 from core.vision.defaults import fill_defaults, load_vision_constants
 from core.vision.job import Offload, TrainMethod, VisionJob, VisionTask
 from core.vision.registry import Coefficients, Component, VisionModel, VisionRegistry, load_vision_registry
-from core.vision.result import FolkVisionRule, VisionBreakdown, VisionEstimate
+from core.vision.result import FolkVisionRule, VisionBreakdown, VisionEstimate, VisionOffload
 from core.vision.speed import vision_speed
 
 
@@ -99,7 +102,80 @@ def vae_transient(
     return int(coeff * batch * width * height * decode_frames * vae.width) * upcast
 
 
-def _generation(job: VisionJob, model: VisionModel, registry: VisionRegistry) -> tuple[VisionBreakdown, str]:
+class PartialSplit(BaseModel):
+    """ComfyUI's lowvram load of the denoiser: the weights kept on the card, the ones streamed over PCIe on
+    every step, and the step's activations beside them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    resident_bytes: int
+    streamed_bytes: int
+    activation_bytes: int
+    block_bytes: int
+    reserve_bytes: int
+    runs: bool
+
+
+def runtime_reserve_bytes(job: VisionJob) -> int:
+    """What the engine keeps free beside the weights it loads (ComfyUI's minimum_inference_memory)."""
+    return int(vision_runtime(job.runtime).inference_reserve_gib * GIB) if job.runtime else 0
+
+
+def partial_split(
+    job: VisionJob, model: VisionModel, registry: VisionRegistry, capacity: int | None
+) -> PartialSplit:
+    """How much of the denoiser a partial (lowvram) load keeps on a card of `capacity` bytes: what is left
+    after the CUDA context, the engine's reserve, the allocator's slack and the step's activations; at
+    least one block must fit for the job to run. Without a capacity, one block (the least it needs)."""
+    assert job.width and job.height and job.batch and job.precision
+    denoiser = registry.component(model.denoiser)
+    vae = registry.component(model.vae)
+    cfg = 2 if model.cfg else 1
+    weights = terms.weight_bytes(denoiser, _component_precision(denoiser, job.precision))
+    acts = denoiser_transient(
+        registry,
+        denoiser,
+        vae,
+        width=job.width,
+        height=job.height,
+        frames=job.frames or 1,
+        batch=cfg * job.batch,
+    )
+    block = weights // max(denoiser.layers, 1)
+    reserve = runtime_reserve_bytes(job)
+    if capacity is None:
+        return PartialSplit(
+            resident_bytes=block,
+            streamed_bytes=weights - block,
+            activation_bytes=acts,
+            block_bytes=block,
+            reserve_bytes=reserve,
+            runs=True,
+        )
+    runtime = load_calibration().runtime
+    budget = int((capacity - runtime.cuda_context_gib * GIB - reserve) / (1 + runtime.allocator_slack)) - acts
+    resident = max(block, min(weights, budget))
+    return PartialSplit(
+        resident_bytes=resident,
+        streamed_bytes=weights - resident,
+        activation_bytes=acts,
+        block_bytes=block,
+        reserve_bytes=reserve,
+        runs=budget >= block,
+    )
+
+
+def pipeline_weight_bytes(model: VisionModel, registry: VisionRegistry, precision: Precision) -> int:
+    """Every component's weights as the pipeline loads them (what system RAM holds when all are offloaded)."""
+    return sum(
+        terms.weight_bytes(registry.component(c), _component_precision(registry.component(c), precision))
+        for c in model.components
+    )
+
+
+def _generation(
+    job: VisionJob, model: VisionModel, registry: VisionRegistry, capacity: int | None = None
+) -> tuple[VisionBreakdown, str]:
     assert job.width and job.height and job.batch and job.precision
     denoiser = registry.component(model.denoiser)
     vae = registry.component(model.vae)
@@ -152,6 +228,9 @@ def _generation(job: VisionJob, model: VisionModel, registry: VisionRegistry) ->
         }
         phase = max(options, key=lambda k: options[k].total)
         return options[phase], phase
+    if job.offload is Offload.PARTIAL:
+        split = partial_split(job, model, registry, capacity)
+        return VisionBreakdown(denoiser=split.resident_bytes, activations=split.activation_bytes), "denoise"
     # sequential: one block's weights at a time (a denoiser layer, the largest unit streamed).
     block = weights(denoiser) // max(denoiser.layers, 1)
     phases = {"text_encode": text_t, "denoise": den_t, "vae_decode": vae_t}
@@ -270,25 +349,103 @@ def _network(
 
 
 def tracked_breakdown(
-    job: VisionJob, registry: VisionRegistry | None = None
+    job: VisionJob, registry: VisionRegistry | None = None, capacity: int | None = None
 ) -> tuple[VisionBreakdown, str, int]:
-    """The breakdown before runtime overhead (what MemTracker sees), the peak phase and trainable params."""
+    """The breakdown before runtime overhead (what MemTracker sees), the peak phase and trainable params.
+    `capacity` is the card's, for an engine that loads as much as fits (ComfyUI's partial load)."""
     registry = registry or load_vision_registry()
     model = resolve_vision_model(job.model, registry)
     filled = fill_defaults(job, model)
     if model.family in ("image", "video"):
         if filled.task is VisionTask.TRAIN:
             return _diffusion_training(filled, model, registry)
-        breakdown, phase = _generation(filled, model, registry)
+        breakdown, phase = _generation(filled, model, registry, capacity)
         return breakdown, phase, 0
     return _network(filled, model, registry)
 
 
-def _with_overhead(breakdown: VisionBreakdown) -> VisionBreakdown:
-    """CUDA context and the caching allocator's slack (data/calibration.toml, as for language models)."""
+def _with_overhead(breakdown: VisionBreakdown, reserve: int = 0) -> VisionBreakdown:
+    """CUDA context and the caching allocator's slack (data/calibration.toml, as for language models), and
+    what an engine that fills the card keeps free beside its weights (`reserve`)."""
     runtime = load_calibration().runtime
-    overhead = runtime.cuda_context_gib * GIB + runtime.allocator_slack * breakdown.tracked
+    overhead = runtime.cuda_context_gib * GIB + runtime.allocator_slack * breakdown.tracked + reserve
     return breakdown.model_copy(update={"overhead": int(overhead)})
+
+
+def _job_bytes(
+    job: VisionJob, registry: VisionRegistry, capacity: int | None
+) -> tuple[VisionBreakdown, str, int]:
+    """The job's breakdown with its overhead (the engine's reserve only where it fills the card)."""
+    tracked, phase, trainable = tracked_breakdown(job, registry, capacity)
+    reserve = runtime_reserve_bytes(job) if job.offload is Offload.PARTIAL else 0
+    return _with_overhead(tracked, reserve), phase, trainable
+
+
+def _runtime_offload(
+    job: VisionJob, registry: VisionRegistry, capacity: int | None
+) -> tuple[VisionJob, VisionBreakdown, str, int]:
+    """The job as its engine runs it. An engine that offloads by itself (ComfyUI) and a job that does not fit
+    as asked fall back through the engine's modes (data/runtimes.toml offload_modes: unload the components
+    not running, then load the denoiser partly), each with the VAE decode tiled where the engine retries it
+    so; the first that fits is the one it runs, else the last. A job that states its offload keeps it."""
+    breakdown, phase, trainable = _job_bytes(job, registry, capacity)
+    auto = (
+        job.runtime is not None
+        and vision_runtime(job.runtime).auto_offload
+        and "offload" in job.defaulted
+        and job.task is VisionTask.GENERATE
+        and capacity is not None
+    )
+    if not auto or capacity is None or breakdown.total <= capacity:
+        return job, breakdown, phase, trainable
+    profile = vision_runtime(job.runtime or "")
+    tilings = (
+        [False, True]
+        if profile.vae_tiled_fallback and "vae_tiling" in job.defaulted
+        else [bool(job.vae_tiling)]
+    )
+    chosen = (job, breakdown, phase, trainable)
+    for mode in profile.offload_modes:
+        for tiling in tilings:
+            candidate = job.model_copy(update={"offload": Offload(mode), "vae_tiling": tiling})
+            found = _job_bytes(candidate, registry, capacity)
+            chosen = (candidate, *found)
+            if found[0].total <= capacity:
+                return chosen
+    return chosen
+
+
+def _offload_facts(
+    job: VisionJob,
+    model: VisionModel,
+    registry: VisionRegistry,
+    breakdown: VisionBreakdown,
+    *,
+    capacity: int | None,
+    chosen_by: str,
+) -> VisionOffload | None:
+    """Where the weights are while the job runs with offload: on the card, in system RAM, and what crosses
+    PCIe on every step."""
+    if job.offload in (None, Offload.NONE) or job.task is not VisionTask.GENERATE:
+        return None
+    assert job.precision
+    on_card = breakdown.text_encoders + breakdown.denoiser + breakdown.vae
+    streamed = 0
+    if job.offload is Offload.PARTIAL:
+        streamed = partial_split(job, model, registry, capacity).streamed_bytes
+    elif job.offload is Offload.SEQUENTIAL:
+        denoiser = registry.component(model.denoiser)
+        streamed = terms.weight_bytes(denoiser, _component_precision(denoiser, job.precision))
+    total_weights = pipeline_weight_bytes(model, registry, job.precision)
+    return VisionOffload(
+        mode=job.offload.value,
+        chosen_by=chosen_by,
+        runtime=job.runtime,
+        gpu_weight_bytes=on_card,
+        host_bytes=max(0, total_weights - on_card),
+        streamed_bytes_per_step=streamed,
+        runs=capacity is None or breakdown.total <= capacity,
+    )
 
 
 def _uncertainty(
@@ -345,13 +502,19 @@ def _estimate_cached(job: VisionJob) -> VisionEstimate:
     catalog = load_catalog()
     model = resolve_vision_model(job.model, registry)
     filled = fill_defaults(job, model)
-    tracked, phase, trainable = tracked_breakdown(filled, registry)
-    breakdown = _with_overhead(tracked)
-    uncertainty, measured = _uncertainty(model, registry, filled, phase)
     card = _card(filled.card, catalog)
+    capacity = card.memory_bytes if card else filled.card_memory_bytes
+    asked = filled
+    filled, breakdown, phase, trainable = _runtime_offload(filled, registry, capacity)
+    chosen_by = "runtime" if filled.offload is not asked.offload else "asked"
+    offload = _offload_facts(filled, model, registry, breakdown, capacity=capacity, chosen_by=chosen_by)
+    needed_offload = False
+    if offload is not None and capacity is not None:
+        plain = filled.model_copy(update={"offload": Offload.NONE})
+        needed_offload = chosen_by == "runtime" or need_bytes(plain) > capacity
+    uncertainty, measured = _uncertainty(model, registry, filled, phase)
     verdicts: list[Verdict] = []
     cards_needed: int | None = None
-    capacity = card.memory_bytes if card else filled.card_memory_bytes
     if capacity:
         card_id = card.id if card else f"{round(capacity / GIB)}gb"
         verdict = verdict_for(
@@ -383,17 +546,20 @@ def _estimate_cached(job: VisionJob) -> VisionEstimate:
         verdicts=verdicts,
         cards_needed=cards_needed,
         speed=speed,
+        offload=offload,
+        runs_with_offload=bool(offload and offload.runs and needed_offload),
         warnings=warnings,
     )
     return result.model_copy(
         update={
-            "fixes": fixes_for(filled, model, result, capacity, card),
+            "fixes": fixes_for(asked, model, result, capacity, card),
             "max_batch": max_batch(filled, model, capacity) if capacity else None,
         }
     )
 
 
 def need_bytes(job: VisionJob) -> int:
-    """Bytes one card must hold for the job (with runtime overhead), whatever the card."""
-    tracked, _, _ = tracked_breakdown(job)
-    return _with_overhead(tracked).total
+    """Bytes one card must hold for the job (with runtime overhead), whatever the card (a partial load: the
+    least it runs with, one block of the denoiser on the card)."""
+    breakdown, _, _ = _job_bytes(job, load_vision_registry(), None)
+    return breakdown.total

@@ -55,12 +55,14 @@ def fixes_for(
 
     fixes: list[Fix] = []
     base_speed = result.speed.seconds_per_item if result.speed else None
+    # a fix lowers what the job needs as asked (an engine that offloads by itself fills the card instead)
+    base_bytes = need_bytes(job)
     for code, change in _candidates(job, model):
         changed = job.model_copy(
             update={**change, "defaulted": tuple(d for d in job.defaulted if d not in change)}
         )
         total = need_bytes(changed)
-        if total >= result.total_bytes:
+        if total >= base_bytes:
             continue
         slowdown: float | None = None
         if card is not None and base_speed:

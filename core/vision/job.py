@@ -32,7 +32,10 @@ class TrainMethod(StrEnum):
 class Offload(StrEnum):
     NONE = "none"
     MODEL = "model"  # diffusers enable_model_cpu_offload(): one component on the card at a time
-    SEQUENTIAL = "sequential"  # enable_sequential_cpu_offload(): one submodule at a time
+    SEQUENTIAL = "sequential"  # enable_sequential_cpu_offload(), ComfyUI --novram: one submodule at a time
+    # ComfyUI's lowvram mode: as many of the denoiser's weights as fit stay on the card, the rest cross PCIe
+    # on every step
+    PARTIAL = "partial"
 
 
 class VisionJob(BaseModel):
@@ -51,6 +54,7 @@ class VisionJob(BaseModel):
     tokens: int | None = Field(default=None, ge=1, le=1_000_000)
     precision: Precision | None = None
     offload: Offload | None = None
+    runtime: str | None = Field(default=None, description="a data/runtimes.toml [vision_runtimes] id")
     vae_tiling: bool | None = None
     grad_checkpointing: bool | None = None
     cache_latents: bool | None = None

@@ -113,6 +113,22 @@ class FolkVisionRule(BaseModel):
         return int(self.weights_bytes * self.margin)
 
 
+class VisionOffload(BaseModel):
+    """Where a pipeline's weights are while it runs with offload (issue 18): on the card, in system RAM, and
+    what crosses PCIe on every denoising step; `chosen_by` says whether the engine did it by itself
+    (ComfyUI) or the question asked for it (diffusers' enable_*_offload())."""
+
+    model_config = ConfigDict(frozen=True)
+
+    mode: str = Field(description="model | partial | sequential")
+    chosen_by: str = Field(description="runtime | asked")
+    runtime: str | None
+    gpu_weight_bytes: int
+    host_bytes: int
+    streamed_bytes_per_step: int
+    runs: bool
+
+
 class VisionEstimate(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -133,11 +149,23 @@ class VisionEstimate(BaseModel):
     speed: VisionSpeed | None = None
     cost: VisionCost | None = None
     fixes: list[Fix] = Field(default_factory=list)
+    offload: VisionOffload | None = None
+    runs_with_offload: bool = Field(
+        default=False, description="fits only because weights wait in system RAM: the verdict is 'offload'"
+    )
     warnings: list[str] = Field(default_factory=list)
 
     @property
     def total_bytes(self) -> int:
         return self.breakdown.total
+
+    @property
+    def verdict(self) -> str | None:
+        """The answer's verdict: fits / tight / no on the card, or "offload" when it runs only because part
+        of it waits in system RAM."""
+        if self.runs_with_offload:
+            return "offload"
+        return self.verdicts[0].fits.value if self.verdicts else None
 
     def query_json(self) -> dict[str, object]:
         """What was understood (the answers' `query`, as for a language model): the filled job, the model,
@@ -153,7 +181,7 @@ class VisionEstimate(BaseModel):
 
     def as_json(self) -> dict[str, object]:
         """The public JSON shape, same keys as a language-model fit answer."""
-        verdict = self.verdicts[0].fits.value if self.verdicts else None
+        verdict = self.verdict
         return {
             "query": self.query_json(),
             "kind": self.kind,
@@ -171,6 +199,8 @@ class VisionEstimate(BaseModel):
             "cards_needed": self.cards_needed,
             "max_batch": self.max_batch,
             "fixes": [f.model_dump(mode="json") for f in self.fixes],
+            "runtime": self.job.runtime,
+            "offload": self.offload.model_dump(mode="json") if self.offload else None,
             "folk_rule": {
                 "start_bytes": self.folk.start_bytes,
                 "safe_bytes": self.folk.safe_bytes,

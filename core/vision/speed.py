@@ -10,6 +10,7 @@ from __future__ import annotations
 from core.catalog import Card
 from core.estimator.terms import BYTES_PER_WEIGHT
 from core.query import Precision
+from core.runtimes import vision_runtime
 from core.speed import load_speed_constants
 from core.speed import terms as speed_terms
 from core.vision import terms
@@ -65,11 +66,19 @@ def _generation(job: VisionJob, model: VisionModel, registry: VisionRegistry, ca
     offload_s = 0.0
     pcie = _pcie_bytes_s(card, c.pcie_gb_s, c.pcie_efficiency)
     all_weights = sum(terms.weight_bytes(registry.component(x), job.precision) for x in model.components)
+    profile = vision_runtime(job.runtime) if job.runtime else None
+    stream_factor = (profile.stream_factor if profile else None) or c.offload_sequential_factor
     if job.offload is Offload.MODEL:
         offload_s = all_weights / pcie
     elif job.offload is Offload.SEQUENTIAL:
         den_bytes = terms.weight_bytes(denoiser, job.precision)
-        offload_s = (den_bytes * job.steps + all_weights) / pcie * c.offload_sequential_factor
+        offload_s = (den_bytes * job.steps + all_weights) / pcie * stream_factor
+    elif job.offload is Offload.PARTIAL:
+        # every component loaded once per image, and the denoiser's weights that did not fit on every step
+        from core.vision.estimate import partial_split
+
+        streamed = partial_split(job, model, registry, card.memory_bytes).streamed_bytes
+        offload_s = all_weights / pcie + streamed * job.steps / pcie * stream_factor
     total = compute_s + offload_s
     per_item = total / job.batch
     video = model.family == "video"
