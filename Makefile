@@ -42,11 +42,19 @@ $(STAMP): pyproject.toml
 bytecode:
 	@$(BIN)/python -m compileall -q -j 0 core bot
 
+# The templates' catalogs compiled (templates/locale/<lang>/LC_MESSAGES/gpufit.mo beside each .po, git-ignored):
+# the stdlib loads a .mo in a millisecond; bot/render.py reads a .po with Babel when its .mo is missing or stale.
+CATALOGS := $(patsubst %.po,%.mo,$(wildcard templates/locale/*/LC_MESSAGES/gpufit.po))
+.PHONY: catalogs
+catalogs: $(CATALOGS)
+templates/locale/%/LC_MESSAGES/gpufit.mo: templates/locale/%/LC_MESSAGES/gpufit.po | $(STAMP)
+	@$(BIN)/pybabel compile --statistics -l $* -i $< -o $@
+
 # The bot when TELEGRAM_BOT_TOKEN is set (or in .env), the offline console chat otherwise.
-run: $(STAMP) bytecode
+run: $(STAMP) bytecode catalogs
 	$(BIN)/gpufit start
 
-lint: $(STAMP)
+lint: $(STAMP) catalogs
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
@@ -54,11 +62,11 @@ lint: $(STAMP)
 test: lint
 	$(BIN)/pytest
 
-bench: $(STAMP)
+bench: $(STAMP) catalogs
 	$(BIN)/python -m benchmarks
 
 # The README's chart (docs/chart.png, docs/chart-zh.png), drawn from a real answer.
-charts: $(STAMP)
+charts: $(STAMP) catalogs
 	$(BIN)/python -m bot.charts.demo
 
 # Re-measure PyTorch's real peaks (optional; needs torch, transformers, peft in their own venv).

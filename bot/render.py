@@ -1,12 +1,17 @@
-"""Telegram HTML from templates: one jinja2 environment, number filters, console view and message splitting.
+"""Telegram HTML from templates: one jinja2 environment per language, number filters, console view and
+message splitting.
 
-Templates hold every sentence; this module only formats numbers and moves markup around. Telegram counts
-message length in UTF-16 code units, so every length here does too.
+Templates hold the layout and the English sentences; the sentences of each language live in gettext
+catalogs (templates/locale/<lang>/LC_MESSAGES/gpufit.po). This module only formats numbers, moves markup
+around and installs the catalogs. Telegram counts message length in UTF-16 code units, so every length here
+does too.
 """
 
 from __future__ import annotations
 
+import gettext
 import html as html_lib
+import io
 import math
 import re
 import sys
@@ -16,7 +21,8 @@ from functools import cache
 from html.parser import HTMLParser
 from typing import TYPE_CHECKING, Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, pass_context
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, nodes, pass_context
+from jinja2.ext import InternationalizationExtension
 from jinja2.runtime import Context
 from markupsafe import Markup
 from telegram.constants import MessageLimit
@@ -153,6 +159,13 @@ def fmt_params(params: float | None) -> str:
     return f"{_trim(params / 1e6)}M"
 
 
+@pass_context
+def fmt_param_count(ctx: Context, params: float | None) -> str:
+    """A number of parameters in running text: en as model names say it ('8.0B', fmt_params), zh in 亿 / 万
+    as Chinese counts (fmt_count: '80 亿')."""
+    return fmt_count(ctx, params) if _lang(ctx) == "zh" else fmt_params(params)
+
+
 def fmt_tokens(seq: int | None) -> str:
     """Context lengths the way people write them: 2048 → '2,048', 32768 → '32k'."""
     if seq is None:
@@ -218,19 +231,103 @@ def fmt_join(items: Iterable[object], sep: str = ", ") -> Markup:
 # -- environment -----------------------------------------------------------------------------------------
 
 
+LOCALE_DIR = TEMPLATES_DIR / "locale"
+DOMAIN = "gpufit"
+# The lexer settings the templates are written for; the catalogs' extraction (babel.cfg, tests) uses them too.
+TEMPLATE_OPTIONS: dict[str, Any] = {
+    "trim_blocks": True,
+    "lstrip_blocks": True,
+    "keep_trailing_newline": False,
+}
+
+
+def catalog_path(lang: str) -> Any:
+    """templates/locale/<lang>/LC_MESSAGES/gpufit.po: the sentences of one language."""
+    return LOCALE_DIR / lang / "LC_MESSAGES" / f"{DOMAIN}.po"
+
+
 @cache
-def environment() -> Environment:
-    """The one environment; templates are HTML for Telegram, so every .j2 is autoescaped."""
+def translations(lang: str) -> gettext.GNUTranslations:
+    """One language's catalog as gettext translations.
+
+    The .po file is the source (what people edit and review); `make run` / `make test` compile it to the
+    .mo beside it (`pybabel compile`, the Makefile's `catalogs` step), which loads with the standard library
+    alone in about a millisecond. When the .mo is missing or older than the .po (a checkout used without
+    make, a catalog just edited), the .po itself is read with Babel's reader and compiled in memory: slower
+    to start (Babel's import, ~0.1 s) but never stale, and nothing is written.
+    """
+    po = catalog_path(lang)
+    mo = po.with_suffix(".mo")
+    if mo.exists() and mo.stat().st_mtime >= po.stat().st_mtime:
+        with mo.open("rb") as compiled:
+            return gettext.GNUTranslations(compiled)
+    from babel.messages.mofile import write_mo
+    from babel.messages.pofile import read_po
+
+    with po.open("rb") as source:
+        catalog = read_po(source, locale=lang, domain=DOMAIN)
+    buffer = io.BytesIO()
+    write_mo(buffer, catalog)
+    buffer.seek(0)
+    return gettext.GNUTranslations(buffer)
+
+
+class CompiledTranslations(InternationalizationExtension):
+    """jinja2's i18n extension (`{% trans %}`, `_()`), with `{% trans %}` blocks translated when a template
+    is compiled rather than on every render.
+
+    Each language has its own environment with its catalog fixed, so a block's sentence is a constant of
+    the compiled template, exactly as when each language had its own copy of the template: rendering costs
+    what it did. Plural blocks (`{% pluralize %}`) and `_()` calls are looked up at render time as usual.
+    Extraction (Babel's jinja2 extractor) sees the standard extension's calls, so catalogs are built and
+    checked by the ecosystem's tools.
+    """
+
+    def _make_node(  # noqa: PLR0917 (jinja2's signature)
+        self,
+        singular: str,
+        plural: str | None,
+        context: str | None,
+        variables: dict[str, nodes.Expr],
+        plural_expr: nodes.Expr | None,
+        vars_referenced: bool,
+        num_called_num: bool,
+    ) -> nodes.Output:
+        if plural is not None:
+            return super()._make_node(
+                singular, plural, context, variables, plural_expr, vars_referenced, num_called_num
+            )
+        catalog: gettext.GNUTranslations = self.environment.gpufit_translations  # type: ignore[attr-defined]
+        if not vars_referenced:
+            singular = singular.replace("%%", "%")
+        text = catalog.pgettext(context, singular) if context else catalog.gettext(singular)
+        if not variables:
+            return nodes.Output([nodes.TemplateData(text)])
+        pairs = [nodes.Pair(nodes.Const(key), value) for key, value in variables.items()]
+        return nodes.Output([nodes.Mod(nodes.MarkSafeIfAutoescape(nodes.Const(text)), nodes.Dict(pairs))])
+
+
+def environment(lang: str = "en") -> Environment:
+    """One environment per language, its catalog installed; templates are HTML for Telegram, so every .j2
+    is autoescaped. Shared templates (templates/*.j2) compile once per language; templates that stay per
+    language (templates/<lang>/*.j2) are loaded only by their own language's environment. Unknown
+    languages get English's."""
+    return _environment(lang if lang in LANGS else "en")
+
+
+@cache
+def _environment(lang: str) -> Environment:
     env = Environment(
         loader=FileSystemLoader(str(TEMPLATES_DIR)),
         autoescape=True,
-        extensions=["jinja2.ext.do"],
+        extensions=["jinja2.ext.do", CompiledTranslations],
         undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=False,
         auto_reload=False,
+        **TEMPLATE_OPTIONS,
     )
+    catalog = translations(lang)
+    env.extend(gpufit_translations=catalog)
+    env.install_gettext_translations(catalog, newstyle=False)  # type: ignore[attr-defined]
     env.filters.update(
         gib=fmt_gib,
         gb=fmt_gb,
@@ -239,6 +336,7 @@ def environment() -> Environment:
         num=fmt_num,
         count=fmt_count,
         params=fmt_params,
+        param_count=fmt_param_count,
         tokens=fmt_tokens,
         money=fmt_money,
         duration=fmt_duration,
@@ -248,8 +346,28 @@ def environment() -> Environment:
         card_name=fmt_card_name,
         runtime_name=fmt_runtime_name,
     )
-    env.globals.update(BAR_WIDTH=BAR_WIDTH)
+    env.globals.update(BAR_WIDTH=BAR_WIDTH, lang=lang)
     return env
+
+
+@cache
+def _shared_names() -> frozenset[str]:
+    return frozenset(path.stem for path in TEMPLATES_DIR.glob("*.j2"))
+
+
+def template_name(name: str, lang: str) -> str:
+    """Where template `name` lives: templates/<name>.j2 when both languages share it, else
+    templates/<lang>/<name>.j2 (the few whose two languages differ in structure)."""
+    return f"{name}.j2" if name in _shared_names() else f"{lang}/{name}.j2"
+
+
+def compile_all() -> None:
+    """Every template each language uses, compiled (the bot's warm start)."""
+    for lang in LANGS:
+        env = environment(lang)
+        for name in env.list_templates(extensions=["j2"]):
+            if "/" not in name or name.startswith(f"{lang}/"):
+                env.get_template(name)
 
 
 _BLANK_RUNS = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
@@ -270,9 +388,9 @@ def tidy(text: str) -> str:
 
 
 def render(name: str, lang: str, /, **data: Any) -> str:
-    """templates/<lang>/<name>.j2 with `data`; unknown languages fall back to English."""
+    """Template `name` in `lang` (see template_name) with `data`; unknown languages fall back to English."""
     lang = lang if lang in LANGS else "en"
-    template = environment().get_template(f"{lang}/{name}.j2")
+    template = environment(lang).get_template(template_name(name, lang))
     return tidy(template.render(lang=lang, **data))
 
 

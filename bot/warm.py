@@ -6,7 +6,7 @@ import gc
 from functools import cache
 
 import core.warm
-from bot.render import environment
+from bot.render import compile_all
 
 # Python collects its youngest generation every 700 allocations, a default for small scripts. An answer
 # allocates thousands of short-lived objects and its caches keep some, so that meant ~5 collections per
@@ -28,9 +28,7 @@ def warm() -> None:
     runs (auto_reload is off). `gpufit ask` answers once and does not call it (it loads only what it needs).
     """
     core.warm.warm()
-    templates = environment()
-    for name in templates.list_templates(extensions=["j2"]):
-        templates.get_template(name)
+    compile_all()
     # What was just loaded lives as long as the process: out of the cyclic collector's sight, so that its
     # first full collection (tens of milliseconds, on whichever answer happens to trigger it) and every
     # later one do not walk the tables and templates again.

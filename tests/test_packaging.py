@@ -38,5 +38,6 @@ def test_wheel_builds_without_setuptools_warnings(tmp_path: Path) -> None:
     assert complaints == []
     wheel = next((tmp_path / "out").glob("gpufit-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert {"data/prices.toml", "data/measured/memory.csv", "templates/en/bot_start.j2"} <= names
+    assert {"data/prices.toml", "data/measured/memory.csv", "templates/bot_start.j2"} <= names
     assert "templates/zh/checklist_sheet.j2" in names
+    assert {"templates/fit.j2", "templates/locale/zh/LC_MESSAGES/gpufit.po"} <= names

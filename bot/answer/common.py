@@ -16,6 +16,7 @@ from bot.render import (
     plain_text,
     render,
     split_message,
+    template_name,
     utf16_len,
 )
 from core.answer_kind import AnswerKind
@@ -99,7 +100,7 @@ def card_or_none(card_id: str | None) -> Card | None:
 @lru_cache(maxsize=32)
 def _macro_module(lang: Lang, module: str) -> Any:
     """templates/<lang>/<module>.j2 instantiated once per language (its macros are pure)."""
-    return environment().get_template(f"{lang}/{module}.j2").make_module({"lang": lang})
+    return environment(lang).get_template(template_name(module, lang)).make_module({"lang": lang})
 
 
 def call_macro(lang: Lang, module: str, name: str, *args: Any, **kwargs: Any) -> str:

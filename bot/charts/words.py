@@ -7,7 +7,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any, cast
 
-from bot.render import environment
+from bot.render import environment, template_name
 
 Lang = str
 
@@ -16,7 +16,7 @@ Lang = str
 def _module(lang: Lang) -> Any:
     """templates/<lang>/chart.j2 instantiated once per language (its macros are pure)."""
     folder = "zh" if lang == "zh" else "en"
-    return environment().get_template(f"{folder}/chart.j2").make_module({"lang": lang})
+    return environment(folder).get_template(template_name("chart", folder)).make_module({"lang": lang})
 
 
 def word(lang: Lang, name: str, *args: Any) -> str:
