@@ -195,12 +195,24 @@ def _training(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> tu
             if method is Method.FULL
             else 0.0  # a frozen lm_head (LoRA) gets no weight gradient
         )
+        activations += terms.fused_loss_weight_grad_bytes(model, head_grad)
         hidden_bytes = 4.0 if method is Method.FULL and master else 2.0  # fp32 final norm under autocast
-        activations += terms.fused_loss_gradient_bytes(
-            model, tokens, weight_bytes=head_grad, input_bytes=hidden_bytes
-        )
+        logits += terms.fused_loss_input_bytes(model, tokens, hidden_bytes)
+        if query.grad_checkpointing:
+            # The loss's chunk and input side live in the forward pass and are gone before the backward
+            # recomputes the first block (whose activations `activations` counts): the larger of the two is
+            # alive at the peak, not both (measured: full-chunked rows, data/measured/memory.csv).
+            logits = max(0.0, logits - block)
     if method is Method.FULL and query.master_weights and query.offload not in zero_offload.OFFLOADED:
-        copies = terms.autocast_weight_copy_bytes(model, grad_checkpointing=bool(query.grad_checkpointing))
+        copies: float = terms.autocast_weight_copy_bytes(
+            model, grad_checkpointing=bool(query.grad_checkpointing)
+        )
+        if log_probs and query.grad_checkpointing:
+            # A per-token log-prob loss peaks as the forward pass ends (its logits do not grow in the
+            # backward), while autocast's cache still holds every block's 16-bit weight copy; the block
+            # recomputed later in the backward is not alive then. The larger of the two counts.
+            every = terms.autocast_weight_copy_bytes(model, grad_checkpointing=False)
+            copies += max(0.0, every - copies - block)
         activations += terms.zero_shard(copies, "weights", zero, gpus)
     if method is Method.QLORA:
         activations += terms.qlora_dequantization_bytes(model)
