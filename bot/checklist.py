@@ -332,7 +332,7 @@ async def _start_or_offer(update: Update, context: ContextTypes.DEFAULT_TYPE, wh
                 state.lang,
                 "resume_or_restart",
                 index=state.step + 1,
-                total=len(ck.STEPS),
+                total=len(ck.steps_for(state)),
                 step=ck.STEPS[index].value,
             )
             keyboard = control_keyboard(state.lang, who.user.id, ("_resume", "_restart"))

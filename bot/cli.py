@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from bot.hub.lookup import HubLookup
     from core.advisor import Plan
     from core.parser import Parsed
+    from core.vision import VisionJob
 
 P = ParamSpec("P")
 
@@ -320,7 +321,12 @@ def _cmd_vision(args: argparse.Namespace) -> int:
         card=card,
     )
     if args.json:
-        print(json.dumps(estimate_vision(job).as_json(), ensure_ascii=False, indent=2))
+        from core.cost import currency_for
+        from core.vision.cost import priced_cost
+
+        est = estimate_vision(job)
+        cost = priced_cost(est, currency_for(None, args.lang).value)
+        print(json.dumps(est.as_json(cost), ensure_ascii=False, indent=2))
     else:
         print(html_to_terminal(vision_answer(job, args.lang).html))
     return 0
@@ -436,8 +442,10 @@ def plan_command(question: str, *, as_json: bool, lang: str | None, chart: str |
     from core.parser import parse
 
     parsed = parse(question)
-    query = _with_looked_up_model(question, parsed)
     language = lang or parsed.lang
+    if parsed.vision is not None:
+        return _vision_plan_command(parsed.vision, as_json=as_json, lang=language, chart=chart)
+    query = _with_looked_up_model(question, parsed)
     if query is None or (query.model is None and query.params_b is None):
         print('gpufit: which model? e.g. gpufit plan "Qwen2.5 7B LoRA fine-tune"', file=sys.stderr)
         return 2
@@ -456,6 +464,35 @@ def plan_command(question: str, *, as_json: bool, lang: str | None, chart: str |
         print(html_to_terminal(render_plan(found, language, money.value, sort)))
     if chart is not None:
         return write_chart(_plan_chart(query, found, language, money.value), language, chart)
+    return 0
+
+
+def _vision_plan_command(job: VisionJob, *, as_json: bool, lang: str, chart: str | None) -> int:
+    """`gpufit plan` for an image / video / vision / speech job: the cards that run it, cheapest per 1,000
+    items first, with the same plan keys as a language-model plan (PlanFigures) and the job understood."""
+    from bot.answer.vision import vision_answer
+    from bot.render import html_to_terminal
+    from core.advisor import plan_json
+    from core.cost import currency_for
+    from core.vision import estimate_vision
+    from core.vision.plans import vision_plans
+
+    cardless = job.model_copy(update={"card": None, "card_memory_bytes": None})
+    money = currency_for(job.currency, lang)
+    found = vision_plans(cardless, money.value)
+    if as_json:
+        payload = {
+            "query": estimate_vision(cardless).query_json(),
+            "sort": "cost",
+            "currency": money.value,
+            "plans": [plan_json(p) for p in found],
+        }
+        print(json.dumps(payload, ensure_ascii=False, indent=2))
+    else:
+        print(html_to_terminal(vision_answer(cardless, "zh" if lang == "zh" else "en").html))
+    if chart is not None:
+        answer = vision_answer(cardless, "zh" if lang == "zh" else "en")
+        return write_chart(answer.chart, lang, chart)
     return 0
 
 

@@ -11,10 +11,12 @@ import argparse
 import re
 import sys
 from collections.abc import Callable
-from typing import NoReturn
+from typing import NoReturn, TypeVar
 
 from annotated_types import Ge, Gt, Le, Lt
 from pydantic import BaseModel
+
+_N = TypeVar("_N", int, float)
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -62,38 +64,46 @@ def _checked(value: float, text: str, what: str, bounds: tuple[float | None, flo
         raise argparse.ArgumentTypeError(f"{what} must be {_range_words(*bounds)} (got {got})")
 
 
-def int_of(model: type[BaseModel], field: str, what: str) -> Callable[[str], int]:
-    """A whole number within `model.field`'s limits ('--batch -4' → 'batch must be from 1 to 1,000,000')."""
+def _reader(
+    model: type[BaseModel], field: str, what: str, expected: str, parse: Callable[[str], _N | None]
+) -> Callable[[str], _N]:
+    """An argparse type: `parse` reads the text (None: it is not one), then `model.field`'s limits apply;
+    either failure is one line naming the flag ('batch must be a whole number (got 'x')')."""
     bounds = _limits(model, field)
 
-    def read(text: str) -> int:
-        try:
-            value = int(text.strip().replace("_", "").replace(",", ""))
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{what} must be a whole number (got {text!r})") from None
+    def read(text: str) -> _N:
+        value = parse(text)
+        if value is None:
+            raise argparse.ArgumentTypeError(f"{what} must be {expected} (got {text!r})")
         _checked(value, text, what, bounds)
         return value
 
     read.__name__ = field
     return read
+
+
+def _number(kind: Callable[[str], _N]) -> Callable[[str], _N | None]:
+    def parse(text: str) -> _N | None:
+        try:
+            return kind(text)
+        except ValueError:
+            return None
+
+    return parse
+
+
+def int_of(model: type[BaseModel], field: str, what: str) -> Callable[[str], int]:
+    """A whole number within `model.field`'s limits ('--batch -4' → 'batch must be from 1 to 1,000,000')."""
+    whole = _number(lambda text: int(text.strip().replace("_", "").replace(",", "")))
+    return _reader(model, field, what, "a whole number", whole)
 
 
 def float_of(model: type[BaseModel], field: str, what: str) -> Callable[[str], float]:
-    bounds = _limits(model, field)
-
-    def read(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{what} must be a number (got {text!r})") from None
-        _checked(value, text, what, bounds)
-        return value
-
-    read.__name__ = field
-    return read
+    return _reader(model, field, what, "a number", _number(float))
 
 
 _QUANTITY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmbgt]?)\s*$", re.IGNORECASE)
+_TOKENS = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([km]?)\s*$", re.IGNORECASE)
 _DECIMAL = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 _BINARY = {"": 1, "k": 1024, "m": 1024**2}
 
@@ -102,35 +112,22 @@ def quantity_of(
     model: type[BaseModel], field: str, what: str, *, scale: float = 1.0, example: str
 ) -> Callable[[str], float]:
     """'13B', '2T', '500M' (decimal units), divided by `scale` ('13B' with scale 1e9 → 13)."""
-    bounds = _limits(model, field)
 
-    def read(text: str) -> float:
+    def parse(text: str) -> float | None:
         match = _QUANTITY.match(text)
         if not match:
-            raise argparse.ArgumentTypeError(f"{what} must be a number like {example} (got {text!r})")
+            return None
         value = float(match.group(1)) * _DECIMAL[match.group(2).lower()]
-        if scale != 1.0 and value >= 1e6:
-            value /= scale  # '13B' → 13; a plain '13' already means billions
-        _checked(value, text, what, bounds)
-        return value
+        return value / scale if scale != 1.0 and value >= 1e6 else value  # a plain '13' means billions
 
-    read.__name__ = field
-    return read
+    return _reader(model, field, what, f"a number like {example}", parse)
 
 
 def tokens_of(model: type[BaseModel], field: str, what: str) -> Callable[[str], int]:
     """A context length: '4096', '32k' (32,768), '1m' (1,048,576), within the field's limits."""
-    bounds = _limits(model, field)
 
-    def read(text: str) -> int:
-        match = re.match(r"^\s*(\d+(?:\.\d+)?)\s*([km]?)\s*$", text, re.IGNORECASE)
-        if not match:
-            raise argparse.ArgumentTypeError(
-                f"{what} must be a token count like 4096, 32k or 1m (got {text!r})"
-            )
-        value = int(float(match.group(1)) * _BINARY[match.group(2).lower()])
-        _checked(value, text, what, bounds)
-        return value
+    def parse(text: str) -> int | None:
+        match = _TOKENS.match(text)
+        return int(float(match.group(1)) * _BINARY[match.group(2).lower()]) if match else None
 
-    read.__name__ = field
-    return read
+    return _reader(model, field, what, "a token count like 4096, 32k or 1m", parse)

@@ -66,6 +66,11 @@ class Card(BaseModel):
         return int(self.memory_gib * GIB)
 
     @property
+    def unified_memory(self) -> bool:
+        """An Apple silicon Mac (data/apple.toml): one device, its GPU's share of unified memory, Metal."""
+        return self.vendor == "Apple"
+
+    @property
     def has_nvlink(self) -> bool:
         return self.interconnect != "pcie"
 
@@ -95,13 +100,17 @@ def normalize_name(text: str) -> str:
 
 
 class Catalog:
-    """All cards, with alias lookup; built once per process (the data is read-only)."""
+    """All cards, with alias lookup; built once per process (the data is read-only).
 
-    def __init__(self, cards: list[Card]) -> None:
+    `cards` are the rental cards every search screens; `devices` are machines people own (Apple silicon Macs,
+    data/apple.toml), found by id and by name like a card but never offered by a plan or a search."""
+
+    def __init__(self, cards: list[Card], devices: list[Card] | None = None) -> None:
         self.cards = sorted(cards, key=lambda c: (-c.popularity, c.id))
-        self.by_id = {card.id: card for card in self.cards}
+        self.devices = sorted(devices or [], key=lambda c: (-c.popularity, c.id))
+        self.by_id = {card.id: card for card in self.named}
         self._by_alias: dict[str, list[Card]] = {}
-        for card in self.cards:
+        for card in self.named:
             for alias in {card.id, card.name, *card.aliases}:
                 key = normalize_name(alias)
                 bucket = self._by_alias.setdefault(key, [])
@@ -110,6 +119,11 @@ class Catalog:
         for bucket in self._by_alias.values():
             bucket.sort(key=lambda c: (-c.popularity, c.id))
         self._id_by_alias = {key: bucket[0].id for key, bucket in self._by_alias.items()}
+
+    @property
+    def named(self) -> list[Card]:
+        """Every card and device a question can name: the rental cards first, then the devices."""
+        return [*self.cards, *self.devices]
 
     @property
     def alias_keys(self) -> list[str]:
@@ -135,9 +149,90 @@ class Catalog:
         """Cards sold with that capacity (a '24G' mention), most rented first."""
         return [c for c in self.cards if abs(c.memory_gib * GIB - memory_bytes) < 0.5 * GIB]
 
+    def typical_of(self, memory_bytes: int) -> Card | None:
+        """A card given only by its size ("显存12g", "a 16GB GPU"): the slowest consumer card of that size
+        (the safe side: a speed not promised too high; an RTX 3060 for 12 GB, a 4060 Ti for 16), holding
+        exactly the size said, so its bandwidth can stand in for speed and the offload split (the answer
+        names it). None when no card is sold with that size or more."""
+        sold = self.with_memory(memory_bytes)
+        name_suffix = ""
+        if not sold:
+            # no card of that size in the catalogue (an 8 GB or 6 GB card): the slowest consumer card with at
+            # least that much lends its bandwidth (4060 Ti: 288 GB/s, between a 4060's 272 and a 2060's 336)
+            sold = [
+                c
+                for c in self.cards
+                if c.segment is Segment.CONSUMER and not c.modded and c.memory_gib * GIB >= memory_bytes
+            ]
+            if not sold:
+                return None
+            name_suffix = f" (its bandwidth, with {memory_bytes / GIB:g} GB)"
+        sold = sorted(sold, key=lambda c: (c.segment is not Segment.CONSUMER, c.modded, c.bandwidth_gb_s))
+        return sold[0].model_copy(
+            update={
+                "name": sold[0].name + name_suffix,
+                "memory_gib": memory_bytes / GIB,
+                "memory_mib_visible": None,
+                "aliases": [],
+            }
+        )
+
+
+def apple_gpu_share(memory_gib: float, share: dict[str, object]) -> float:
+    """The share of unified memory Metal lets the GPU wire by default (recommendedMaxWorkingSetSize):
+    data/apple.toml [share], 2/3 up to 36 GB and 3/4 above."""
+    small_up_to = float(share["small_up_to_gib"])  # type: ignore[arg-type]
+    return float(share["small"] if memory_gib <= small_up_to else share["large"])  # type: ignore[arg-type]
+
+
+def _apple_devices(raw: dict[str, object]) -> list[Card]:
+    """One device per chip configuration × unified-memory size (data/apple.toml)."""
+    share = raw["share"]
+    chips = raw["chip"]
+    assert isinstance(share, dict) and isinstance(chips, list)
+    smallest: dict[str, float] = {}
+    for chip in chips:
+        smallest[chip["id"]] = min([smallest.get(chip["id"], 1e9), *chip["memory_gib"]])
+    devices: list[Card] = []
+    for chip in chips:
+        spoken = chip["id"].replace("-", " ")  # "m3 max"
+        for memory in chip["memory_gib"]:
+            gpu_share = apple_gpu_share(memory, share)
+            aliases = [f"{spoken} {memory}g", f"apple {spoken} {memory}g", f"{spoken} {memory}g unified"]
+            if memory == smallest[chip["id"]] and " " in spoken:
+                aliases += [spoken, f"apple {spoken}"]  # the chip alone: its smallest memory (the safe side)
+            devices.append(
+                Card(
+                    id=f"{chip['id']}-{memory}gb",
+                    name=f"{chip['name']}, {memory} GB unified memory",
+                    vendor="Apple",
+                    architecture="Apple silicon",
+                    year=chip["year"],
+                    memory_gib=memory,
+                    memory_mib_visible=round(memory * 1024 * gpu_share),
+                    memory_type="LPDDR4X" if chip["id"] == "m1" else "LPDDR5",
+                    bandwidth_gb_s=chip["bandwidth_gb_s"],
+                    fp32_tflops=chip["fp32_tflops"],
+                    fp16_tflops=chip["fp32_tflops"],
+                    bf16_tflops=chip["fp32_tflops"],
+                    segment=Segment.CONSUMER,
+                    price_tier="low",
+                    popularity=1 if memory == smallest[chip["id"]] else 0,
+                    aliases=aliases,
+                    notes=(
+                        f"unified memory; Metal's default working set {gpu_share:.0%} of it "
+                        "(sudo sysctl iogpu.wired_limit_mb raises it)"
+                    ),
+                    source=f"{chip['source']}; GPU share: {share['source']}",
+                )
+            )
+    return devices
+
 
 @cache
 def load_catalog() -> Catalog:
     with open(DATA_DIR / "cards.toml", "rb") as handle:
         raw = tomllib.load(handle)
-    return Catalog([Card.model_validate(entry) for entry in raw["card"]])
+    with open(DATA_DIR / "apple.toml", "rb") as handle:
+        apple = tomllib.load(handle)
+    return Catalog([Card.model_validate(entry) for entry in raw["card"]], _apple_devices(apple))

@@ -346,12 +346,15 @@ def price_book_in_force() -> PriceBook | None:
 
 
 class JobCost(BaseModel):
-    """What one plan costs: per hour for all its cards, per million generated tokens, and for a run."""
+    """What one job costs, language or vision: per hour for all its cards, per million generated tokens (a
+    language model) or per 1,000 items (images, videos, training steps, texts, 30 s audio chunks), and for a
+    run."""
 
     model_config = ConfigDict(frozen=True)
 
     per_hour: float
     per_million_tokens: float | None
+    per_thousand_items: float | None = None
     total: float | None
     hours: float | None
     currency: Currency
@@ -359,14 +362,22 @@ class JobCost(BaseModel):
 
 
 def job_cost(
-    price: CardPrice, gpus: int, *, tokens_per_s: float | None = None, hours: float | None = None
+    price: CardPrice,
+    gpus: int,
+    *,
+    tokens_per_s: float | None = None,
+    items_per_hour: float | None = None,
+    hours: float | None = None,
 ) -> JobCost:
-    """Cost per hour of `gpus` cards; per million tokens at `tokens_per_s`; the total for `hours`."""
+    """Cost per hour of `gpus` cards; per million tokens at `tokens_per_s`, per 1,000 items at
+    `items_per_hour`; the total for `hours`."""
     per_hour = price.per_hour * gpus
     per_million = per_hour / (tokens_per_s * 3600) * 1e6 if tokens_per_s else None
+    per_thousand = per_hour / items_per_hour * 1000 if items_per_hour else None
     return JobCost(
         per_hour=round(per_hour, 4),
         per_million_tokens=round(per_million, 4) if per_million is not None else None,
+        per_thousand_items=round(per_thousand, 4) if per_thousand is not None else None,
         total=round(per_hour * hours, 2) if hours is not None else None,
         hours=hours,
         currency=price.currency,

@@ -178,6 +178,12 @@ class Query(BaseModel):
         default=None, description="chunked / fused cross-entropy (Liger, Unsloth)"
     )
     offload_activations: bool | None = Field(default=None, description="checkpoints kept in system RAM")
+    sequence_parallel: int | None = Field(
+        default=None,
+        ge=0,
+        le=4096,
+        description="sequence-parallel degree (DeepSpeed Ulysses / ring attention); 0: over all the cards",
+    )
     launch: bool | None = Field(default=None, description="the launch line was asked for")
     tokens: float | None = Field(default=None, gt=0)
     samples: int | None = Field(default=None, ge=1, le=10**12, description="training examples in the data")

@@ -87,6 +87,10 @@ class RuntimeProfile(BaseModel):
     # or every routed MoE expert (KTransformers) — core/jobs/offload.py splits the job
     host_offload: Literal["layers", "experts"] | None = None
     host_server: bool = False  # its published setups are servers (8-channel DDR5): the host assumed
+    metal: bool = (
+        False  # runs on Apple silicon's GPU (Metal); CUDA-only engines do not (data/apple.toml devices)
+    )
+    metal_default: Literal["inference", "training"] | None = None  # the engine a Mac gets for that job
     rl: RuntimeRl | None = None
     # the launch line, a template over core/jobs/launch.py's fields ({repo}, {gguf}, {tag}, {gpus}, {seq},
     # {share}, {ngl}, {gpu_fraction}) and the optional flags below (each with its own placeholders)
@@ -125,6 +129,11 @@ class RuntimeTable(BaseModel):
     def gguf_default(self) -> RuntimeProfile:
         return next(p for p in self.profiles if p.gguf_default)
 
+    def metal_default(self, training: bool) -> RuntimeProfile:
+        """The engine an Apple silicon Mac runs the job in when the question names none that runs there."""
+        job = "training" if training else "inference"
+        return next(p for p in self.profiles if p.metal_default == job)
+
     @cached_property
     def _pattern(self) -> re.Pattern[str]:
         groups = [f"(?P<r{i}>{'|'.join(p.words)})" for i, p in enumerate(self.profiles) if p.words]
@@ -135,6 +144,11 @@ class RuntimeTable(BaseModel):
         if runtime_id is None:
             return self.training_default
         return self.by_id[runtime_id]
+
+    def blanked(self, text: str) -> str:
+        """`text` with every runtime name replaced by spaces of the same length (LLaMA-Factory is no Llama
+        model for the model reader; offsets stay where they were)."""
+        return self._pattern.sub(lambda m: " " * len(m.group(0)), text)
 
     def named_in(self, text: str) -> RuntimeProfile | None:
         """The runtime a question names (the first profile, in file order, whose words appear)."""

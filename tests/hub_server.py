@@ -23,6 +23,13 @@ from urllib.parse import parse_qs, unquote, urlparse
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hub"
 
+# The deadline tests give a lookup they expect to succeed. A lookup's timeout is wall-clock (bot/hub/lookup.py
+# per call, and 2.5x that for the whole fetch), and on a machine busy with other work a loopback answer can
+# take seconds: with the bot's few-second deadline such a test measured the machine's load, not the code
+# (tests/test_answer_service.py::test_a_hub_question_is_parsed_once got a "timeout" answer under load). A
+# lookup that answers returns at once whatever the deadline; the timeout tests set their own (slow repos).
+ANSWERING_TIMEOUT_S = 30.0
+
 
 @dataclass
 class HubState:

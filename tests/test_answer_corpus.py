@@ -1,7 +1,7 @@
 """Answer facts for realistic questions (issue 10): every question goes through the real answer path, as
 `gpufit ask --json` does, and every fact its entry names is checked in the JSON it produces.
 
-The corpus (tests/corpus/answers.toml, answers_batch2.toml, answers_batch3.toml) holds `[[entry]]` tables:
+The corpus (tests/corpus/answers.toml, answers_batch2.toml … answers_batch5.toml) holds `[[entry]]` tables:
   id      unique name, shown in failures
   q       the question, or a list of turns in one chat (each turn's query is the next turn's `previous`,
           as the bot remembers it); the facts apply to the LAST turn
@@ -41,7 +41,13 @@ import pytest
 from core.query import Query
 
 CORPUS_DIR = Path(__file__).parent / "corpus"
-CORPUS_FILES = ("answers.toml", "answers_batch2.toml", "answers_batch3.toml", "answers_batch5.toml")
+CORPUS_FILES = (
+    "answers.toml",
+    "answers_batch2.toml",
+    "answers_batch3.toml",
+    "answers_batch4.toml",
+    "answers_batch5.toml",
+)
 PASS_RATE = 0.97
 KINDS = (
     "how_many",
@@ -55,6 +61,8 @@ KINDS = (
     "follow_up",
     "sold_vs_usable",
 )
+# Batch 4 (issue 18) counts its entries by the job's shape instead (statistics only)
+BATCH4_KINDS = ("offload", "runtime", "rl", "launch", "long_context", "precision", "apple", "follow_up")
 TESTS = ("one_of", "ge", "le", "contains", "not_contains", "matches", "not_matches")
 
 
@@ -256,7 +264,7 @@ def test_corpus_is_well_formed() -> None:
     assert len(ids) == len(set(ids)), [i for i, n in Counter(ids).items() if n > 1]
     catalog, registry = load_catalog().by_id, load_registry().by_id
     for e in ENTRIES:
-        assert e.kind in KINDS, e
+        assert e.kind in (BATCH4_KINDS if e.source == "answers_batch4.toml" else KINDS), e
         assert e.lang in ("zh", "en"), e
         assert e.expect, e
         assert all(t.strip() for t in e.turns), e

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from botapi_server import BOB, BOT_USERNAME, GROUP, BotHarness
-from hub_server import HubServer
+from hub_server import ANSWERING_TIMEOUT_S, HubServer
 
 from bot.answer import service
 from bot.answer.kinds_table import KINDS, rebuildable
@@ -33,7 +33,7 @@ def hub() -> Iterator[HubServer]:
 
 
 def _lookup(hub: HubServer, tmp_path: Path) -> HubLookup:
-    settings = HubSettings(endpoint=hub.url, timeout_s=2.0, hf_cache_dir=tmp_path / "hf")
+    settings = HubSettings(endpoint=hub.url, timeout_s=ANSWERING_TIMEOUT_S, hf_cache_dir=tmp_path / "hf")
     return HubLookup(settings, SqliteModelCache(tmp_path / "hub.sqlite3"))
 
 

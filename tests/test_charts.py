@@ -225,7 +225,7 @@ def test_the_vision_charts_plot_the_answers_memory_and_plans() -> None:
     chart, facts = _facts(QUESTIONS["vision_plan"][0])
     assert isinstance(chart, OptionsChart) and chart.source == "vision_plan"
     assert [(p.x, p.y) for p in chart.points] == [
-        (p["per_thousand"], p["seconds_per_item"]) for p in facts["plans"]
+        (p["cost_per_thousand_items"], p["seconds_per_item"]) for p in facts["plans"]
     ]
     assert chart.x_metric == "cost_per_thousand" and chart.y_metric == "seconds_per_item"
 

@@ -29,7 +29,7 @@ def test_the_table_is_big_enough() -> None:
     recipes = {case.recipe for case in CASES}
     assert {"inference", "full", "lora"} <= recipes
     # issue 18: DPO and GRPO with their reference, a fused cross-entropy; GLM-4-0414's sandwich norms
-    assert {"dpo-full", "dpo-lora", "grpo-full", "full-chunked"} <= recipes
+    assert {"dpo-full", "dpo-lora", "grpo-full", "grpo-lora", "full-chunked", "full-bf16"} <= recipes
     assert {"glm-4-9b-0414", "glm-4-32b-0414"} <= {case.query.model for case in CASES}
 
 

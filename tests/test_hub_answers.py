@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hub_server import HubServer, HubState
+from hub_server import ANSWERING_TIMEOUT_S, HubServer, HubState
 
 from bot.answer.service import answer_looking_up
 from bot.cli import main
@@ -28,7 +28,12 @@ def hub() -> Iterator[HubServer]:
 
 
 def lookup_for(hub: HubServer, tmp_path: Path, **kw: object) -> HubLookup:
-    settings = HubSettings(endpoint=hub.url, timeout_s=2.0, hf_cache_dir=tmp_path / "hf", **kw)  # type: ignore[arg-type]
+    settings = HubSettings(
+        endpoint=hub.url,
+        timeout_s=ANSWERING_TIMEOUT_S,
+        hf_cache_dir=tmp_path / "hf",
+        **kw,  # type: ignore[arg-type]
+    )
     return HubLookup(settings, SqliteModelCache(tmp_path / "bot.sqlite3"))
 
 

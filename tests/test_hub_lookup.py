@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
-from hub_server import HubServer, HubState
+from hub_server import ANSWERING_TIMEOUT_S, HubServer, HubState
 
 from bot.hub.cache import DirectoryCache, SqliteModelCache
 from bot.hub.lookup import HubLookup, LookupStatus
@@ -26,7 +27,7 @@ def settings(hub: HubServer, tmp_path: Path, **kw: object) -> HubSettings:
     base: dict[str, object] = {
         "endpoint": hub.url,
         "modelscope_endpoint": hub.url,
-        "timeout_s": 2.0,
+        "timeout_s": ANSWERING_TIMEOUT_S,
         "hf_cache_dir": tmp_path / "hf",
     }
     return HubSettings(**(base | kw))  # type: ignore[arg-type]
@@ -46,6 +47,29 @@ def test_found_reads_config_and_exact_parameter_count(hub: HubServer, tmp_path: 
     paths = [path for _, path, _ in hub.state.requests]
     assert any(p.startswith("/api/models/Qwen/Qwen2.5-VL-7B-Instruct") for p in paths)
     assert any(p.endswith("/resolve/main/config.json") for p in paths)
+
+
+def test_a_lookup_asks_only_the_endpoint_it_is_given(
+    hub: HubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """huggingface_hub's telemetry fetched a list of agent harnesses from huggingface.co on a process's first
+    request (inside the lookup's deadline, and to a host the privacy section does not name): it is off."""
+    import socket
+
+    from huggingface_hub.utils import _detect_agent
+
+    monkeypatch.setattr(_detect_agent, "_registry", None)  # as in a process that has not asked yet
+    resolved: list[str] = []
+    real = socket.getaddrinfo
+
+    def recording(host: str, *args: Any, **kwargs: Any) -> Any:
+        resolved.append(host)
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", recording)
+    result = HubLookup(settings(hub, tmp_path)).lookup(ref("Qwen/Qwen2.5-VL-7B-Instruct"))
+    assert result.status is LookupStatus.FOUND
+    assert resolved and set(resolved) == {"127.0.0.1"}, resolved
 
 
 def test_not_found(hub: HubServer, tmp_path: Path) -> None:

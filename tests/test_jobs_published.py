@@ -184,3 +184,35 @@ def test_launch_lines_match_the_answer() -> None:
     facts = job_facts(est, load_catalog().by_id["rtx-4090"], 1, est.verdicts[0].fits)
     assert facts.launch is not None and facts.inference_offload is not None
     assert f"-ngl {facts.inference_offload.gpu_layers} -c 4096" in facts.launch.command
+
+
+def test_mac_gpu_share_is_metals_default_working_set() -> None:
+    """recommendedMaxWorkingSetSize as llama.cpp / Ollama log it: 32 GB → 21,845.34 MB (ollama/ollama#434,
+    M2 Max; llama.cpp PR #2011, M1 Max), 16 GB → 10,922.67 MB (llama-cpp-python#687, M1 Pro), 64 GB →
+    49,152 MiB (llama.cpp#1870, M1 Max). Newer macOS releases give a little more (M3 16 GB: 11.84 GB, llmfit
+    PR #754): gpufit's rule is the safe side there."""
+    by_id = load_catalog().by_id
+    assert by_id["m2-max-32gb"].memory_mib_visible == 21845
+    assert by_id["m1-max-32gb"].memory_mib_visible == 21845
+    assert by_id["m1-pro-16gb"].memory_mib_visible == 10923
+    assert by_id["m1-max-64gb"].memory_mib_visible == 49152
+    assert by_id["m3-16gb"].memory_bytes < 11.84e9
+
+
+def test_m2_max_65b_q4_k_decodes_as_reported() -> None:
+    """ggml-org/llama.cpp PR #2290 ("Faster Q4_K on Metal", 2023-07-20): a 65B Q4_K on an M2 Max (30-core
+    GPU, 400 GB/s): 141.0 ms/token, 7.1 tok/s. gpufit, through the Metal terms fitted to M2 Ultra runs:
+    6.9 tok/s (the 38-core part has the same 400 GB/s)."""
+    from core.speed import inference_speed
+
+    query = Query(
+        task=Task.INFERENCE,
+        model="llama-65b",
+        card="m2-max-64gb",
+        precision=Precision.Q4_K_M,
+        seq=512,
+        runtime="llama.cpp",
+    )
+    est = estimate(query)
+    speed = inference_speed(est, load_catalog().by_id["m2-max-64gb"], 1)
+    assert 7.1 / 1.25 <= speed.decode_tokens_per_s <= 7.1 * 1.25

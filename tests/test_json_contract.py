@@ -71,3 +71,82 @@ def test_a_vision_answer_says_what_was_understood(capsys: pytest.CaptureFixture[
     assert query["resolution"] == "1024x1024" and query["task"]
     vision = _json(capsys, "vision", query["model"], "--width", "1024", "--card", "rtx-4090", "--json")
     assert vision["query"]["params_b"] == query["params_b"]
+
+
+# What every plan carries, language or vision job (core/advisor/model.py PlanFigures).
+PLAN_KEYS = {
+    "card",
+    "card_name",
+    "memory_gib",
+    "count",
+    "need_bytes",
+    "capacity_bytes",
+    "verdict",
+    "margin",
+    "cost_per_hour",
+    "total_cost",
+    "currency",
+    "notes",
+    "price_source",
+    "price_provider",
+    "price_date",
+    "query",
+}
+
+
+@pytest.mark.parametrize(
+    ("question", "flags"),
+    [
+        (
+            "generate 1024x1024 images with SDXL on a 4090",
+            ["sdxl", "--width", "1024", "--height", "1024", "--card", "rtx-4090"],
+        ),
+        (
+            "ComfyUI FLUX.1 dev fp8 on an RTX 3060 12GB",
+            ["flux.1-dev", "--precision", "fp8", "--runtime", "comfyui", "--card", "rtx-3060-12gb"],
+        ),
+    ],
+)
+def test_vision_and_ask_agree_on_the_same_vision_job(
+    capsys: pytest.CaptureFixture[str], question: str, flags: list[str]
+) -> None:
+    """`gpufit vision --json` and `gpufit ask --json` give the same memory, speed, time and cost for the same
+    image job, under the same keys as a language-model job."""
+    vision = _json(capsys, "vision", *flags, "--json")
+    answer = _json(capsys, "ask", question, "--json")["answer"]
+    for key in JOB_KEYS:
+        assert key in vision and key in answer, key
+        assert vision[key] == answer[key], key
+    assert vision["speed"]["kind"] == "vision"
+    assert vision["verdict"] == answer["verdict"] and vision["runtime"] == answer["runtime"]
+
+
+def test_language_and_vision_jobs_share_the_cost_and_breakdown_shapes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """One JobCost for both (per_million_tokens for a language model, per_thousand_items for a pipeline),
+    a breakdown of named terms in bytes, a speed with its kind."""
+    language = _json(
+        capsys, "estimate", "--model", "qwen2.5-7b", "--task", "inference", "--card", "4090", "--json"
+    )
+    vision = _json(capsys, "vision", "sdxl", "--card", "rtx-4090", "--json")
+    assert set(language["cost"]) == set(vision["cost"])
+    assert language["cost"]["per_million_tokens"] and vision["cost"]["per_thousand_items"]
+    for body in (language, vision):
+        assert all(isinstance(v, int) for v in body["breakdown"].values())
+        assert sum(body["breakdown"].values()) == body["total_bytes"]
+        assert body["speed"]["kind"] in ("inference", "training", "vision")
+
+
+def test_plan_gives_the_same_plan_keys_for_a_vision_job(capsys: pytest.CaptureFixture[str]) -> None:
+    """`gpufit plan --json` ranks cards for an image job as for a language model (it used to ask "which
+    model?"), and its `query` says what was understood: model, size, resolution, task."""
+    vision = _json(capsys, "plan", "generate 1024x1024 SDXL images", "--json")
+    language = _json(capsys, "plan", "cheapest card to serve qwen2.5-7b", "--json")
+    assert vision["plans"] and language["plans"]
+    for plan in (*vision["plans"], *language["plans"]):
+        assert set(plan) >= PLAN_KEYS, PLAN_KEYS - set(plan)
+    query = vision["query"]
+    assert query["model"] == "sdxl" and query["params_b"] > 1
+    assert query["resolution"] == "1024x1024" and query["task"] == "generate"
+    assert vision["plans"][0]["cost_per_thousand_items"] is not None

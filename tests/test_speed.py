@@ -166,9 +166,15 @@ def test_speed_says_its_band_and_where_it_was_calibrated() -> None:
     bands = load_speed_constants().band
     assert served.band == bands.calibrated
     unseen = inference_speed(
-        estimate(Query(model="qwen2.5-7b", card="mi300x", runtime=Runtime.VLLM)), catalog.get("mi300x"), 1
+        estimate(Query(model="qwen2.5-7b", card="ascend-910b3", runtime=Runtime.VLLM)),
+        catalog.get("ascend-910b3"),
+        1,
     )
     assert unseen.calibrated_on == [] and unseen.band == bands.uncalibrated
+    amd = inference_speed(
+        estimate(Query(model="qwen2.5-7b", card="mi300x", runtime=Runtime.VLLM)), catalog.get("mi300x"), 1
+    )
+    assert amd.calibrated_on == ["dstack-deepseek-r1"] and amd.band == bands.calibrated
     trained = training_speed(
         estimate(Query(task=Task.FINETUNE, method=Method.LORA, model="llama-3.1-8b", card="rtx-4090")),
         catalog.get("rtx-4090"),

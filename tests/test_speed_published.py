@@ -21,12 +21,14 @@ HELD_OUT_BOUND = 1.35
 # to its prior and the source cannot be predicted from the others. They are still held to ±25% when fitted.
 ONLY_SOURCE: dict[str, str] = {
     "qwen3-speed": (
-        "the only H20 figures and the only SGLang ones: the H20 decodes at ~35-45% of its 4.0 TB/s, "
-        "far below the 72-98% of the other families, so no other source predicts it"
+        "the only H20 figures and the only fitted SGLang ones: the H20 decodes at ~35-45% of its 4.0 TB/s "
+        "under SGLang 0.4.6, far below the 72-98% of the other families, so no other source predicts it "
+        "(dstack's SGLang DeepSeek runs on H200 and MI300X are in the table, excluded: one set of SGLang "
+        "terms does not fit both)"
     ),
     "dzhsurf-deepseek": (
-        "the only MoE served on vLLM (DeepSeek-V3, MLA, AWQ experts): its per-token expert routing cost "
-        "on vLLM is measured nowhere else"
+        "the only int4 (AWQ, Marlin kernels) MoE served: dstack's FP8 DeepSeek-R1 runs on vLLM predict its "
+        "concurrency 1 within 10% but 15 and 100 about 1.5x too fast, the Marlin MoE kernels' per-token cost"
     ),
     "diffusers-torchao": (
         "the only image-generation figures: the FP8 recipe's speed-up (torchao float8 + torch.compile) and "
@@ -44,12 +46,10 @@ ONLY_FIGURE: dict[str, str] = {
         "which no other figure constrains as tightly"
     ),
     "trt-ttft-l40s-7b-2048": "TensorRT-LLM's only L40S prefill: the L40S's FP8 prefill comes from it",
-    "trt-ttft-a100-7b-2048": "TensorRT-LLM's FP16 A100 prefill utilisation: this row and its 70B sibling",
     "trt-l40s-7b-b64-128-2048": (
         "TensorRT-LLM's L40S batch-64 decode: left out, the AD10x family's bandwidth comes from llama.cpp's "
         "batch-1 runs alone"
     ),
-    "trt-a100-7b-b52-2048-128": "prefill-dominated static batch on A100 FP16: the same prefill term as above",
 }
 
 
@@ -99,7 +99,7 @@ def test_each_source_is_predicted_by_the_others() -> None:
         (f.figure.id, round(r, 2)) for f, r in checked if not 1 / HELD_OUT_BOUND <= r <= HELD_OUT_BOUND
     ]
     assert not outside
-    assert len(checked) >= 0.5 * len(held)
+    assert len(checked) >= 0.55 * len(held)
 
 
 @pytest.mark.parametrize("figure_id", sorted(ONLY_FIGURE))

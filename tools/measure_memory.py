@@ -138,6 +138,8 @@ def _cases() -> list[Case]:
         ("qwen3-0.6b", 4, 2048, 0), ("gemma-3-1b", 4, 2048, 0),
     ]  # fmt: skip
     full_bf16 = [("llama-3.2-3b", 4, 768, 0)]
+    # issue 18: pure bf16 at 0.5B-1.5B with 152k vocabularies, batch 8 without checkpointing
+    full_bf16 += [("qwen3-0.6b", 8, 2048, 0), ("qwen2.5-0.5b", 8, 1024, 0), ("qwen2.5-1.5b", 8, 1024, 0)]
     lora = [
         ("qwen2.5-0.5b", 4, 2048, 0), ("qwen2.5-0.5b", 16, 4096, 1), ("llama-3.2-1b", 8, 1024, 0),
         ("llama-3.2-3b", 4, 768, 0), ("llama-3.2-3b", 2, 4096, 1), ("llama-3.1-8b", 2, 2048, 1),

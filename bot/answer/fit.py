@@ -75,6 +75,7 @@ def fit_view(
         plans=advice.plans,
         cheaper=advice.cheaper,
         jobs=advice.jobs,
+        apple=advice.apple,
         traffic=advice.traffic,
         cluster=advice.cluster,
         budget=advice.budget,
@@ -157,6 +158,7 @@ def _fit_facts(query: Query, est: Estimate, view: FitView) -> dict[str, object]:
             "cluster": cluster_facts(view.cluster),
             "budget": budget_facts(view.budget),
             "platform": platform_facts(query, card.id if card is not None else None),
+            "apple": view.apple,
         }
         | _setup_that_runs(view.instead)
         | _job_facts(view.jobs)

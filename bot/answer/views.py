@@ -112,6 +112,7 @@ class FitView:
     cheaper: Plan | None = None
     needed: CardsNeeded | None = None
     jobs: JobFacts | None = None
+    apple: ContractObject | None = None  # an Apple silicon Mac (core/jobs/apple.py)
     traffic: Traffic | None = None
     cluster: Cluster | None = None
     budget: BudgetCheck | None = None

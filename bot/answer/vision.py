@@ -10,12 +10,12 @@ from bot.answer.common import answer_currency, pack
 from bot.answer.model import Answer, Lang
 from bot.charts import adapter as charts
 from bot.charts.spec import ChartSpec
+from core.advisor.plan_json import plan_json
 from core.catalog import load_catalog
-from core.cost import PriceBookError, load_price_book
 from core.estimator import UnknownCardError
 from core.runtimes import vision_runtime
 from core.vision import VisionEstimate, VisionJob, estimate_vision, resolve_vision_model
-from core.vision.cost import vision_cost
+from core.vision.cost import priced_cost
 from core.vision.plans import vision_plans
 from core.vision.result import VISION_COMPONENTS, Fix
 
@@ -65,14 +65,7 @@ def vision_view(est: VisionEstimate, currency: str) -> dict[str, Any]:
         and not (name == "offload" and est.offload is not None and est.offload.chosen_by == "runtime")
     ]
     card = load_catalog().by_id.get(verdict.card) if verdict else None
-    cost = None
-    if card is not None:
-        try:
-            price = load_price_book().price_for(card.id, currency)
-        except PriceBookError:
-            price = None
-        if price is not None:
-            cost = vision_cost(est.speed, price)
+    cost = priced_cost(est, currency)
     return {
         "model_name": est.model_name,
         "job": job.model_dump(mode="json"),
@@ -126,10 +119,9 @@ def vision_answer(job: VisionJob, lang: Lang) -> Answer:
     currency = job.currency.value if job.currency else answer_currency(None, lang)
     est = estimate_vision(job)
     view = vision_view(est, currency)
-    facts = est.as_json()
+    facts = est.as_json(view["cost"])
     understood = facts.pop("query")
-    facts["cost"] = view["cost"].model_dump(mode="json") if view["cost"] else None
-    facts["plans"] = [plan.model_dump(mode="json") for plan in view["plans"]]
+    facts["plans"] = [plan_json(plan) for plan in view["plans"]]
     answer = pack("fit", lang, "vision_fit", {"v": view}, facts=facts, chart=vision_chart(est, view))
     vision = est.job.model_copy(update={"defaulted": job.defaulted})
     return answer.model_copy(update={"vision": vision, "understood": understood})

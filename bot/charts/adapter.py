@@ -319,8 +319,10 @@ def vision_plan_chart(
     """A vision job on the cards that hold it: seconds per image (y) against cost per 1,000 (x)."""
     if not plans:
         return None
-    per_thousand = all(p.per_thousand is not None for p in plans)
-    figures = [(p.per_thousand if per_thousand else p.per_hour, p.seconds_per_item) for p in plans]
+    per_thousand = all(p.cost_per_thousand_items is not None for p in plans)
+    figures = [
+        (p.cost_per_thousand_items if per_thousand else p.cost_per_hour, p.seconds_per_item) for p in plans
+    ]
     plotted = [(i, x, y) for i, (x, y) in enumerate(figures) if x is not None and y is not None]
     cheapest = min(plotted, key=lambda t: t[1])[0] if plotted else None
     fastest = min(plotted, key=lambda t: t[2])[0] if plotted else None

@@ -22,7 +22,7 @@ from enum import StrEnum
 from typing import Any, TypeVar, cast
 
 import httpx2
-from huggingface_hub import HfApi, hf_hub_download
+from huggingface_hub import HfApi, constants, hf_hub_download
 from huggingface_hub.errors import (
     EntryNotFoundError,
     GatedRepoError,
@@ -41,6 +41,14 @@ from core.registry import ModelArch
 # huggingface_hub warns on each retry ("Retrying in 1s [Retry 1/5]") on its own stderr handler; a failed
 # lookup is worded once, in the answer (templates/*/hub_lookup.j2), so only its errors are let through.
 logging.getLogger("huggingface_hub").setLevel(logging.ERROR)
+
+# huggingface_hub builds its User-Agent with telemetry unless told not to: on the first request of a process
+# it fetches a list of "AI agent harnesses" from {HF_ENDPOINT as of its import}/api/agent-harnesses (up to
+# 3 s; huggingface.co even when the lookup goes to a mirror or a stand-in). That request is no lookup: it
+# goes where the README's privacy section does not say, and it ran inside the lookup's deadline, so a slow
+# resolver turned the first lookup of a process into a timeout. Off, as HF_HUB_DISABLE_TELEMETRY=1 sets it
+# (the library reads the constant on each request).
+constants.HF_HUB_DISABLE_TELEMETRY = True
 
 HUB_LOOKUP_KEY = "hub_lookup"  # where the bot keeps its HubLookup in Application.bot_data
 

@@ -22,6 +22,7 @@ from core.assessment import Assessment, assess
 from core.catalog import Card, load_catalog
 from core.cost import price_book_in_force
 from core.estimator import COMPONENTS, Estimate, Fit, Verdict, estimate
+from core.jobs.apple import apple_facts
 from core.jobs.facts import JobFacts, job_facts
 from core.jobs.offload import InferenceOffload
 from core.query import Currency, Method, Precision, Query, SortKey, Task
@@ -109,13 +110,24 @@ class FitAdvice:
     budget: BudgetCheck | None = None
     needed: CardsNeeded | None = None
     traffic: Traffic | None = None
+    # a card given only by its size: the slowest common card of that size stands in (Catalog.typical_of)
+    typical: Card | None = None
+    typical_job: Assessment | None = None
+    apple: dict[str, Any] | None = None  # an Apple silicon Mac (core/jobs/apple.py)
 
     @property
     def speed_json(self) -> dict[str, Any] | None:
-        """The answer's `speed`: the decode split with system RAM for an offloaded job, else the job's."""
+        """The answer's `speed`: the decode split with system RAM for an offloaded job, else the job's (on
+        the stand-in card when only a size was given, which it names)."""
+        stand_in = (
+            {"typical_card": self.typical.id, "typical_card_name": self.typical.name} if self.typical else {}
+        )
         if self.jobs is not None and self.jobs.inference_offload is not None:
-            return offload_speed_json(self.jobs.inference_offload)
-        return self.job.speed_json() if self.job is not None else None
+            return offload_speed_json(self.jobs.inference_offload) | stand_in
+        if self.job is not None:
+            return self.job.speed_json()
+        speed = self.typical_job.speed_json() if self.typical_job is not None else None
+        return speed | stand_in if speed is not None else None
 
     @property
     def notes(self) -> list[str]:
@@ -248,7 +260,11 @@ def advise_fit(query: Query, currency: Currency, *, light: bool = False) -> FitA
     verdict = memory.verdict
     single = next((v for v in est.verdicts if v.count == 1), None)
     single = single if single is not None and single is not verdict else None
-    jobs = job_facts(est, card, filled.gpus or 1, verdict.fits if verdict else None)
+    typical = None
+    if card is None and filled.card_memory_bytes and not light:
+        typical = load_catalog().typical_of(filled.card_memory_bytes)
+    jobs = job_facts(est, card or typical, filled.gpus or 1, verdict.fits if verdict else None)
+    apple = apple_facts(card, query, est)
     if light:
         return FitAdvice(
             stated=query,
@@ -260,6 +276,7 @@ def advise_fit(query: Query, currency: Currency, *, light: bool = False) -> FitA
             single=single,
             jobs=jobs,
             traffic=traffic,
+            apple=apple,
         )
     book = price_book_in_force()
     job = None
@@ -299,7 +316,13 @@ def advise_fit(query: Query, currency: Currency, *, light: bool = False) -> FitA
             costs = [(runs.cost.total, runs.cost.per_hour)]
         budget = check_budget(query, costs, currency)
     short = verdict is not None and verdict.fits is Fit.NO and not offloaded
-    needed = needed_when_short(query, card, currency) if short and card is not None else None
+    one_device = card is not None and card.unified_memory  # a Mac: no "how many of them"
+    needed = (
+        needed_when_short(query, card, currency) if short and card is not None and not one_device else None
+    )
+    typical_job = None
+    if typical is not None and verdict is not None and verdict.fits is not Fit.NO:
+        typical_job = assess(filled, typical, filled.gpus or 1, book=None, currency=currency, result=est)
     return FitAdvice(
         stated=query,
         estimate=est,
@@ -319,6 +342,9 @@ def advise_fit(query: Query, currency: Currency, *, light: bool = False) -> FitA
         budget=budget,
         needed=needed,
         traffic=traffic,
+        typical=typical,
+        typical_job=typical_job,
+        apple=apple,
     )
 
 

@@ -78,6 +78,10 @@ def _fix_candidates(query: Query, card: Card) -> list[tuple[FixKind, Query]]:
         # the checkpoints in system RAM (Unsloth's offloaded gradient checkpointing)
         if not query.chunked_loss:
             out.append((FixKind.CHUNKED_LOSS, query.model_copy(update={"chunked_loss": True})))
+        gpus = query.gpus or 1
+        if gpus > 1 and (query.seq or 0) >= LONG_CONTEXT_TOKENS and not query.sequence_parallel:
+            # each card a share of every sequence (DeepSpeed Ulysses / ring attention) instead of all of it
+            out.append((FixKind.SEQUENCE_PARALLEL, query.model_copy(update={"sequence_parallel": gpus})))
         if not query.offload_activations:
             out.append(
                 (
@@ -91,7 +95,12 @@ def _fix_candidates(query: Query, card: Card) -> list[tuple[FixKind, Query]]:
 
 
 # Long-context fine-tuning: what people do instead of shortening the context, tried cumulatively.
-_KEEPS_CONTEXT = (FixKind.CHUNKED_LOSS, FixKind.OFFLOADED_CHECKPOINTING, FixKind.QLORA)
+_KEEPS_CONTEXT = (
+    FixKind.SEQUENCE_PARALLEL,
+    FixKind.CHUNKED_LOSS,
+    FixKind.OFFLOADED_CHECKPOINTING,
+    FixKind.QLORA,
+)
 LONG_CONTEXT_TOKENS = 8192
 
 
@@ -112,6 +121,22 @@ def _keeps_context(
         if len(changes) > 1 and (fix := make(changes[0], trial, list(changes))) is not None:
             return fix
     return None
+
+
+def _qlora_keeping_context(
+    query: Query, card: Card, make: Callable[[FixKind, Query, list[FixKind]], Fix | None]
+) -> Fix | None:
+    """When the context-keeping chain needs a 4-bit base, QLoRA with the chunked loss alone (no checkpoints in
+    system RAM, so no transfer cost) is its own option, named by QLoRA."""
+    if query.task is Task.INFERENCE or (query.seq or 0) < LONG_CONTEXT_TOKENS:
+        return None
+    qlora = dict(_fix_candidates(query, card)).get(FixKind.QLORA)
+    if qlora is None:
+        return None
+    chunked = dict(_fix_candidates(qlora, card)).get(FixKind.CHUNKED_LOSS)
+    if chunked is None:
+        return None
+    return make(FixKind.QLORA, chunked, [FixKind.QLORA, FixKind.CHUNKED_LOSS])
 
 
 def _longest_fitting(
@@ -207,6 +232,11 @@ def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix,
     long_context = _keeps_context(said, card, make)
     if long_context is not None:
         found.append(long_context)
+        needs_4bit = FixKind.QLORA in long_context.changes
+        if needs_4bit and not any(f.kind is FixKind.QLORA for f in found):
+            qlora = _qlora_keeping_context(said, card, make)
+            if qlora is not None:
+                found.append(qlora)
 
     savers = said
     combined: list[FixKind] = []
@@ -224,7 +254,7 @@ def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix,
     micro = None
     if said.task is not Task.INFERENCE and (baseline.query.batch or 1) > 1:
         micro = said.model_copy(update={"batch": 1})
-    for n in (2, 4, 8, 16, 32, 64):
+    for n in () if card.unified_memory else (2, 4, 8, 16, 32, 64):  # a Mac is one device
         if n > count:
             fix = make(FixKind.MORE_CARDS, said, [FixKind.MORE_CARDS], card, n)
             if fix is None and micro is not None:
@@ -233,7 +263,7 @@ def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix,
             if fix:
                 found.append(fix)
                 break
-    if not found and combined:
+    if not found and combined and not card.unified_memory:
         # Nothing alone fits: every memory saver together, spread over more cards of the named kind.
         for n in (2, 4, 8, 16, 32, 64):
             if n > count and (

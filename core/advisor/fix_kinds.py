@@ -17,6 +17,7 @@ class FixKind(StrEnum):
     GRAD_CHECKPOINTING = "grad_checkpointing"
     CHUNKED_LOSS = "chunked_loss"  # issue 18: fixes that keep a long context
     OFFLOADED_CHECKPOINTING = "offloaded_checkpointing"
+    SEQUENCE_PARALLEL = "sequence_parallel"
     ADAMW_8BIT = "adamw_8bit"
     SMALLER_BATCH = "smaller_batch"
     FP8 = "fp8"
@@ -53,6 +54,14 @@ FIX_TABLE: tuple[FixSpec, ...] = (
     FixSpec(FixKind.CHUNKED_LOSS, "none", "none", _fixed("chunked_loss=true")),
     # Unsloth's offloaded gradient checkpointing: checkpoints copied to system RAM, "only 1% slower"
     FixSpec(FixKind.OFFLOADED_CHECKPOINTING, "none", "host_transfer", _fixed("offload_activations=true")),
+    # DeepSpeed Ulysses / ring attention over the job's cards: each card holds seq / N tokens' activations
+    # (arXiv 2309.14509; 360-LLaMA-Factory and ms-swift `sequence_parallel_size`); all-to-alls per layer
+    FixSpec(
+        FixKind.SEQUENCE_PARALLEL,
+        "none",
+        "communication",
+        lambda q, card, n: f"sequence_parallel={q.sequence_parallel}",
+    ),
     FixSpec(FixKind.ADAMW_8BIT, "none", "none", _fixed("optimizer=adamw_8bit")),
     FixSpec(FixKind.SMALLER_BATCH, "none", "fewer_tokens_per_step", lambda q, card, n: f"batch={q.batch}"),
     FixSpec(FixKind.FP8, "slight", "none", _fixed("precision=fp8")),

@@ -42,8 +42,9 @@ METHOD_QUALITY = {
 QUALITY_RANK = {"none": 0, "slight": 1, "task_dependent": 1, "noticeable": 2, "large": 3}
 
 
-class Plan(BaseModel):
-    """One way to run the job: which card, how many, how, and what it costs in time and money."""
+class PlanFigures(BaseModel):
+    """What every plan says, language or vision job (`gpufit plan --json` gives these keys for both): the
+    card and count, the memory it needs against what the card holds, the verdict, and the dated price."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -51,14 +52,24 @@ class Plan(BaseModel):
     card_name: str
     memory_gib: float
     count: int
-    task: Task
-    method: Method | None
-    precision: Precision
-    runtime: str  # a data/runtimes.toml id
     need_bytes: int
     capacity_bytes: int
     verdict: Fit
     margin: float
+    cost_per_hour: float | None = None
+    total_cost: float | None = None
+    currency: Currency
+    price: CardPrice | None = None
+    notes: list[str] = []
+
+
+class Plan(PlanFigures):
+    """One way to run a language-model job: which card, how many, how, and what it costs in time and money."""
+
+    task: Task
+    method: Method | None
+    precision: Precision
+    runtime: str  # a data/runtimes.toml id
     nvlink: bool
     quality: str
     decode_tokens_per_s: float | None = None
@@ -67,12 +78,7 @@ class Plan(BaseModel):
     training_tokens_per_s: float | None = None
     training_hours: float | None = None
     mfu: float | None = None
-    cost_per_hour: float | None = None
     cost_per_million_tokens: float | None = None
-    total_cost: float | None = None
-    currency: Currency
-    price: CardPrice | None = None
-    notes: list[str] = []
     query: Query
 
     @property

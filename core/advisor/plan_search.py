@@ -106,9 +106,15 @@ def _plans(
     key = sort_key(sort)
     # Ranked by price per hour (no token count to price a whole run): rank the cheap way first and build
     # full plans (speed, cost) only for the shortlist.
-    by_hourly_price = sort == "cost" and not query.has_data_amount and total_cap is None
-    by_hourly_price = by_hourly_price and not runtime_profile(query.runtime).kv_pool
+    hourly_ranked = sort == "cost" and not query.has_data_amount and total_cap is None
+    kv_pool = runtime_profile(query.runtime).kv_pool
+    by_hourly_price = hourly_ranked and not kv_pool
+    # A serving engine's verdict needs the card (its KV pool), so memory alone cannot screen its plans; but
+    # they still rank by the hourly price: built in that order, the search stops once the next price is
+    # above the last plan it would show (the same plans as building them all).
+    in_price_order = hourly_ranked and kv_pool
     shortlist: list[tuple[tuple[float, int], Card, Query, int]] = []
+    by_price: list[tuple[float, int, Card, Query, int]] = []
     best: dict[tuple[str, str, str], Plan] = {}
 
     def keep(plan: Plan | None) -> None:
@@ -133,9 +139,19 @@ def _plans(
             found = sized[(variant, count)] = (trial, need_bytes(trial))
         return found
 
+    def over_cap(card: Card, count: int) -> bool:
+        """Priced above the hourly cap (or not priced, with a cap): keep() would drop its plan, so it is
+        not built (a budget per hour)."""
+        if per_hour_cap is None:
+            return False
+        price = card_price(card.id, money, book, base.platform)
+        return price is None or round(price.per_hour * count, 4) > per_hour_cap  # JobCost.per_hour
+
     for card in candidates:
-        for variant in variants_for(base, card):
+        for index, variant in enumerate(variants_for(base, card)):
             for count in counts:
+                if over_cap(card, count):
+                    break  # more cards of the same kind cost more per hour
                 trial, need = sized_trial(variant, count)
                 if need > card.memory_bytes:
                     continue  # screened without building the estimate: it cannot fit this card
@@ -144,12 +160,33 @@ def _plans(
                     hourly = price.per_hour * count if price else float("inf")
                     shortlist.append(((hourly, QUALITY_RANK[quality_of(trial)]), card, trial, count))
                     break  # more cards of the same kind cost more per hour
+                if in_price_order:
+                    price = card_price(card.id, money, book, trial.platform)
+                    hourly = round(price.per_hour * count, 4) if price else float("inf")  # JobCost.per_hour
+                    by_price.append((hourly, len(by_price), card, trial, index))
+                    continue
                 plan = plan_on_card(
                     estimate(trial.model_copy(update={"card": card.id})), card, count, money, book
                 )
                 keep(plan)
                 if plan is not None and sort == "cost":
                     break  # more cards of the same kind cost more per hour and do not run cheaper
+    done: set[tuple[str, int]] = set()  # (card, variant) with a plan: more of that card costs more
+    for hourly, _, card, trial, index in sorted(by_price, key=lambda entry: entry[:2]):
+        if (card.id, index) in done:
+            continue
+        if len(best) >= limit:
+            last = sorted(best.values(), key=key)[limit - 1].cost_per_hour
+            if last is not None and hourly > last:
+                break  # every plan left costs more per hour than the last one shown
+        count = trial.gpus or 1
+        plan = plan_on_card(estimate(trial.model_copy(update={"card": card.id})), card, count, money, book)
+        keep(plan)
+        if plan is not None:
+            done.add((card.id, index))
+    if in_price_order:  # equal plans rank in the catalog's order, as when every plan is built
+        position = {card.id: i for i, card in enumerate(candidates)}
+        best = dict(sorted(best.items(), key=lambda item: position[item[0][0]]))
     for _, card, trial, count in heapq.nsmallest(3 * limit, shortlist, key=lambda entry: entry[0]):
         keep(plan_on_card(estimate(trial.model_copy(update={"card": card.id})), card, count, money, book))
     return tuple(sorted(best.values(), key=key)[:limit])

@@ -11,7 +11,7 @@ returns to the previous step with its answer kept.
 from __future__ import annotations
 
 from core.checklist.choices import choice_data, choices
-from core.checklist.machine import answer_step, back, defaults, restart, skip, start
+from core.checklist.machine import answer_step, asks_host, back, defaults, restart, skip, start, steps_for
 from core.checklist.model import (
     BATCH_RANGE,
     DEFAULT_PARAMS_B,
@@ -68,6 +68,7 @@ __all__ = [
     "StepError",
     "answer_step",
     "answers_view",
+    "asks_host",
     "back",
     "choice_data",
     "choice_views",
@@ -83,5 +84,6 @@ __all__ = [
     "skip",
     "start",
     "step_view",
+    "steps_for",
     "to_query",
 ]

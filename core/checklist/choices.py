@@ -45,6 +45,10 @@ _CARD_CHOICES = (
 )
 
 
+# System RAM: GB, DDR generation, channels (desktops: 2 channels; 256 GB and more: an 8-channel server)
+_HOST_CHOICES = ("h:none", "h:32:ddr4:2", "h:64:ddr5:2", "h:128:ddr5:2", "h:256:ddr5:8", "h:512:ddr5:8")
+
+
 def choices(step: Step, lang: str, answers: ChecklistAnswers | None = None) -> list[str]:
     """Button choice ids for a step (≤ 40 ASCII bytes each, so they fit in callback data)."""
     answers = answers or ChecklistAnswers()
@@ -66,6 +70,8 @@ def choices(step: Step, lang: str, answers: ChecklistAnswers | None = None) -> l
         return list(_WORKLOAD_PRETRAIN if answers.task is Task.PRETRAIN else _WORKLOAD_FINETUNE)
     if step is Step.BUDGET:
         return list(_BUDGET_CHOICES["zh" if lang == "zh" else "en"])
+    if step is Step.HOST:
+        return list(_HOST_CHOICES)
     return list(_CARD_CHOICES)
 
 
@@ -93,6 +99,10 @@ def choice_data(choice: str) -> dict[str, object]:
             "currency": parts[1],
             "amount": float(parts[2]),
         }
+    if kind == "h" and parts == ["none"]:
+        return {"kind": "no_host"}
+    if kind == "h" and len(parts) == 3:
+        return {"kind": "host", "gb": int(parts[0]), "type": parts[1], "channels": int(parts[2])}
     if kind == "c" and parts == ["rec"]:
         return {"kind": "recommend"}
     if kind == "c" and len(parts) == 2:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from core.checklist.model import (
     DEFAULT_PARAMS_B,
     DEFAULT_USERS,
+    DONE,
+    STEPS,
     ChecklistAnswers,
     ChecklistState,
     Job,
@@ -13,7 +15,36 @@ from core.checklist.model import (
     default_currency,
 )
 from core.checklist.reading import read_answer
+from core.checklist.result import to_query
+from core.estimator import Fit, UnknownModelError, estimate
 from core.query import DEFAULT_BATCH, DEFAULT_SEQ, Query
+
+
+def asks_host(state: ChecklistState) -> bool:
+    """The RAM step is asked for an inference job on cards the user named that cannot hold it: llama.cpp
+    and Ollama keep the rest in system RAM, and its size and channels decide whether and how fast it runs."""
+    answers = state.answers
+    if not answers.serving or answers.card is None:
+        return False
+    try:
+        est = estimate(to_query(state).model_copy(update={"host_memory_bytes": None, "runtime": None}))
+    except (UnknownModelError, ValueError):
+        return False
+    count = answers.gpus or 1
+    verdict = next((v for v in est.verdicts if v.count == count), None)
+    return verdict is not None and verdict.fits is Fit.NO
+
+
+def steps_for(state: ChecklistState) -> list[Step]:
+    """The steps this checklist asks (the RAM step only where it matters), for the progress shown."""
+    return [step for step in STEPS if step is not Step.HOST or state.current is Step.HOST or asks_host(state)]
+
+
+def _next(state: ChecklistState) -> ChecklistState:
+    """Past a step that is not asked for this job (the RAM step when the cards hold the job)."""
+    if state.current is Step.HOST and not asks_host(state):
+        return state.model_copy(update={"step": DONE})
+    return state
 
 
 def start(lang: str = "en") -> ChecklistState:
@@ -35,7 +66,7 @@ def answer_step(state: ChecklistState, text: str) -> tuple[ChecklistState, StepE
     skipped = [s for s in answered.skipped if s is not step and s not in noted]
     answers = answered.model_copy(update={"skipped": skipped})
     update = {"answers": answers, "step": state.step + 1, "understood": [step, *noted]}
-    return state.model_copy(update=update), None
+    return _next(state.model_copy(update=update)), None
 
 
 def skip(state: ChecklistState) -> ChecklistState:
@@ -44,16 +75,21 @@ def skip(state: ChecklistState) -> ChecklistState:
     if step is None:
         return state
     if state.answers.has(step):
-        return state.model_copy(update={"step": state.step + 1, "understood": [step]})
+        return _next(state.model_copy(update={"step": state.step + 1, "understood": [step]}))
     answers = _apply_default(state.answers, step, state.lang)
     skipped = [*[s for s in answers.skipped if s is not step], step]
     answers = answers.model_copy(update={"skipped": skipped})
-    return state.model_copy(update={"answers": answers, "step": state.step + 1, "understood": []})
+    moved = state.model_copy(update={"answers": answers, "step": state.step + 1, "understood": []})
+    return _next(moved)
 
 
 def back(state: ChecklistState) -> ChecklistState:
-    """One step back; the earlier answer stays until the user answers again."""
-    return state.model_copy(update={"step": max(0, state.step - 1), "understood": []})
+    """One step back (past the RAM step when it is not asked); the earlier answer stays until the user
+    answers again."""
+    moved = state.model_copy(update={"step": max(0, state.step - 1), "understood": []})
+    if moved.current is Step.HOST and not asks_host(moved):
+        moved = moved.model_copy(update={"step": moved.step - 1})
+    return moved
 
 
 def restart(state: ChecklistState) -> ChecklistState:
@@ -85,8 +121,10 @@ def _apply_default(answers: ChecklistAnswers, step: Step, lang: str) -> Checklis
             "budget_period": None,
             "currency": answers.currency or default_currency(lang),
         }
-    else:
+    elif step is Step.CARD:
         updates = {"card": None, "gpus": None}
+    else:
+        updates = {"host_memory_bytes": None, "host_memory_type": None, "host_memory_channels": None}
     return answers.model_copy(update=updates)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -17,6 +18,9 @@ class Step(StrEnum):
     WORKLOAD = "workload"
     BUDGET = "budget"
     CARD = "card"
+    # issue 18: system RAM and its channels, asked only when the cards named cannot hold an inference job
+    # (llama.cpp / Ollama then keep the rest in RAM: core/checklist/machine.py asks_host)
+    HOST = "host"
 
 
 STEPS: tuple[Step, ...] = tuple(Step)
@@ -61,6 +65,7 @@ STEP_FIELDS: dict[Step, tuple[str, ...]] = {
     Step.WORKLOAD: ("tokens", "requests_per_day"),
     Step.BUDGET: ("budget", "currency"),
     Step.CARD: ("card",),
+    Step.HOST: ("host_memory_bytes",),
 }
 
 
@@ -87,6 +92,10 @@ class ChecklistAnswers(BaseModel):
     currency: Currency | None = None
     card: str | None = None
     gpus: int | None = Field(default=None, ge=1, le=4096)
+    # the machine's system RAM, for a job llama.cpp / Ollama split between the cards and RAM
+    host_memory_bytes: int | None = Field(default=None, gt=0)
+    host_memory_type: Literal["ddr4", "ddr5"] | None = None
+    host_memory_channels: int | None = Field(default=None, ge=1, le=24)
     skipped: list[Step] = Field(default_factory=list)
 
     @model_validator(mode="before")
@@ -133,7 +142,7 @@ class ChecklistState(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    version: int = 1
+    version: int = 2
     step: int = Field(default=0, ge=0, le=DONE)
     lang: str = "en"
     answers: ChecklistAnswers = Field(default_factory=ChecklistAnswers)
@@ -141,6 +150,19 @@ class ChecklistState(BaseModel):
     # What the last answer gave, for the next message to confirm: the step answered and later steps it
     # also filled ("serve llama 3.1 70b" at the job step fills the model step too).
     understood: list[Step] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _done_before_the_host_step(cls, data: object) -> object:
+        """A state stored as version 1 (before the RAM step) was done at step 7: a finished checklist stays
+        finished (stored states always carry their version; one built without it is current)."""
+        if not isinstance(data, dict) or data.get("version", 2) >= 2:
+            return data
+        moved = dict(data)
+        if int(moved.get("step", 0)) >= STEPS.index(Step.HOST):
+            moved["step"] = DONE
+        moved["version"] = 2
+        return moved
 
     @property
     def done(self) -> bool:

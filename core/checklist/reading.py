@@ -28,6 +28,7 @@ from core.checklist.model import (
 from core.data_amount import data_tokens
 from core.parser.amounts import amounts, requests_per_day
 from core.parser.entities import Extraction, extract
+from core.parser.jobs import read_host_memory
 from core.parser.normalize import normalize
 from core.query import Currency, Method, Precision, Query, Task
 from core.registry import load_registry
@@ -269,6 +270,20 @@ def _card_stated(ex: Extraction) -> Updates | None:
     return {"card": ex.cards[0].card_id, "gpus": int(str(gpus)) if gpus is not None else None}
 
 
+_NO_HOST = re.compile(
+    r"^(?:no|none|skip|不用|不要|不|没有|无|不放内存|no\s+offload)\b|^(?:不用|不要|没有|无)"
+)
+
+
+def _host(answers: ChecklistAnswers, norm: str, ex: Extraction, lang: str) -> Updates | StepError:
+    read = read_host_memory(norm, bare_size=True)
+    if "host_memory_bytes" in read:
+        return {"host_memory_type": None, "host_memory_channels": None} | read
+    if _NO_HOST.search(norm):
+        return {"host_memory_bytes": None, "host_memory_type": None, "host_memory_channels": None}
+    return StepError(code="host_unclear")
+
+
 _READERS: dict[Step, Callable[[ChecklistAnswers, str, Extraction, str], Updates | StepError]] = {
     Step.JOB: _job,
     Step.MODEL: _model,
@@ -277,6 +292,7 @@ _READERS: dict[Step, Callable[[ChecklistAnswers, str, Extraction, str], Updates 
     Step.WORKLOAD: _workload,
     Step.BUDGET: _budget,
     Step.CARD: _card,
+    Step.HOST: _host,
 }
 
 
@@ -301,13 +317,15 @@ def _stated(step: Step, answers: ChecklistAnswers, norm: str, ex: Extraction, la
         return _budget_stated(ex)
     if step is Step.CARD:
         return _card_stated(ex)
+    if step is Step.HOST and "host_memory_bytes" in ex.fields:
+        return {k: v for k, v in ex.fields.items() if k.startswith("host_memory_")}
     return None
 
 
 # -- button presses ----------------------------------------------------------------------------------------
 
 _CHOICE_PREFIX = {Step.MODEL: ("m:", "p:"), Step.SHAPE: ("s:",), Step.WORKLOAD: ("r:", "t:")}
-_CHOICE_PREFIX |= {Step.BUDGET: ("b:",), Step.CARD: ("c:",)}
+_CHOICE_PREFIX |= {Step.BUDGET: ("b:",), Step.CARD: ("c:",), Step.HOST: ("h:",)}
 
 
 def _is_choice(step: Step, text: str) -> bool:
@@ -386,6 +404,19 @@ def _card_choice(answers: ChecklistAnswers, text: str, lang: str) -> Updates | S
     return StepError(code="card_unknown")
 
 
+def _host_choice(answers: ChecklistAnswers, text: str, lang: str) -> Updates | StepError:
+    if text == "h:none":
+        return {"host_memory_bytes": None, "host_memory_type": None, "host_memory_channels": None}
+    parts = text.split(":")
+    if len(parts) == 4 and parts[1].isdigit() and parts[2] in ("ddr4", "ddr5") and parts[3].isdigit():
+        return {
+            "host_memory_bytes": int(parts[1]) * 10**9,
+            "host_memory_type": parts[2],
+            "host_memory_channels": int(parts[3]),
+        }
+    return StepError(code="host_unclear")
+
+
 _CHOICES: dict[Step, Callable[[ChecklistAnswers, str, str], Updates | StepError]] = {
     Step.JOB: _job_choice,
     Step.MODEL: _model_choice,
@@ -394,4 +425,5 @@ _CHOICES: dict[Step, Callable[[ChecklistAnswers, str, str], Updates | StepError]
     Step.WORKLOAD: _workload_choice,
     Step.BUDGET: _budget_choice,
     Step.CARD: _card_choice,
+    Step.HOST: _host_choice,
 }

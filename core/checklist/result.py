@@ -11,7 +11,10 @@ from core.checklist.model import DEFAULT_PARAMS_B, ChecklistAnswers, ChecklistSt
 from core.checklist.provision import MachineNeeds, machine_needs, stack_question
 from core.checklist.shortlist import Shortlist, keeping_margin, shortlist
 from core.estimator import Estimate, Fit
+from core.jobs.facts import job_facts
+from core.jobs.offload import InferenceOffload
 from core.query import Currency, Query
+from core.runtimes import load_runtimes
 
 
 def to_query(state: ChecklistState) -> Query:
@@ -34,6 +37,11 @@ def to_query(state: ChecklistState) -> Query:
         budget=answers.budget,
         budget_period=answers.budget_period,
         currency=answers.currency or default_currency(state.lang),
+        # the RAM step was answered: the job runs where the rest can live in RAM (llama.cpp's split)
+        runtime=load_runtimes().gguf_default.id if answers.host_memory_bytes and answers.serving else None,
+        host_memory_bytes=answers.host_memory_bytes,
+        host_memory_type=answers.host_memory_type,
+        host_memory_channels=answers.host_memory_channels,
     )
 
 
@@ -89,6 +97,7 @@ class ChecklistResult(BaseModel):
     need_with_margin_bytes: int
     margin: float = SAFETY_MARGIN
     check: CardCheck | None = None
+    offload: InferenceOffload | None = None  # the split between the cards named and system RAM
     plans: list[Plan] = Field(default_factory=list)
     card_plans: list[Plan] = Field(default_factory=list)
     over_budget: bool = False
@@ -152,6 +161,10 @@ def result(state: ChecklistState) -> ChecklistResult:
         text_bytes=answers.text_bytes,
         gpu_memory_bytes=_box_memory(card, count or 1, found),
     )
+    offload = None
+    if card is not None and answers.host_memory_bytes and answers.serving:
+        jobs = job_facts(est, card, count or 1, check.verdict if check is not None else None)
+        offload = jobs.inference_offload
     fix_list: list[Fix] = []
     if check is not None and check.verdict is not Fit.FITS:
         fix_list = fixes(asked.model_copy(update={"gpus": count}), currency=currency)
@@ -164,6 +177,7 @@ def result(state: ChecklistState) -> ChecklistResult:
         need_per_card_bytes=need,
         need_with_margin_bytes=int(need * SAFETY_MARGIN),
         check=check,
+        offload=offload,
         plans=found,
         card_plans=card_plans,
         over_budget=short.over_budget,

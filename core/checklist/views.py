@@ -7,8 +7,8 @@ from typing import Any
 
 from core.catalog import Card, load_catalog
 from core.checklist.choices import choice_data, choices
-from core.checklist.machine import defaults
-from core.checklist.model import STEPS, ChecklistAnswers, ChecklistState, Step, default_currency
+from core.checklist.machine import defaults, steps_for
+from core.checklist.model import ChecklistAnswers, ChecklistState, Step, default_currency
 from core.checklist.result import MIN_SHOWN_SHARE, ChecklistResult, to_query
 from core.registry import load_registry
 
@@ -32,7 +32,7 @@ def answers_view(state: ChecklistState) -> dict[str, Any]:
         "serving": answers.serving,
         "training": not answers.serving,
         "currency": (answers.currency or default_currency(state.lang)).value,
-        "steps": [step.value for step in STEPS],
+        "steps": [step.value for step in steps_for(state)],
         "defaults": defaults(state),
     }
 
@@ -46,7 +46,7 @@ def step_view(state: ChecklistState) -> dict[str, Any]:
     return {
         "step": step.value,
         "index": state.step + 1,
-        "total": len(STEPS),
+        "total": len(steps_for(state)),
         "view": view,
         "serving": view["serving"],
         "training": view["training"],

@@ -20,7 +20,7 @@ from core.estimator import terms
 from core.estimator.calibration import ActivationCoefficients, Calibration, load_calibration
 from core.estimator.result import Breakdown, Estimate, Fit, FolkRule, Verdict, VllmPool
 from core.jobs import rl, zero_offload
-from core.jobs.defaults import runtime_defaults
+from core.jobs.defaults import device_defaults, runtime_defaults
 from core.query import Method, Optimizer, Precision, Query, Task
 from core.registry import ModelArch, Registry, load_registry
 from core.runtimes import runtime_profile
@@ -123,7 +123,10 @@ def _training(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> tu
     assert query.precision and query.batch and query.seq and query.optimizer is not None
     method = query.method or Method.FULL
     coeff = _coefficients(query, cal)
-    tokens = query.batch * query.seq
+    # Sequence parallelism (DeepSpeed Ulysses, ring attention) splits each sequence over `sp` cards: a card
+    # holds the activations and logits of seq / sp tokens (Ulysses: "each GPU holds N/P of the sequence")
+    sp = max(1, query.sequence_parallel or 1)
+    tokens = query.batch * query.seq // sp
     params = model.total_params
     zero = query.zero_stage or 0
 
@@ -158,7 +161,7 @@ def _training(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> tu
     # -- activations and logits (per card: each card runs its own micro-batch) ----------------------------
     fp32 = query.precision is Precision.FP32
     block = float(terms.block_activation_bytes(model, tokens, coeff, fp32=fp32))
-    block += terms.eager_scores_bytes(model, query.batch, query.seq, cal.eager_attention.training)
+    block += terms.eager_scores_bytes(model, query.batch, query.seq, cal.eager_attention.training) / sp
     block += terms.sliding_window_mask_bytes(model, query.batch, query.seq)
     activations = terms.stored_activation_bytes(
         model,
@@ -192,12 +195,24 @@ def _training(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> tu
             if method is Method.FULL
             else 0.0  # a frozen lm_head (LoRA) gets no weight gradient
         )
+        activations += terms.fused_loss_weight_grad_bytes(model, head_grad)
         hidden_bytes = 4.0 if method is Method.FULL and master else 2.0  # fp32 final norm under autocast
-        activations += terms.fused_loss_gradient_bytes(
-            model, tokens, weight_bytes=head_grad, input_bytes=hidden_bytes
-        )
+        logits += terms.fused_loss_input_bytes(model, tokens, hidden_bytes)
+        if query.grad_checkpointing:
+            # The loss's chunk and input side live in the forward pass and are gone before the backward
+            # recomputes the first block (whose activations `activations` counts): the larger of the two is
+            # alive at the peak, not both (measured: full-chunked rows, data/measured/memory.csv).
+            logits = max(0.0, logits - block)
     if method is Method.FULL and query.master_weights and query.offload not in zero_offload.OFFLOADED:
-        copies = terms.autocast_weight_copy_bytes(model, grad_checkpointing=bool(query.grad_checkpointing))
+        copies: float = terms.autocast_weight_copy_bytes(
+            model, grad_checkpointing=bool(query.grad_checkpointing)
+        )
+        if log_probs and query.grad_checkpointing:
+            # A per-token log-prob loss peaks as the forward pass ends (its logits do not grow in the
+            # backward), while autocast's cache still holds every block's 16-bit weight copy; the block
+            # recomputed later in the backward is not alive then. The larger of the two counts.
+            every = terms.autocast_weight_copy_bytes(model, grad_checkpointing=False)
+            copies += max(0.0, every - copies - block)
         activations += terms.zero_shard(copies, "weights", zero, gpus)
     if method is Method.QLORA:
         activations += terms.qlora_dequantization_bytes(model)
@@ -361,6 +376,11 @@ def _memory(query: Query, registry: Registry, cal: Calibration) -> _Memory:
             }
         )
     filled = query.with_defaults()
+    if filled.sequence_parallel is not None:
+        # over all the cards when no degree was said (0); at most the cards there are; none for inference
+        degree = min(filled.sequence_parallel or (filled.gpus or 1), filled.gpus or 1)
+        keep = degree > 1 and filled.task is not Task.INFERENCE
+        filled = filled.model_copy(update={"sequence_parallel": degree if keep else None})
     if filled.gpus and filled.gpus > 1 and filled.task is not Task.INFERENCE and query.zero_stage is None:
         # Several cards for training: shard everything (FSDP full shard / ZeRO-3), the setting that makes
         # memory the least; stated as an assumption.
@@ -417,6 +437,7 @@ def _estimate(
     card = resolve_card(query, catalog)
     capacity = card.memory_bytes if card else query.card_memory_bytes
     arch = resolve_model(query, registry)
+    query = device_defaults(query, card)  # a Mac: a Metal engine on its one device
     query = runtime_defaults(query, capacity * (query.gpus or 1) if capacity else None, arch)
     base, model, breakdown, phase, trainable = job(
         query.model_copy(update={"card": None, "card_memory_bytes": None})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -20,10 +21,32 @@ COMPONENTS = (
 )
 
 
-class Breakdown(BaseModel):
-    """Bytes held on one card at the peak moment of the job, by what holds them."""
+class ComponentBytes(BaseModel):
+    """Bytes held on one card at the peak moment of a job, by the named terms that hold them: the one
+    breakdown shape of every job (a language model's weights, KV cache, activations …; a pipeline's text
+    encoders, denoiser, VAE …). `COMPONENTS` names the terms in the order answers draw them."""
 
     model_config = ConfigDict(frozen=True)
+
+    COMPONENTS: ClassVar[tuple[str, ...]] = ()
+
+    @property
+    def total(self) -> int:
+        return sum(int(getattr(self, name)) for name in self.COMPONENTS)
+
+    @property
+    def tracked(self) -> int:
+        """What PyTorch's allocator itself holds: the total less the runtime overhead."""
+        return self.total - int(getattr(self, "overhead", 0))
+
+    def as_dict(self) -> dict[str, int]:
+        return {name: int(getattr(self, name)) for name in self.COMPONENTS}
+
+
+class Breakdown(ComponentBytes):
+    """A language-model job's bytes on one card at its peak, by what holds them."""
+
+    COMPONENTS: ClassVar[tuple[str, ...]] = COMPONENTS
 
     weights: int = 0
     kv_cache: int = 0
@@ -36,6 +59,7 @@ class Breakdown(BaseModel):
 
     @property
     def total(self) -> int:
+        # spelled out: the hottest property of the estimator (plans sum it for every card and count)
         return (
             self.weights
             + self.kv_cache
@@ -46,14 +70,6 @@ class Breakdown(BaseModel):
             + self.adapters
             + self.overhead
         )
-
-    @property
-    def tracked(self) -> int:
-        """What PyTorch's allocator itself holds: the total less the runtime overhead."""
-        return self.total - self.overhead
-
-    def as_dict(self) -> dict[str, int]:
-        return {name: int(getattr(self, name)) for name in COMPONENTS}
 
 
 class Fit(StrEnum):

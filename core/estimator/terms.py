@@ -126,15 +126,18 @@ def fused_loss_chunk_tokens(model: ModelArch, tokens: int) -> int:
     return min(tokens, 1 << max(0, math.ceil(math.log2(max(1, per_chunk)))))
 
 
-def fused_loss_gradient_bytes(
-    model: ModelArch, tokens: int, *, weight_bytes: float, input_bytes: float
-) -> float:
-    """What a fused linear cross-entropy computes in the forward pass and holds until the backward reaches
-    it: lm_head's weight gradient (vocab × hidden in the weight's dtype; none for a frozen head, as in LoRA)
-    and the gradient of its input (tokens × hidden), besides the shifted copy of the final hidden states it
-    reads (Liger's forward: grad_weight = zeros_like(weight), grad_input = zeros_like(_input); its
-    transformers patch passes hidden_states[..., :-1, :].contiguous())."""
-    return model.vocab * model.hidden * weight_bytes + 2 * tokens * model.hidden * input_bytes
+def fused_loss_weight_grad_bytes(model: ModelArch, weight_bytes: float) -> float:
+    """lm_head's weight gradient, which a fused linear cross-entropy computes in the forward pass and which
+    stays alive through the whole backward (vocab × hidden in the weight's dtype; none for a frozen head, as
+    in LoRA; Liger's forward: grad_weight = zeros_like(weight))."""
+    return model.vocab * model.hidden * weight_bytes
+
+
+def fused_loss_input_bytes(model: ModelArch, tokens: int, input_bytes: float) -> float:
+    """The fused loss's input side: the shifted copy of the final hidden states it reads and their gradient
+    (tokens × hidden each; Liger's transformers patch passes hidden_states[..., :-1, :].contiguous(), its
+    forward fills grad_input = zeros_like(_input)); freed as the backward leaves the final norm."""
+    return 2 * tokens * model.hidden * input_bytes
 
 
 def kv_dtype_factor(kv_cache_dtype: KvCacheDtype | None) -> float:

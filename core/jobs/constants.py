@@ -44,11 +44,6 @@ class HostConstants(_Section):
     pcie_gb_s: float
 
 
-class OffloadConstants(_Section):
-    gpu_efficiency: float
-    fixed_s_per_token: float
-
-
 class ZeroConstants(_Section):
     host_bytes_params: float
     host_bytes_optimizer: float
@@ -86,7 +81,6 @@ class JobConstants(BaseModel):
     llama_cpp: LlamaCppConstants
     ktransformers: KTransformersConstants
     host: HostConstants
-    offload: OffloadConstants
     zero: ZeroConstants
     rl: RlConstants
     unsloth: UnslothConstants

@@ -6,10 +6,11 @@ checkpointing, the RL trainers' generation settings."""
 
 from __future__ import annotations
 
+from core.catalog import Card
 from core.jobs.constants import load_job_constants
 from core.query import Algorithm, Method, Precision, Query, Task
 from core.registry import ModelArch
-from core.runtimes import runtime_profile
+from core.runtimes import load_runtimes, runtime_profile
 from core.units import GIB
 
 RL_GENERATING = frozenset({Algorithm.GRPO, Algorithm.PPO})
@@ -33,6 +34,23 @@ def _fill(query: Query, updates: dict[str, object]) -> Query:
         return query
     defaulted = (*query.defaulted, *(k for k in fresh if k not in query.defaulted))
     return query.model_copy(update={**fresh, "defaulted": defaulted})
+
+
+def device_defaults(query: Query, card: Card | None) -> Query:
+    """On an Apple silicon Mac the job runs in a Metal engine: the one named when it runs there (llama.cpp,
+    Ollama, LM Studio, MLX), else llama.cpp for inference and MLX for training (vLLM, SGLang, TensorRT-LLM and
+    bitsandbytes are CUDA-only), on the one device. The answer says which, and what was asked instead."""
+    if card is None or not card.unified_memory:
+        return query
+    update: dict[str, object] = {}
+    if query.runtime is None or not runtime_profile(query.runtime).metal:
+        update["runtime"] = load_runtimes().metal_default(training=query.task is not Task.INFERENCE).id
+    if (query.gpus or 1) > 1:
+        update["gpus"] = 1
+    if not update:
+        return query
+    defaulted = (*query.defaulted, *(k for k in update if k not in query.defaulted))
+    return query.model_copy(update={**update, "defaulted": defaulted})
 
 
 def runtime_defaults(query: Query, total_vram_bytes: int | None, model: ModelArch) -> Query:

@@ -6,13 +6,17 @@ runs) fills the GPU "back to front with dense layers … for a MoE model, … wi
 memory" first, leaving `--fit-target` (1024 MiB) free per device; the token embedding stays in host memory.
 KTransformers and `-ot exps=CPU` / `--cpu-moe` keep every routed expert on the CPU.
 
-Decode speed from the split, one token (bandwidth-bound):
-  s/token = bytes read on the GPU / (card bandwidth × efficiency) + bytes read in RAM / (host bandwidth × its
-            efficiency) + a fixed graph cost
+Decode speed from the split, one token (bandwidth-bound), through the speed issue's calibrated decode model
+(core/speed decode_step_s, its constants fitted in data/speed.toml):
+  s/token = the card's step (its layers' weights and KV at the card family's achieved bandwidth, the
+            runtime's fixed cost per layer) + bytes read in RAM (host layers' weights and KV) / the host's
+            achieved bandwidth
 where a MoE token reads only its routed experts (experts_active of experts per layer).
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from pydantic import BaseModel, ConfigDict
 
@@ -23,6 +27,8 @@ from core.jobs.host import HostMemory, effective_bytes_s, host_memory
 from core.query import Offload, Precision, Query, Task, offloads_to_host
 from core.registry import ModelArch
 from core.runtimes import runtime_profile
+from core.speed import DEFAULT_OUTPUT_TOKENS, decode_step_s, generation, load_speed_constants, runtime_name
+from core.speed import terms as speed_terms
 from core.units import GIB, MIB
 
 # System RAM the OS and the runtime keep for themselves besides the offloaded weights.
@@ -119,10 +125,8 @@ def offload_plan(estimate: Estimate, model: ModelArch, card: Card, count: int) -
         gpu_read, host_read = gpu_layers * block_bytes + output, host_layers * block_bytes
         mode = Offload.LAYERS
     memory = host_memory(query)
-    seconds = (
-        gpu_read / (card.bandwidth_gb_s * 1e9 * c.offload.gpu_efficiency)
-        + host_read / effective_bytes_s(memory)
-        + c.offload.fixed_s_per_token
+    seconds = _decode_s(
+        model, card, query, precision, gpu_read=gpu_read, host_read=host_read, gpu_share=gpu_layers / layers
     )
     have = query.host_memory_bytes
     return InferenceOffload(
@@ -141,6 +145,42 @@ def offload_plan(estimate: Estimate, model: ModelArch, card: Card, count: int) -
         kv_cache_dtype=query.kv_cache_dtype.value if query.kv_cache_dtype else "auto",
         expert_layers_on_gpu=on_gpu,
         whole=gpu_layers >= layers and (mode is Offload.LAYERS or on_gpu >= model.moe_layers),
+    )
+
+
+def _decode_s(
+    model: ModelArch,
+    card: Card,
+    query: Query,
+    precision: Precision,
+    *,
+    gpu_read: float,
+    host_read: float,
+    gpu_share: float,
+) -> float:
+    """One decode step of the split through the speed issue's calibrated model (core/speed): the card's part
+    (its weights and the KV of its layers) at the achieved bandwidth of the card's family under the runtime's
+    speed terms, with the runtime's fixed costs per layer; the host's part (its weights and KV) at the host
+    memory's achieved bandwidth (data/jobs.toml [host]), read after the card's."""
+    constants = load_speed_constants()
+    name = runtime_name(query.runtime, precision, card)
+    kv_dtype = terms.kv_dtype_bytes(precision, query.kv_cache_dtype)
+    g = generation(
+        model, card, runtime=name, precision=precision, kv_dtype_bytes=kv_dtype, ranks=1, batches=(1,)
+    )
+    seq = query.seq or 4096
+    output = min(DEFAULT_OUTPUT_TOKENS, max(seq // 2, 1))
+    kv_tokens = speed_terms.average_kv_tokens(max(seq - output, 1), output)
+    host_kv = kv_tokens * g.kv_bytes_per_token * (1 - gpu_share)
+    on_card = replace(g, kv_bytes_per_token=g.kv_bytes_per_token * gpu_share, weight_bytes={1: gpu_read})
+    memory = host_memory(query)
+    return decode_step_s(
+        constants,
+        on_card,
+        1,
+        kv_tokens,
+        host_bytes=host_read + host_kv,
+        host_bytes_s=effective_bytes_s(memory),
     )
 
 

@@ -42,7 +42,7 @@ def _table() -> _CardTable:
     catalog = load_catalog()
     alias_by_canon: dict[str, str] = {}
     keys: set[str] = set()
-    for card in catalog.cards:  # most rented first, so a shared canon keeps the popular spelling
+    for card in catalog.named:  # most rented first, so a shared canon keeps the popular spelling
         for alias in (card.id, card.name, *card.aliases):
             key = normalize_name(alias)
             if not key:

@@ -144,6 +144,8 @@ _CAPACITY = _c(rf"(?<![a-z0-9.])(?P<num>{NUMBER_RE})\s*(?:gb|gib|g)(?![a-z0-9])"
 _NOT_VRAM = _c(
     r"^\s*(?:的)?\s*(?:内存|ram|硬盘|disk|ssd|存储|数据|dataset|网络|带宽)|(?:内存|ram|硬盘|disk)\s*$"
 )
+# '显存12g 内存64g': the word before says it is the card's memory, whatever follows
+_VRAM_BEFORE = _c(r"(?:显存|vram|gpu\s*memory|video\s*memory)\s*(?:是|有|为|:|=|只有|才)?\s*$")
 # '14G对吗', 'needs ~14GB': an amount of memory the job uses, not the card's capacity.
 _USAGE_BEFORE = _c(
     r"(?:占|占用|吃|用掉|消耗|needs?|requires?|uses?|takes?|consumes?|≈|~|约|大约|about|around|roughly|approx\w*)"
@@ -233,7 +235,10 @@ def _read_capacity(text: str, ex: Extraction) -> str:
     for match in _CAPACITY.finditer(text):
         value = float(match.group("num"))
         before, after = text[max(0, match.start() - 16) : match.start()], text[match.end() : match.end() + 6]
-        if not 1 <= value <= 2048 or _NOT_VRAM.search(after) or _NOT_VRAM.search(before):
+        said_vram = _VRAM_BEFORE.search(before) is not None
+        if not 1 <= value <= 2048 or (
+            not said_vram and (_NOT_VRAM.search(after) or _NOT_VRAM.search(before))
+        ):
             continue
         if _USAGE_BEFORE.search(before) or _USAGE_AFTER.search(after):
             spans.append((match.start(), match.end()))
@@ -599,6 +604,14 @@ def _read_precision(text: str, ex: Extraction) -> None:
         ex.fields["precision"] = Precision.INT4
 
 
+def _runtime_jobs(ex: Extraction) -> tuple[str, ...]:
+    """The language-model jobs of the runtime named (data/runtimes.toml `jobs`), () when none is named."""
+    runtime = ex.fields.get("runtime")
+    if not isinstance(runtime, str):
+        return ()
+    return tuple(job for job in load_runtimes().by_id[runtime].jobs if job in ("inference", "training"))
+
+
 def _read_task(text: str, ex: Extraction) -> None:
     if _QLORA.search(text):
         ex.fields["method"] = Method.QLORA
@@ -615,8 +628,12 @@ def _read_task(text: str, ex: Extraction) -> None:
         ex.fields["task"] = Task.PRETRAIN
     elif "method" in ex.fields or _FINETUNE.search(text):
         ex.fields["task"] = Task.FINETUNE
-    elif _INFERENCE.search(text) or "runtime" in ex.fields:
+    elif _INFERENCE.search(text) or _runtime_jobs(ex) == ("inference",):
         ex.fields["task"] = Task.INFERENCE
+    elif _runtime_jobs(ex) == ("training",):
+        ex.fields["task"] = (
+            Task.FINETUNE
+        )  # 'unsloth qwen3 14b', '用unsloth呢': a trainer named is a fine-tune
     if ex.fields.get("task") is Task.FINETUNE and "method" not in ex.fields:
         ex.method_words = True
     if ex.fields.get("method") is Method.QLORA and ex.fields.get("precision") is Precision.INT4:
@@ -700,7 +717,8 @@ def extract(text: str) -> Extraction:
     """All stated fields of one normalized message."""
     ex = Extraction()
     text = _read_repo_id(text, ex)
-    model = None if "model" in ex.fields or ex.unknown_model else find_model(text)
+    # runtime names are no model names ('llama-factory qwen2.5 32b' names Qwen2.5 32B, not a Llama)
+    model = None if "model" in ex.fields or ex.unknown_model else find_model(load_runtimes().blanked(text))
     if model:
         if model.model_id:
             ex.fields["model"] = model.model_id

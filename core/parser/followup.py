@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 from pydantic import ValidationError
 
 from core.query import Method, Query, Task
+from core.registry import load_registry
 
 # Fields that name the same thing two ways: saying one replaces the other.
 _EXCLUSIVE = (("card", "card_memory_bytes"), ("model", "params_b"))
@@ -13,6 +16,7 @@ _EXCLUSIVE = (("card", "card_memory_bytes"), ("model", "params_b"))
 def merge(previous: Query, stated: dict[str, object], gpus_added: int = 0) -> dict[str, object]:
     """previous.said() overridden by the newly stated fields (a field said earlier stays said)."""
     merged = dict(previous.said())
+    stated = _same_family(previous, stated)
     if gpus_added and "gpus" not in stated:
         stated = {**stated, "gpus": (previous.gpus or 1) + gpus_added}
     for first, second in _EXCLUSIVE:
@@ -28,6 +32,23 @@ def merge(previous: Query, stated: dict[str, object], gpus_added: int = 0) -> di
         merged.pop("method", None)
     merged.update(stated)
     return merged
+
+
+_SIZE_IN_ID = re.compile(r"(?<![0-9.])\d+(?:\.\d+)?b$")
+
+
+def _same_family(previous: Query, stated: dict[str, object]) -> dict[str, object]:
+    """'ollama 跑 qwen2.5 14b' → '那32b呢': a bare size after a model means that model's family at that size,
+    when the registry has it (qwen2.5-32b); otherwise the size stays a bare size."""
+    size = stated.get("params_b")
+    if "model" in stated or not isinstance(size, int | float) or not previous.model:
+        return stated
+    if not _SIZE_IN_ID.search(previous.model):
+        return stated
+    candidate = _SIZE_IN_ID.sub(f"{size:g}b", previous.model)
+    if candidate == previous.model or candidate not in load_registry().by_id:
+        return stated
+    return {**{k: v for k, v in stated.items() if k != "params_b"}, "model": candidate}
 
 
 def build_query(fields: dict[str, object]) -> Query:

@@ -69,9 +69,7 @@ _PARAM_OFF = _c(r"param(?:eter)?s?[\s_-]*offload|offload[\s_-]*param|参数.{0,6
 # -- host memory ----------------------------------------------------------------------------------------
 _RAM_WORD = r"(?:ram|内存|system\s+memory|系统内存|dram|ddr[45](?:[\s-]*\d{4})?|memory\s+ram)"
 _HOST_RAM = (
-    _c(
-        rf"(?<![a-z0-9.])(?<!显存)(?<!显存\s)(?P<num>\d{{1,4}})\s*(?:gb|gib|g|t|tb)\s*(?:的|of)?\s*{_RAM_WORD}"
-    ),
+    _c(rf"(?<![a-z0-9.])(?P<num>\d{{1,4}})\s*(?:gb|gib|g|t|tb)\s*(?:的|of)?\s*{_RAM_WORD}"),
     _c(
         rf"{_RAM_WORD}\s*(?:是|有|为|:|=)?\s*(?:只有|才)?\s*(?P<num>\d{{1,4}})\s*(?:gb|gib|g|t|tb)(?![a-z0-9])"
     ),
@@ -98,7 +96,7 @@ _GENERATIONS = (
         r"(?<![a-z0-9.])(?P<n>\d{1,4})\s*(?:generations|completions|samples|rollouts|responses|answers)\s*(?:per|each|/|a)\s*(?:prompt|question)"
     ),
     _c(
-        r"(?:每个|每条|每道)\s*(?:prompt|问题|提示|题)\s*(?:生成|采样|出)?\s*(?P<n>\d{1,4})\s*(?:个|条|次)?\s*(?:回答|回复|生成|输出|样本|completion|response)?"
+        r"(?:每个|每条|每道)\s*(?:prompt|问题|提示|题)\s*(?:生成|采样|出)?\s*(?P<n>\d{1,4})\s*(?:个|条|次)?(?:回答|回复|生成|输出|样本|completion|response)?"
     ),
     _c(r"(?:group[\s_-]*size|rollout\.n|(?<![a-z])n)\s*=\s*(?P<n>\d{1,4})(?!\d)"),
     _c(r"(?P<n>\d{1,4})\s*(?:个|条)\s*(?:回答|回复|采样|生成)"),
@@ -114,6 +112,7 @@ _COMPLETION = (
     _c(rf"(?:completions?|responses?|generations?)\s*(?:length|len|of|up\s+to)?\s*(?:=|:)?\s*{_CTX}"),
     _c(rf"(?:回答|回复|生成|输出)\s*(?:长度|最长|最大长度)?\s*(?:改成|改为|设为|是|为|=)?\s*{_CTX}"),
 )
+_CHANGE = _c(r"(?:改成|改为|换成|变成|调到|设成|设为)\s*\d|(?:make\s+it|change\s+to|switch\s+to)\s+\d")
 _ROLLOUT_SEPARATE = _c(
     r"rollout.{0,10}(?:单独|独立|separate|dedicated|own)|(?:单独|独立|separate|dedicated).{0,10}(?:rollout|推理卡|生成卡)"
     r"|vllm[\s_-]*mode\s*=\s*server|trl\s+vllm-serve"
@@ -135,6 +134,16 @@ _OFFLOADED_CHECKPOINTS = _c(
     r"|use_gradient_checkpointing\s*=\s*.?unsloth"
 )
 
+# -- sequence parallelism (DeepSpeed Ulysses, ring attention: 360-LLaMA-Factory, ms-swift, Megatron CP) ---
+_SP_DEGREE = _c(
+    r"(?:sequence[\s_-]*parallel(?:[\s_-]*(?:size|degree))?|ulysses(?:[\s_-]*(?:degree|size))?|sp[_-]size"
+    r"|context[\s_-]*parallel(?:[\s_-]*size)?|序列并行(?:度|数)?)\s*(?:=|:|为|是)?\s*(?P<n>\d{1,3})(?![\d.])"
+)
+_SP_WORDS = _c(
+    r"sequence[\s_-]*parallel|ulysses|ring[\s_-]*(?:flash[\s_-]*)?attn|ring[\s_-]*attention"
+    r"|context[\s_-]*parallel|序列并行|上下文并行"
+)
+
 # -- the launch line ------------------------------------------------------------------------------------
 _LAUNCH = _c(
     r"^\s*/cmd\b|启动命令|运行命令|命令怎么写|命令行|给我.{0,6}命令|launch\s+(?:line|command)|"
@@ -143,16 +152,48 @@ _LAUNCH = _c(
 )
 
 
+# '显存 16g 内存…': the size belongs to the card ('8g显存 16g内存': the 显存 before it is the card's word)
+_VRAM_JUST_BEFORE = re.compile(r"显存\s*$")
+_CARD_SIZE_BEFORE = re.compile(r"\d\s*(?:gb|gib|g)\s*显存\s*$")
+
+
 def _host_ram(text: str) -> int | None:
     for pattern in _HOST_RAM:
-        match = pattern.search(text)
-        if match:
+        for match in pattern.finditer(text):
+            before = text[: match.start()]
+            if _VRAM_JUST_BEFORE.search(before) and not _CARD_SIZE_BEFORE.search(before):
+                continue
             value = int(match.group("num"))
             unit = text[match.start("num") + len(match.group("num")) : match.end()].strip()
             scale = 1000**4 if unit.startswith("t") else 1000**3
             if 4 <= value <= 64_000 or unit.startswith("t"):
                 return value * scale
+            break
     return None
+
+
+_BARE_RAM = _c(r"(?<![a-z0-9.])(?P<num>\d{1,4})\s*(?P<unit>gb|gib|g|tb|t)(?![a-z0-9])")
+
+
+def read_host_memory(text: str, *, bare_size: bool = False) -> dict[str, object]:
+    """System RAM, its DDR generation and channels in normalized text ('64g ddr5 双通道', '128GB RAM, quad
+    channel'); `bare_size` reads a size without a RAM word too (the checklist's RAM step asks for it)."""
+    fields: dict[str, object] = {}
+    host = _host_ram(text)
+    if host is None and bare_size:
+        match = _BARE_RAM.search(text)
+        if match and 4 <= int(match.group("num")) <= 64_000:
+            scale = 1000**4 if match.group("unit").startswith("t") else 1000**3
+            host = int(match.group("num")) * scale
+    if host is not None:
+        fields["host_memory_bytes"] = host
+    ddr = _DDR.search(text)
+    if ddr:
+        fields["host_memory_type"] = f"ddr{ddr.group(1)}"
+    channels = _channels(text)
+    if channels:
+        fields["host_memory_channels"] = channels
+    return fields
 
 
 def _channels(text: str) -> int | None:
@@ -209,15 +250,7 @@ def read_jobs(text: str, fields: dict[str, object]) -> str:
     _read_offload(text, fields)
     if fields.get("offload") in (Offload.NVME, Offload.PARAMS):
         fields.setdefault("zero_stage", 3)  # only ZeRO-3 offloads parameters (DeepSpeed config-json)
-    host = _host_ram(text)
-    if host is not None:
-        fields["host_memory_bytes"] = host
-    ddr = _DDR.search(text)
-    if ddr:
-        fields["host_memory_type"] = f"ddr{ddr.group(1)}"
-    channels = _channels(text)
-    if channels:
-        fields["host_memory_channels"] = channels
+    fields.update(read_host_memory(text))
     for pattern, algorithm in _ALGORITHMS:
         if pattern.search(text):
             fields["algorithm"] = algorithm
@@ -225,7 +258,10 @@ def read_jobs(text: str, fields: dict[str, object]) -> str:
     # generations and completion lengths in words only for RL ('1 million responses of 500 tokens' to
     # serve is a batch of requests); the trainers' own flags always
     rl_said = "algorithm" in fields
-    for pattern in _GENERATIONS if rl_said else _GENERATIONS[:1]:
+    # 'N per prompt' is RL's however said; a bare 'N个生成' only with RL named, or as a follow-up's change
+    # ('改成16个生成呢' after a GRPO question)
+    generations = _GENERATIONS if rl_said or _CHANGE.search(text) else _GENERATIONS[:3]
+    for pattern in generations:
         match = take(pattern)
         if match and 1 <= int(match.group("n")) <= 1024:
             fields["num_generations"] = int(match.group("n"))
@@ -242,6 +278,11 @@ def read_jobs(text: str, fields: dict[str, object]) -> str:
         fields["rollout"] = "separate"
     elif _ROLLOUT_COLOCATED.search(text):
         fields["rollout"] = "colocated"
+    sp = take(_SP_DEGREE)
+    if sp and 1 <= int(sp.group("n")) <= 4096:
+        fields["sequence_parallel"] = int(sp.group("n"))
+    elif _SP_WORDS.search(text):
+        fields["sequence_parallel"] = 0  # over all the job's cards (core/estimator/memory.py)
     if _PURE_BF16.search(text):
         fields["master_weights"] = False
     if _CHUNKED_LOSS.search(text):
@@ -253,21 +294,20 @@ def read_jobs(text: str, fields: dict[str, object]) -> str:
     return text
 
 
+# What is offloaded, the first that the words say (no offload, MoE experts, NVMe, parameters, the optimizer)
+_OFFLOAD_KINDS: tuple[tuple[re.Pattern[str], Offload], ...] = (
+    (_NO_OFFLOAD, Offload.NONE),
+    (_EXPERTS_OFF, Offload.EXPERTS),
+    (_NVME, Offload.NVME),
+    (_PARAM_OFF, Offload.PARAMS),
+    (_OPTIMIZER_OFF, Offload.OPTIMIZER),
+)
+
+
 def _read_offload(text: str, fields: dict[str, object]) -> None:
-    if _NO_OFFLOAD.search(text):
-        fields["offload"] = Offload.NONE
-        return
-    if _EXPERTS_OFF.search(text):
-        fields["offload"] = Offload.EXPERTS
-        return
-    if _NVME.search(text):
-        fields["offload"] = Offload.NVME
-        return
-    if _PARAM_OFF.search(text):
-        fields["offload"] = Offload.PARAMS
-        return
-    if _OPTIMIZER_OFF.search(text):
-        fields["offload"] = Offload.OPTIMIZER
-        return
+    for pattern, kind in _OFFLOAD_KINDS:
+        if pattern.search(text):
+            fields["offload"] = kind
+            return
     if _OFFLOAD.search(text) and "offload" not in fields:
         fields["offload_said"] = True

@@ -275,7 +275,6 @@ _SLOT_WORDS = frozenset(
         "awq",
         "gptq",
         "exl2",
-        "mlx",
         "onnx",
         "chinese",
         "english",

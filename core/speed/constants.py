@@ -128,6 +128,15 @@ class DataConstants(BaseModel):
     source: str
 
 
+class StackConstants(BaseModel):
+    """What a card's software stack costs against CUDA's, beyond the card's own figures."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rocm_per_layer_factor: float  # ROCm's fixed cost per layer per step (HIP graphs, MoE kernels) / CUDA's
+    source: str
+
+
 class BandConstants(BaseModel):
     """How sure a speed figure is: the ± band an answer gives, from the fit's residuals by kind of job."""
 
@@ -149,6 +158,7 @@ class SpeedConstants(BaseModel):
     mfu: MfuConstants
     training: TrainingConstants
     link: LinkConstants
+    stacks: StackConstants
     data: DataConstants
     band: BandConstants
 

@@ -93,6 +93,7 @@ PARAMS: tuple[Param, ...] = (
     Param(("training", "goodput"), 0.9, 0.5, 1.0),
     Param(("training", "qlora_throughput_factor"), 0.78, 0.4, 1.0),
     Param(("link", "allreduce_latency_s_nvlink"), 1.4e-5, 1e-6, 1e-4),
+    Param(("stacks", "rocm_per_layer_factor"), 1.5, 1.0, 4.0),
 )
 
 

@@ -162,7 +162,8 @@ def decode_step_s(
     host_s = host_bytes / host_bytes_s if host_bytes and host_bytes_s else 0.0
     routing_s = speed_terms.moe_routing_s(runtime, g.moe_layers, tokens)
     gpu_s = max(memory_s, compute_s) + comm_s + host_s + routing_s
-    return speed_terms.step_s(runtime, gpu_s, g.layers, g.moe_layers, batch)
+    factor = speed_terms.per_layer_factor(c, g.card)
+    return speed_terms.step_s(runtime, gpu_s, g.layers, g.moe_layers, batch, factor=factor)
 
 
 def prefill_s(c: SpeedConstants, g: Generation, prompt: int, prompts: int = 1) -> float:
@@ -179,9 +180,10 @@ def prefill_s(c: SpeedConstants, g: Generation, prompt: int, prompts: int = 1) -
         )
     runtime = c.runtime(g.runtime)
     comm += speed_terms.moe_routing_s(runtime, g.moe_layers, prompts * prompt)
-    return speed_terms.step_s(runtime, max(compute, read) + comm, g.layers, g.moe_layers, prompts) + (
-        runtime.prefill_fixed_s
-    )
+    factor = speed_terms.per_layer_factor(c, g.card)
+    gpu_s = max(compute, read) + comm
+    step = speed_terms.step_s(runtime, gpu_s, g.layers, g.moe_layers, prompts, factor=factor)
+    return step + runtime.prefill_fixed_s
 
 
 def generation_s(c: SpeedConstants, g: Generation, batch: int, prompt: int, output: int) -> float:

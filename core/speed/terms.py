@@ -106,17 +106,31 @@ def moe_routing_s(runtime: RuntimeSpeed, moe_layers: int, tokens: float) -> floa
     return moe_layers * tokens * runtime.moe_token_s
 
 
-def launch_s(runtime: RuntimeSpeed, layers: int, moe_layers: int) -> float:
-    """Kernel launches and synchronisation of one decode step: per layer, and per MoE layer on top."""
-    return layers * runtime.launch_s_per_layer + moe_layers * runtime.moe_s_per_layer
+def launch_s(runtime: RuntimeSpeed, layers: int, moe_layers: int, factor: float = 1.0) -> float:
+    """Kernel launches and synchronisation of one decode step: per layer, and per MoE layer on top; `factor`
+    is the card's software stack's (ROCm's HIP graphs and MoE kernels against CUDA's, per_layer_factor)."""
+    return (layers * runtime.launch_s_per_layer + moe_layers * runtime.moe_s_per_layer) * factor
 
 
-def step_s(runtime: RuntimeSpeed, gpu_s: float, layers: int, moe_layers: int, sequences: int) -> float:
+def per_layer_factor(constants: SpeedConstants, card: Card) -> float:
+    """The fixed per-layer cost of the card's software stack against CUDA's (data/speed.toml [stacks])."""
+    return constants.stacks.rocm_per_layer_factor if card.vendor == "AMD" else 1.0
+
+
+def step_s(
+    runtime: RuntimeSpeed,
+    gpu_s: float,
+    layers: int,
+    moe_layers: int,
+    sequences: int,
+    *,
+    factor: float = 1.0,
+) -> float:
     """A decode step's wall time from its GPU time: CUDA-graph runtimes add their launch gaps to it; eager
     ones (transformers) launch from Python while the GPU works, so the slower of the two sets the pace. Then
     the scheduler's per-step and per-sequence work. Eager overlap is partial: launch_serial_share of the
     shorter of the two is added."""
-    launches = launch_s(runtime, layers, moe_layers)
+    launches = launch_s(runtime, layers, moe_layers, factor)
     if runtime.launch_overlaps:
         # The CPU runs ahead of the GPU only between the step's syncs (the next token, the stopping check),
         # so a share of the shorter side is not hidden behind the longer one (FITTED per runtime).

@@ -3,12 +3,13 @@ the computer-vision scenario answer)."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-
+from core.advisor.model import PlanFigures
 from core.catalog import load_catalog
-from core.cost import PriceBookError, load_price_book
+from core.cost import price_book_in_force
 from core.estimator.memory import verdict_for
 from core.estimator.result import Fit
+from core.query import Precision
+from core.vision.cost import vision_cost
 from core.vision.defaults import fill_defaults
 from core.vision.estimate import need_bytes, resolve_vision_model
 from core.vision.job import VisionJob
@@ -16,32 +17,27 @@ from core.vision.registry import load_vision_registry
 from core.vision.speed import vision_speed
 
 
-class VisionPlan(BaseModel):
-    model_config = ConfigDict(frozen=True)
+class VisionPlan(PlanFigures):
+    """One card that runs a vision job: the plan figures every job has, and the job's own speed and cost per
+    1,000 items."""
 
-    card: str
-    card_name: str
-    memory_gib: float
-    fits: Fit
-    need_bytes: int
+    precision: Precision
     seconds_per_item: float | None
-    per_hour: float
-    per_thousand: float | None
-    currency: str
-    provider: str
-    date: str
+    items_per_hour: float | None
+    unit: str
+    cost_per_thousand_items: float | None
+    query: VisionJob
 
 
 def vision_plans(job: VisionJob, currency: str, limit: int = 5) -> list[VisionPlan]:
     """Priced cards whose memory holds the job, by cost per 1,000 items (per hour when no speed)."""
-    try:
-        book = load_price_book()
-    except PriceBookError:
+    book = price_book_in_force()
+    if book is None:
         return []
-    need = need_bytes(job.model_copy(update={"card": None, "card_memory_bytes": None}))
     registry = load_vision_registry()
     model = resolve_vision_model(job.model, registry)
-    filled = fill_defaults(job, model)
+    cardless = fill_defaults(job.model_copy(update={"card": None, "card_memory_bytes": None}), model)
+    need = need_bytes(cardless)
     plans: list[VisionPlan] = []
     for card in load_catalog().cards:
         if card.memory_bytes < need:
@@ -52,22 +48,35 @@ def vision_plans(job: VisionJob, currency: str, limit: int = 5) -> list[VisionPl
         verdict = verdict_for(need, card.memory_bytes, card_id=card.id, count=1, uncertainty=0.1, notes=[])
         if verdict.fits is Fit.NO:
             continue
-        speed = vision_speed(filled, model, registry, card)
-        per_thousand = price.per_hour / speed.items_per_hour * 1000
+        speed = vision_speed(cardless, model, registry, card)
+        cost = vision_cost(speed, price)
+        assert cardless.precision
         plans.append(
             VisionPlan(
                 card=card.id,
                 card_name=card.name,
                 memory_gib=card.memory_gib,
-                fits=verdict.fits,
+                count=1,
                 need_bytes=need,
+                capacity_bytes=card.memory_bytes,
+                verdict=verdict.fits,
+                margin=verdict.margin,
+                cost_per_hour=cost.per_hour,
+                total_cost=cost.total,
+                currency=price.currency,
+                price=price,
+                precision=cardless.precision,
                 seconds_per_item=speed.seconds_per_item,
-                per_hour=price.per_hour,
-                per_thousand=per_thousand,
-                currency=price.currency.value,
-                provider=price.provider,
-                date=price.date.isoformat(),
+                items_per_hour=speed.items_per_hour,
+                unit=speed.unit,
+                cost_per_thousand_items=cost.per_thousand_items,
+                query=cardless.model_copy(update={"card": card.id}),
             )
         )
-    plans.sort(key=lambda p: (p.per_thousand if p.per_thousand is not None else p.per_hour, p.per_hour))
+    plans.sort(
+        key=lambda p: (
+            p.cost_per_thousand_items if p.cost_per_thousand_items is not None else p.cost_per_hour or 0.0,
+            p.cost_per_hour or 0.0,
+        )
+    )
     return plans[:limit]

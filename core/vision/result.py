@@ -6,9 +6,12 @@ Shaped like the language-model estimate so the JSON carries the same keys (`kind
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.estimator.result import Verdict
+from core.cost import JobCost
+from core.estimator.result import ComponentBytes, Verdict
 from core.vision.job import VisionJob
 
 # Breakdown keys, in the order the answer draws their bars.
@@ -27,10 +30,11 @@ VISION_COMPONENTS = (
 )
 
 
-class VisionBreakdown(BaseModel):
-    """Bytes on one card at the peak moment, by what holds them."""
+class VisionBreakdown(ComponentBytes):
+    """A pipeline's or vision network's bytes on one card at its peak, by what holds them (the same
+    breakdown shape as a language model's, with a pipeline's terms)."""
 
-    model_config = ConfigDict(frozen=True)
+    COMPONENTS: ClassVar[tuple[str, ...]] = VISION_COMPONENTS
 
     text_encoders: int = 0
     denoiser: int = 0
@@ -43,18 +47,6 @@ class VisionBreakdown(BaseModel):
     kv_cache: int = 0
     logits: int = 0
     overhead: int = 0
-
-    @property
-    def total(self) -> int:
-        return sum(self.as_dict().values())
-
-    @property
-    def tracked(self) -> int:
-        """What PyTorch's allocator itself holds: the total less the runtime overhead."""
-        return self.total - self.overhead
-
-    def as_dict(self) -> dict[str, int]:
-        return {name: int(getattr(self, name)) for name in VISION_COMPONENTS}
 
 
 class VisionSpeed(BaseModel):
@@ -73,17 +65,6 @@ class VisionSpeed(BaseModel):
     offload_s_per_item: float = 0.0
     hours: float | None = Field(default=None, description="time for the job's `items` / audio hours")
     notes: list[str] = Field(default_factory=list)
-
-
-class VisionCost(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    per_hour: float
-    per_thousand: float | None
-    total: float | None
-    currency: str
-    provider: str
-    date: str
 
 
 class Fix(BaseModel):
@@ -147,7 +128,6 @@ class VisionEstimate(BaseModel):
     cards_needed: int | None = None
     max_batch: int | None = None
     speed: VisionSpeed | None = None
-    cost: VisionCost | None = None
     fixes: list[Fix] = Field(default_factory=list)
     offload: VisionOffload | None = None
     runs_with_offload: bool = Field(
@@ -179,14 +159,26 @@ class VisionEstimate(BaseModel):
             "resolution": resolution,
         }
 
-    def as_json(self) -> dict[str, object]:
-        """The public JSON shape, same keys as a language-model fit answer."""
+    def speed_json(self) -> dict[str, object] | None:
+        """`speed` as every job carries it: its kind, then its figures."""
+        return {"kind": "vision", **self.speed.model_dump(mode="json")} if self.speed else None
+
+    def time_json(self) -> dict[str, object] | None:
+        """`time`: the wall-clock hours of the whole job and what they are for (items or audio hours)."""
+        if self.speed is None or self.speed.hours is None:
+            return None
+        return {"hours": self.speed.hours, "items": self.job.items, "audio_hours": self.job.audio_hours}
+
+    def as_json(self, cost: JobCost | None = None) -> dict[str, object]:
+        """The public JSON shape: the same keys as a language-model job (core/report.py) for memory, speed,
+        time and cost, with the pipeline's own beside them. `cost` is the job's at the price in force."""
         verdict = self.verdict
         return {
             "query": self.query_json(),
             "kind": self.kind,
             "family": self.family,
             "model": self.model_name,
+            "model_name": self.model_name,
             "job": self.job.model_dump(mode="json"),
             "verdict": verdict,
             "verdicts": [v.model_dump(mode="json") for v in self.verdicts],
@@ -194,8 +186,10 @@ class VisionEstimate(BaseModel):
             "total_bytes": self.total_bytes,
             "peak_phase": self.peak_phase,
             "uncertainty": self.uncertainty,
-            "speed": self.speed.model_dump(mode="json") if self.speed else None,
-            "cost": self.cost.model_dump(mode="json") if self.cost else None,
+            "speed": self.speed_json(),
+            "cost": cost.model_dump(mode="json") if cost else None,
+            "time": self.time_json(),
+            "serving": None,
             "cards_needed": self.cards_needed,
             "max_batch": self.max_batch,
             "fixes": [f.model_dump(mode="json") for f in self.fixes],
