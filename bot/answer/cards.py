@@ -7,7 +7,7 @@ from dataclasses import asdict, replace
 
 from bot.answer.buttons import button
 from bot.answer.clarify import unknown_card_answer
-from bot.answer.common import answer_currency, call_macro, card_or_none, model_label, pack
+from bot.answer.common import answer_currency, call_macro, model_label, pack
 from bot.answer.market import platform_facts
 from bot.answer.model import Answer, Lang
 from bot.answer.views import CardView, CompareRowView, SheetRow
@@ -16,6 +16,7 @@ from bot.render import (
     fmt_card_name,
 )
 from core.advisor import Comparison, card_price, compare_cards
+from core.advisor.fit_advice import card_named
 from core.advisor.largest_model import LargestJob, largest_sizes
 from core.advisor.leaders import SpecLeaders, spec_leaders
 from core.catalog import Card, load_catalog
@@ -29,7 +30,7 @@ def card_view(card: Card, currency: str) -> CardView:
 
 
 def card_answer(lang: Lang, card_id: str, query: Query | None) -> Answer:
-    card = card_or_none(card_id)
+    card = card_named(card_id)
     if card is None:
         return unknown_card_answer(lang, card_id, load_catalog().closest(card_id), query)
     currency = answer_currency(query, lang)
@@ -96,7 +97,7 @@ def compare_answer(
 ) -> Answer:
     cards: list[Card] = []
     for card_id in card_ids:
-        card = card_or_none(card_id)
+        card = card_named(card_id)
         if card is None:
             return unknown_card_answer(lang, card_id, load_catalog().closest(card_id), query)
         if card not in cards:
@@ -111,7 +112,7 @@ def compare_answer(
             query, cards[:6], book=price_book_in_force(), currency=Currency(currency), counts=counts
         )
     rows = [
-        CompareRowView(row=row, card=card_or_none(row.card), verdict=row.assessment.verdict)
+        CompareRowView(row=row, card=card_named(row.card), verdict=row.assessment.verdict)
         for row in (comparison.rows if comparison else [])
     ]
     first = comparison.rows[0].assessment.estimate if comparison and comparison.rows else None

@@ -20,7 +20,6 @@ from bot.render import (
     utf16_len,
 )
 from core.answer_kind import AnswerKind
-from core.catalog import Card, load_catalog
 from core.estimator import Estimate
 from core.query import Currency, Query
 from core.registry import load_registry
@@ -85,16 +84,6 @@ def answer_currency(query: Query | None, lang: Lang) -> str:
     if query is not None and query.currency is not None:
         return query.currency.value
     return Currency.CNY.value if lang == "zh" else Currency.USD.value
-
-
-def card_or_none(card_id: str | None) -> Card | None:
-    if not card_id:
-        return None
-    catalog = load_catalog()
-    if card_id in catalog.by_id:
-        return catalog.get(card_id)
-    match = catalog.resolve(card_id)
-    return match.card if match else None
 
 
 @lru_cache(maxsize=32)

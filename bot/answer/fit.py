@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from bot.answer.buttons import fit_buttons
 from bot.answer.clarify import unknown_model_answer
-from bot.answer.common import answer_currency, card_or_none, model_label, pack
+from bot.answer.common import answer_currency, model_label, pack
 from bot.answer.market import budget_facts, cluster_facts, platform_facts, traffic_facts
 from bot.answer.model import NOTHING_READ_IN, TRAINING_METHODS, Answer, Lang, TypedNames
 from bot.answer.provenance import image_tokens, model_origin, model_source
@@ -16,7 +16,7 @@ from bot.answer.views import FitView, FixRow, InsteadView
 from bot.charts import adapter as charts
 from core import advisor
 from core.advisor import Fix, SortKey
-from core.advisor.fit_advice import Instead, MemoryShown, advise_fit, memory_shown
+from core.advisor.fit_advice import Instead, MemoryShown, advise_fit, card_named, memory_shown
 from core.assessment import Assessment, assess
 from core.estimator import Estimate, UnknownModelError
 from core.jobs.facts import JobFacts
@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 
 
 def _fix_row(fix: Fix) -> FixRow:
-    card = card_or_none(fix.card)
+    card = card_named(fix.card)
     return FixRow(fix=fix, card_name=card.name if card else fix.card, action=fix.action)
 
 
@@ -93,7 +93,7 @@ def memory_view(
 ) -> FitView:
     """The memory part every fit template shows (the bot's answers and `gpufit estimate` alike); the advice
     fields (speed, cost, fixes, plans) are empty here and filled by `fit_view`."""
-    card = card_or_none(est.query.card)
+    card = card_named(est.query.card)
     shown = memory if memory is not None else memory_shown(est, stated)
     return FitView(
         est=est,

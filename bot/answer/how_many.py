@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from bot.answer.buttons import button
 from bot.answer.clarify import unknown_model_answer
-from bot.answer.common import answer_currency, card_or_none, model_label, pack
+from bot.answer.common import answer_currency, model_label, pack
 from bot.answer.market import cluster_facts, platform_facts, traffic_facts
 from bot.answer.model import Answer, Lang
 from bot.answer.views import CardsNeededView, Heads
 from bot.charts import adapter as charts
 from core.advisor.cards_needed import MAX_NODES, NODE_SIZE
+from core.advisor.fit_advice import card_named
 from core.advisor.needed import advise_cards_needed
 from core.estimator import UnknownModelError, resolve_model
 from core.jobs.facts import JobFacts
@@ -48,7 +49,7 @@ def cards_needed_answer(query: Query, lang: Lang) -> Answer:
     """'要几张 L20' / 'how many H100s': the smallest count that runs the job, on the card named or, with
     none named, on each of the usual cards for the job."""
     currency = answer_currency(query, lang)
-    named = card_or_none(query.card)
+    named = card_named(query.card)
     try:
         advice = advise_cards_needed(query, named, Currency(currency))
     except UnknownModelError as err:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from bot.answer.buttons import button
 from bot.answer.clarify import clarify_answer, unknown_card_answer
-from bot.answer.common import call_macro, card_or_none, pack, registry_label
+from bot.answer.common import call_macro, pack, registry_label
 from bot.answer.model import Answer, Lang
 from bot.answer.views import CardAdviceView, LargestModelView
 from bot.charts import adapter as charts
 from core.advisor.card_advice import card_advice
+from core.advisor.fit_advice import card_named
 from core.advisor.largest_model import jobs_for, largest_models
 from core.answer_kind import AnswerKind
 from core.catalog import Card, load_catalog
@@ -18,7 +19,7 @@ from core.query import DEFAULT_BATCH, DEFAULT_SEQ, Query, Task
 
 def _card_for(query: Query) -> Card | None:
     """The card the question names, or a card of the memory it names ('a 24GB card')."""
-    card = card_or_none(query.card)
+    card = card_named(query.card)
     if card is not None or query.card_memory_bytes is None:
         return card
     sold = load_catalog().with_memory(query.card_memory_bytes)
@@ -61,7 +62,7 @@ def largest_model_answer(query: Query | None, lang: Lang) -> Answer:
 
 def card_advice_answer(lang: Lang, card_id: str, query: Query | None) -> Answer:
     """'H20适合训练吗': the card against the usual cards for the job, a rating, and what it suits."""
-    card = card_or_none(card_id)
+    card = card_named(card_id)
     if card is None:
         return unknown_card_answer(lang, card_id, load_catalog().closest(card_id), query)
     task = query.task if query is not None else Task.INFERENCE

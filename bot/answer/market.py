@@ -6,11 +6,12 @@ core/advisor/cluster.py); here it becomes views and JSON."""
 from __future__ import annotations
 
 from bot.answer.clarify import clarify_answer, unknown_card_answer
-from bot.answer.common import answer_currency, card_or_none, pack, registry_label
+from bot.answer.common import answer_currency, pack, registry_label
 from bot.answer.model import Answer, Lang
 from bot.answer.views import BillingView, BudgetView
 from core.advisor.budget import BudgetAnswer, BudgetCheck, what_budget_buys
 from core.advisor.cluster import Cluster
+from core.advisor.fit_advice import card_named
 from core.advisor.traffic import Traffic
 from core.answer_kind import AnswerKind
 from core.billing import BillingAdvice, billing_advice
@@ -77,7 +78,7 @@ def budget_facts(budget: BudgetAnswer | BudgetCheck | None) -> dict[str, object]
 
 def billing_answer(query: Query, lang: Lang) -> Answer:
     """'autodl 4090 按月租划算还是按小时 我每天就用8小时': the card's billing kinds and the one to take."""
-    card = card_or_none(query.card)
+    card = card_named(query.card)
     if card is None:
         if query.card:
             return unknown_card_answer(lang, query.card, load_catalog().closest(query.card), query)
