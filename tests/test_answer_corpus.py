@@ -235,6 +235,15 @@ def run_entry(entry: Entry) -> list[str]:
     return _RESULTS[key]
 
 
+def report_pass_rate(label: str, entries: list[Entry]) -> None:
+    """Print a batch's pass rate and its failed facts (the report-only batches' one output, shown with -s)."""
+    passed = [e for e in entries if not run_entry(e)]
+    rate = len(passed) / len(entries)
+    print(f"\nanswer corpus {label}: {len(passed)}/{len(entries)} entries pass ({rate:.1%})")
+    for line in (line for e in entries for line in run_entry(e)):
+        print("  " + line)
+
+
 def _run_entry(entry: Entry) -> list[str]:
     previous: Query | None = None
     data: dict[str, Any] = {}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from test_answer_corpus import check_fact, load_entries, run_entry
+from test_answer_corpus import check_fact, load_entries, report_pass_rate
 
 BATCH = "answers_batch4.toml"
 KINDS = ("offload", "runtime", "rl", "launch", "long_context", "precision", "apple", "follow_up")
@@ -30,9 +30,4 @@ def test_batch4_is_big_and_varied() -> None:
 
 
 def test_batch4_pass_rate_reported() -> None:
-    passed = [e for e in ENTRIES if not run_entry(e)]
-    failed = [line for e in ENTRIES for line in run_entry(e)]
-    rate = len(passed) / len(ENTRIES)
-    print(f"\nanswer corpus batch 4: {len(passed)}/{len(ENTRIES)} entries pass ({rate:.1%})")
-    for line in failed:
-        print("  " + line)
+    report_pass_rate("batch 4", ENTRIES)

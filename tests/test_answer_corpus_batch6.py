@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from test_answer_corpus import load_entries, run_entry
+from test_answer_corpus import load_entries, report_pass_rate
 
 BATCH = "answers_batch6.toml"
 KINDS = ("offload", "runtime", "rl", "long_context", "apple", "size_only", "follow_up")
@@ -26,9 +26,4 @@ def test_batch6_is_big_and_varied() -> None:
 
 
 def test_batch6_pass_rate() -> None:
-    passed = [e for e in ENTRIES if not run_entry(e)]
-    failed = [line for e in ENTRIES for line in run_entry(e)]
-    rate = len(passed) / len(ENTRIES)
-    print(f"\nanswer corpus batch 6: {len(passed)}/{len(ENTRIES)} entries pass ({rate:.1%})")
-    for line in failed:
-        print("  " + line)
+    report_pass_rate("batch 6", ENTRIES)
