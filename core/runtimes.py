@@ -61,8 +61,13 @@ class RuntimeRl(BaseModel):
     grpo_reference: bool = True  # the KL term's reference model is loaded for GRPO (TRL's beta 0: no)
     completion_tokens: int | None = Field(default=None, ge=1)  # max completion length when not said
     rollout_tensor_parallel: int | None = Field(default=None, ge=1)  # None: over all the training cards
+    # the engine's tensor parallelism grows from that default up to the cards of one node (larger models)
+    rollout_tensor_parallel_grows: bool = False
     rollout_share: float | None = Field(default=None, gt=0, le=1)  # the rollout engine's share of a card
     rollout_shares_weights: bool = False  # generation reads the training weights (no second copy)
+    # the colocated engine sleeps during the update (vLLM sleep level 1: weights to host RAM, KV cache freed),
+    # so the rollout and the update step are two phases, not one sum
+    rollout_sleeps: bool = False
 
 
 class RuntimeProfile(BaseModel):

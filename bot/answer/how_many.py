@@ -74,6 +74,7 @@ def cards_needed_answer(query: Query, lang: Lang) -> Answer:
         replicas=advice.replicas,
         cluster=advice.cluster,
         jobs=advice.jobs,
+        better=advice.better,
     )
     asked = advice.asked
     facts: dict[str, object] = {
@@ -83,9 +84,8 @@ def cards_needed_answer(query: Query, lang: Lang) -> Answer:
         "cluster": cluster_facts(advice.cluster),
         "platform": platform_facts(advice.stated, main.card.id),
         "verdict": asked.verdict.fits.value if asked.verdict else None,
-        "options": [
-            r.needed.as_json() if r.needed else {"card": r.card.id, "count": None} for r in advice.options
-        ],
+        "options": [r.as_json() for r in advice.options],
+        "better": advice.better.as_json() if advice.better else None,
         "speed": view.speed,
         "time": view.time,
         "serving": serving_json(job.estimate, job) if job else None,

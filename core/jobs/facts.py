@@ -116,11 +116,28 @@ def _rl_facts(est: Estimate, model: ModelArch, card: Card | None, count: int) ->
     assert q.algorithm is not None
     sequences, tokens = rl.update_step(q)
     others = rl.extra_models(q, model, count, 16.0)
-    extra_on_cards = sum(m.bytes for m in others if m.on_training_cards)
-    policy = max(0, est.breakdown.total - extra_on_cards)
-    models = [{"role": "policy", "bytes": policy, "trained": True, "on_training_cards": True}]
+    # the models alive at the peak: an engine asleep during the update only when the rollout is the peak
+    in_peak = [
+        m for m in others if m.on_training_cards and (not m.asleep_in_update or est.peak_phase == "rollout")
+    ]
+    policy = max(0, est.breakdown.total - sum(m.bytes for m in in_peak))
+    models = [
+        {
+            "role": "policy",
+            "bytes": policy,
+            "trained": True,
+            "on_training_cards": True,
+            "asleep_in_update": False,
+        }
+    ]
     models += [
-        {"role": m.role, "bytes": m.bytes, "trained": m.trained, "on_training_cards": m.on_training_cards}
+        {
+            "role": m.role,
+            "bytes": m.bytes,
+            "trained": m.trained,
+            "on_training_cards": m.on_training_cards,
+            "asleep_in_update": m.asleep_in_update,
+        }
         for m in others
     ]
     rollout = next((m for m in others if m.role == "rollout"), None)
@@ -135,6 +152,7 @@ def _rl_facts(est: Estimate, model: ModelArch, card: Card | None, count: int) ->
             "weights_bytes": rollout.weights_bytes,
             "kv_bytes": rollout.kv_bytes,
             "engine_share": engine_share if rollout.on_training_cards else None,
+            "asleep_in_update": rollout.asleep_in_update,
         }
     if card is not None and q.task is not Task.INFERENCE:
         update = training_speed(est, card, count, None)
