@@ -9,8 +9,8 @@ checkpointing, gpufit too slow). The misses: NeMo 24.07's Llama 2 13B and 70B SF
 virtual stages (x0.74, x0.80: the bubble is charged in full), fms-fsdp's 70B (x0.71) and its whole 7B run's
 GPU-hours (x1.31, gpufit slower).
 
-The test holds the level reached (FLOOR_WITHIN_25), so that it can only rise; the issue's bar (80% within ±25%,
-all within 2x) is TARGET_WITHIN_25.
+The test holds the level reached (FLOOR_WITHIN_25), so that it can only rise; the issue's bar (80% within
+±25%, all within 2x) is TARGET_WITHIN_25.
 """
 
 from __future__ import annotations
