@@ -178,6 +178,9 @@ class VisionRuntimeProfile(BaseModel):
     offload_modes: tuple[Literal["model", "partial", "sequential"], ...]
     inference_reserve_gib: float = Field(ge=0)
     stream_factor: float | None = Field(default=None, gt=0)
+    # model offload: every component moved to the card and back once per item, at this share of the PCIe
+    # link (pageable host memory, per-tensor copies); absent: one pinned copy in, at pcie_efficiency
+    model_offload_efficiency: float | None = Field(default=None, gt=0, le=1)
     vae_tiled_fallback: bool
     source: str
 

@@ -68,7 +68,13 @@ def _generation(job: VisionJob, model: VisionModel, registry: VisionRegistry, ca
     all_weights = sum(terms.weight_bytes(registry.component(x), job.precision) for x in model.components)
     profile = vision_runtime(job.runtime) if job.runtime else None
     stream_factor = (profile.stream_factor if profile else None) or c.offload_sequential_factor
-    if job.offload is Offload.MODEL:
+    # an offload asked of no engine named is diffusers' (ComfyUI offloads by itself and is named when used)
+    moving = profile or vision_runtime("diffusers")
+    if job.offload is Offload.MODEL and moving.model_offload_efficiency:
+        # to the card and back, once per item, from pageable memory
+        link = _pcie_bytes_s(card, c.pcie_gb_s, moving.model_offload_efficiency)
+        offload_s = 2 * all_weights / link
+    elif job.offload is Offload.MODEL:
         offload_s = all_weights / pcie
     elif job.offload is Offload.SEQUENTIAL:
         den_bytes = terms.weight_bytes(denoiser, job.precision)
