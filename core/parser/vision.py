@@ -273,6 +273,9 @@ def _stated(
     if task is VisionTask.TRAIN and diffusion and _NO_CACHE.search(rest):
         values["cache_latents"] = False
         values["cache_text"] = False
+    host = fields.get("host_memory_bytes")
+    if isinstance(host, int) and diffusion:
+        values["host_memory_bytes"] = host  # where offloaded weights wait: checked against them
     card = fields.get("card")
     memory = fields.get("card_memory_bytes")
     if isinstance(memory, int) and not card:

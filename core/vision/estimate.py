@@ -18,6 +18,7 @@ from core.catalog import Card, Catalog, load_catalog
 from core.estimator.calibration import load_calibration
 from core.estimator.memory import UnknownCardError, verdict_for
 from core.estimator.result import Fit, Verdict
+from core.jobs.offload import OS_RESERVE_BYTES
 from core.query import Precision
 from core.runtimes import vision_runtime
 from core.units import GIB
@@ -437,14 +438,25 @@ def _offload_facts(
         denoiser = registry.component(model.denoiser)
         streamed = terms.weight_bytes(denoiser, _component_precision(denoiser, job.precision))
     total_weights = pipeline_weight_bytes(model, registry, job.precision)
+    host = max(0, total_weights - on_card)
+    # What system RAM must hold: diffusers loads the whole pipeline there (from_pretrained, before
+    # enable_*_offload() hooks move a component to the card), ComfyUI the weights it keeps off the card;
+    # plus what the OS and the runtime keep (as for llama.cpp's offload)
+    in_ram = total_weights if (job.runtime or "diffusers") == "diffusers" else host
+    need = in_ram + OS_RESERVE_BYTES
+    have = job.host_memory_bytes
+    host_fits = None if have is None else need <= have
     return VisionOffload(
         mode=job.offload.value,
         chosen_by=chosen_by,
         runtime=job.runtime,
         gpu_weight_bytes=on_card,
-        host_bytes=max(0, total_weights - on_card),
+        host_bytes=host,
         streamed_bytes_per_step=streamed,
-        runs=capacity is None or breakdown.total <= capacity,
+        runs=(capacity is None or breakdown.total <= capacity) and host_fits is not False,
+        host_need_bytes=need,
+        host_memory_bytes=have,
+        host_fits=host_fits,
     )
 
 

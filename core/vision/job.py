@@ -66,6 +66,7 @@ class VisionJob(BaseModel):
     )
     card: str | None = None
     card_memory_bytes: int | None = Field(default=None, gt=0, description="a '24G' mention without a card")
+    host_memory_bytes: int | None = Field(default=None, gt=0, description="the system RAM the user said")
     gpus: int | None = Field(default=None, ge=1, le=4096)
     currency: Currency | None = None
     defaulted: tuple[str, ...] = ()
