@@ -25,7 +25,9 @@ ADDED = {
 
 
 @pytest.mark.parametrize(("card_id", "memory_bandwidth"), ADDED.items())
-def test_added_card_has_its_published_memory_and_a_source(card_id: str, memory_bandwidth: tuple[int, int]) -> None:
+def test_added_card_has_its_published_memory_and_a_source(
+    card_id: str, memory_bandwidth: tuple[int, int]
+) -> None:
     card = load_catalog().by_id[card_id]
     memory, bandwidth = memory_bandwidth
     assert card.memory_gib == memory and card.bandwidth_gb_s == bandwidth

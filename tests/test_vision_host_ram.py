@@ -44,7 +44,10 @@ def test_diffusers_model_offload_is_checked_too() -> None:
 
 @pytest.mark.parametrize(
     ("question", "host"),
-    [("comfyui wan2.1 14b 4090 32g内存 能跑吗", 32 * 10**9), ("Wan 2.1 14B in ComfyUI on a 4090, 64GB RAM?", 64 * 10**9)],
+    [
+        ("comfyui wan2.1 14b 4090 32g内存 能跑吗", 32 * 10**9),
+        ("Wan 2.1 14B in ComfyUI on a 4090, 64GB RAM?", 64 * 10**9),
+    ],
 )
 def test_the_parser_reads_the_ram_of_a_vision_question(question: str, host: int) -> None:
     parsed = parse(question)
@@ -61,7 +64,9 @@ def test_the_parser_reads_the_ram_of_a_vision_question(question: str, host: int)
         ("ComfyUI FLUX dev fp8 on a 3060 12GB with 16GB RAM?", "offload", ("System RAM needed", "✅")),
     ],
 )
-def test_the_answer_checks_the_ram_in_both_languages(question: str, verdict: str, words: tuple[str, ...]) -> None:
+def test_the_answer_checks_the_ram_in_both_languages(
+    question: str, verdict: str, words: tuple[str, ...]
+) -> None:
     reply = answer(question)
     assert reply.facts["verdict"] == verdict, reply.html
     for word in words:

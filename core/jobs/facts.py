@@ -15,6 +15,7 @@ from core.jobs import rl, zero_offload
 from core.jobs.host import effective_bytes_s, host_memory
 from core.jobs.launch import Launch, launch_line
 from core.jobs.offload import InferenceOffload, offload_plan
+from core.jobs.tables import TableFigure, table_figures
 from core.query import Offload, Task
 from core.registry import ModelArch, load_registry
 from core.runtimes import runtime_profile
@@ -47,6 +48,11 @@ class JobFacts(BaseModel):
     inference_offload: InferenceOffload | None
     rl: RlFacts | None
     launch: Launch | None
+    # the trainers' published VRAM tables for this fine-tune, shown when it does not fit or is tight, or when
+    # the table's own runtime is named (core/jobs/tables.py)
+    tables: list[TableFigure] = []
+    estimate_bytes: int = 0  # the per-card figure the tables are set beside, and its activations and logits
+    context_bytes: int = 0
 
 
 def _model(est: Estimate) -> ModelArch | None:
@@ -84,8 +90,20 @@ def job_facts(est: Estimate, card: Card | None, count: int, fits: Fit | None) ->
             verdict = "no"
     rl_facts = _rl_facts(est, model, card, count) if q.algorithm is not None and model is not None else None
     launch = launch_line(est, model, count, plan)
+    tables: list[TableFigure] = []
+    named = q.runtime in ("llama-factory", "unsloth")
+    if model is not None and count == 1 and (fits in (Fit.NO, Fit.TIGHT) or named):
+        tables = table_figures(q, model.total_params)
     return JobFacts(
-        runtime=runtime, verdict=verdict, offload=offload, inference_offload=plan, rl=rl_facts, launch=launch
+        runtime=runtime,
+        verdict=verdict,
+        offload=offload,
+        inference_offload=plan,
+        rl=rl_facts,
+        launch=launch,
+        tables=tables,
+        estimate_bytes=est.breakdown.total,
+        context_bytes=est.breakdown.activations + est.breakdown.logits,
     )
 
 
