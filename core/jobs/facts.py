@@ -15,7 +15,7 @@ from core.jobs import rl, zero_offload
 from core.jobs.host import effective_bytes_s, host_memory
 from core.jobs.launch import Launch, launch_line
 from core.jobs.offload import InferenceOffload, offload_plan
-from core.jobs.tables import TableFigure, table_figures
+from core.jobs.tables import TableFigure, size_tables, table_figures
 from core.query import Offload, Task
 from core.registry import ModelArch, load_registry
 from core.runtimes import runtime_profile
@@ -91,7 +91,7 @@ def job_facts(est: Estimate, card: Card | None, count: int, fits: Fit | None) ->
     rl_facts = _rl_facts(est, model, card, count) if q.algorithm is not None and model is not None else None
     launch = launch_line(est, model, count, plan)
     tables: list[TableFigure] = []
-    named = q.runtime in ("llama-factory", "unsloth")
+    named = q.runtime in size_tables()  # the trainer whose own table it is
     if model is not None and count == 1 and (fits in (Fit.NO, Fit.TIGHT) or named):
         tables = table_figures(q, model.total_params)
     return JobFacts(
