@@ -20,7 +20,7 @@ from core.estimator.memory import UnknownCardError, verdict_for
 from core.estimator.result import Fit, Verdict
 from core.jobs.offload import OS_RESERVE_BYTES
 from core.query import Precision
-from core.runtimes import vision_runtime
+from core.runtimes import vision_runtime, vision_runtime_of
 from core.units import GIB
 from core.vision import terms
 from core.vision.defaults import fill_defaults, load_vision_constants
@@ -232,11 +232,13 @@ def _generation(
     if job.offload is Offload.PARTIAL:
         split = partial_split(job, model, registry, capacity)
         return VisionBreakdown(denoiser=split.resident_bytes, activations=split.activation_bytes), "denoise"
-    # sequential: one block's weights at a time (a denoiser layer, the largest unit streamed).
+    # sequential: one block's weights at a time (a denoiser layer, the largest unit streamed); group offload
+    # with a stream holds the block running and the next one it prefetches
     block = weights(denoiser) // max(denoiser.layers, 1)
+    blocks = 2 if job.offload is Offload.GROUP else 1
     phases = {"text_encode": text_t, "denoise": den_t, "vae_decode": vae_t}
     phase = max(phases, key=lambda k: phases[k])
-    return VisionBreakdown(denoiser=block, activations=phases[phase]), phase
+    return VisionBreakdown(denoiser=blocks * block, activations=phases[phase]), phase
 
 
 def full_training_peak(
@@ -434,7 +436,7 @@ def _offload_facts(
     streamed = 0
     if job.offload is Offload.PARTIAL:
         streamed = partial_split(job, model, registry, capacity).streamed_bytes
-    elif job.offload is Offload.SEQUENTIAL:
+    elif job.offload in (Offload.SEQUENTIAL, Offload.GROUP):
         denoiser = registry.component(model.denoiser)
         streamed = terms.weight_bytes(denoiser, _component_precision(denoiser, job.precision))
     total_weights = pipeline_weight_bytes(model, registry, job.precision)
@@ -442,7 +444,7 @@ def _offload_facts(
     # What system RAM must hold: diffusers loads the whole pipeline there (from_pretrained, before
     # enable_*_offload() hooks move a component to the card), ComfyUI the weights it keeps off the card;
     # plus what the OS and the runtime keep (as for llama.cpp's offload)
-    in_ram = total_weights if (job.runtime or "diffusers") == "diffusers" else host
+    in_ram = total_weights if vision_runtime_of(job.runtime).loads_pipeline_to_host else host
     need = in_ram + OS_RESERVE_BYTES
     have = job.host_memory_bytes
     host_fits = None if have is None else need <= have
@@ -475,7 +477,7 @@ def _uncertainty(
         ids = list(model.components)
     measured = all(registry.component(c).measured for c in ids)
     band = 0.10 if measured else 0.25
-    if job.offload is Offload.SEQUENTIAL:
+    if job.offload in (Offload.SEQUENTIAL, Offload.GROUP):
         band += 0.10
     return round(band, 2), measured
 

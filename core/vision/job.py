@@ -36,6 +36,9 @@ class Offload(StrEnum):
     # ComfyUI's lowvram mode: as many of the denoiser's weights as fit stay on the card, the rest cross PCIe
     # on every step
     PARTIAL = "partial"
+    # diffusers' group offloading (enable_group_offload / apply_group_offloading, block_level, one block per
+    # group, use_stream=True): each component's blocks stream through the card, the next one prefetched
+    GROUP = "group"
 
 
 class VisionJob(BaseModel):
