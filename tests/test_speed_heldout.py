@@ -70,3 +70,40 @@ def test_held_out_figures_are_predicted_at_the_level_reached() -> None:
     assert within >= FLOOR_WITHIN_25, (within, TARGET_WITHIN_25)
     assert len(outside_2x) <= MAX_OUTSIDE_2X, outside_2x
     assert abs(math.log(s["median"])) < math.log(1.3)
+
+
+# The second held-out set (speed_heldout2.csv): serving at saturation (trtllm-bench), static batches and TTFT
+# of TensorRT-LLM 0.9.0, SGLang on 8x B200 and llama.cpp, written down before any prediction was looked at.
+# First look (the constants of commit e4c6b28, before any change of the speed model made after reading it):
+# 16 of 26 within ±25% (median x0.98), 25 of 26 within 2x (worst x0.40, Qwen3-235B at saturation under
+# TensorRT-LLM's expert parallelism + attention DP). Its floor holds the level reached; the target is the issue's.
+HELD_OUT_2 = "speed_heldout2"
+FLOOR_2_WITHIN_25 = 16 / 26
+MAX_2_OUTSIDE_2X = 1
+
+
+def test_the_second_held_out_table_is_sourced_fresh_and_never_fitted() -> None:
+    figures = load_published(HELD_OUT_2)
+    sources = load_sources(HELD_OUT_2)
+    assert len(figures) >= 20
+    assert {f.kind for f in figures} >= {"serve", "static_batch", "ttft", "generate"}
+    assert {f.runtime for f in figures} >= {"tensorrt-llm", "sglang", "llama.cpp"}
+    for figure in figures:
+        assert figure.status == "held_out", figure.id
+        assert figure.source in sources, figure.id
+        assert figure.published > 0
+    for source in sources.values():
+        assert source.url.startswith("http") and source.date and source.setup
+    older = set(load_sources(FITTED_TABLE)) | set(load_sources(HELD_OUT_TABLE))
+    assert not older & set(sources), "a second-held-out source is in an older table"
+    older_ids = {f.id for f in load_published(FITTED_TABLE)} | {f.id for f in load_published(HELD_OUT_TABLE)}
+    assert not older_ids & {f.id for f in figures}
+
+
+def test_second_held_out_figures_are_predicted_at_the_level_reached() -> None:
+    pairs = ratios(load_raw(), prepared_figures(HELD_OUT_2))
+    s = summary(pairs)
+    outside_2x = [(f.figure.id, round(r, 2)) for f, r in pairs if not 0.5 <= r <= 2.0]
+    assert s["within_25"] / s["n"] >= FLOOR_2_WITHIN_25 - 1e-9, (s, TARGET_WITHIN_25)
+    assert len(outside_2x) <= MAX_2_OUTSIDE_2X, outside_2x
+    assert abs(math.log(s["median"])) < math.log(1.3)
