@@ -75,8 +75,9 @@ def test_held_out_figures_are_predicted_at_the_level_reached() -> None:
 # The second held-out set (speed_heldout2.csv): serving at saturation (trtllm-bench), static batches and TTFT
 # of TensorRT-LLM 0.9.0, SGLang on 8x B200 and llama.cpp, written down before any prediction was looked at.
 # First look (the constants of commit e4c6b28, before any change of the speed model made after reading it):
-# 16 of 26 within ±25% (median x0.98), 25 of 26 within 2x (worst x0.40, Qwen3-235B at saturation under
-# TensorRT-LLM's expert parallelism + attention DP). Its floor holds the level reached; the target is the issue's.
+# 16 of 26 within ±25% (median x0.98), 25 of 26 within 2x (worst x0.40, Qwen3-235B at saturation
+# under TensorRT-LLM's expert parallelism + attention DP). The floor holds the level reached; the
+# target is the issue's.
 HELD_OUT_2 = "speed_heldout2"
 FLOOR_2_WITHIN_25 = 16 / 26
 MAX_2_OUTSIDE_2X = 1
