@@ -12,6 +12,7 @@ from typing import Any
 
 from core.assessment import Assessment, assess
 from core.catalog import load_catalog
+from core.contract import ServingFigures
 from core.cost import currency_for, price_book_in_force
 from core.estimator import Estimate
 from core.query import Method, Task
@@ -69,7 +70,7 @@ def memory_json(est: Estimate) -> dict[str, Any]:
     }
 
 
-def speed_json(job: Assessment | None) -> dict[str, Any] | None:
+def speed_json(job: Assessment | None) -> dict[str, object] | None:
     """`speed`: its kind ("inference" or "training") and every figure (InferenceSpeed / TrainingSpeed)."""
     return job.speed_json() if job is not None else None
 
@@ -79,12 +80,12 @@ def cost_json(job: Assessment | None) -> dict[str, Any] | None:
     return job.cost.model_dump(mode="json") if job is not None and job.cost is not None else None
 
 
-def time_json(job: Assessment | None) -> dict[str, Any] | None:
+def time_json(job: Assessment | None) -> dict[str, object] | None:
     """`time`: the run's wall-clock hours and the tokens they are for, with how they were counted."""
     return job.time_json() if job is not None else None
 
 
-def serving_json(est: Estimate, job: Assessment | None) -> dict[str, Any] | None:
+def serving_figures(est: Estimate, job: Assessment | None) -> ServingFigures | None:
     """`serving`: a KV-pool engine's figures (vLLM, SGLang): its KV pool, what one sequence takes, how many
     run at once and how many of the asked users wait."""
     pool = est.vllm
@@ -92,16 +93,21 @@ def serving_json(est: Estimate, job: Assessment | None) -> dict[str, Any] | None
         return None
     count = job.count if job is not None else est.query.gpus or 1
     model = load_registry().by_id.get(est.query.model or "")
-    return {
-        "runtime": est.query.runtime,
-        "tensor_parallel": count,
-        "kv_pool_bytes": pool.kv_pool_bytes,
-        "kv_bytes_per_sequence": pool.kv_bytes_per_sequence,
-        "max_concurrent_sequences": pool.concurrent_sequences,
-        "requested_sequences": pool.requested_sequences if "batch" not in est.query.defaulted else None,
-        "queued": pool.queued_sequences,
-        "latent_cache_whole_per_card": count > 1 and model is not None and model.is_mla,
-    }
+    return ServingFigures(
+        runtime=est.query.runtime,
+        tensor_parallel=count,
+        kv_pool_bytes=pool.kv_pool_bytes,
+        kv_bytes_per_sequence=pool.kv_bytes_per_sequence,
+        max_concurrent_sequences=pool.concurrent_sequences,
+        requested_sequences=pool.requested_sequences if "batch" not in est.query.defaulted else None,
+        queued=pool.queued_sequences,
+        latent_cache_whole_per_card=count > 1 and model is not None and model.is_mla,
+    )
+
+
+def serving_json(est: Estimate, job: Assessment | None) -> dict[str, object] | None:
+    figures = serving_figures(est, job)
+    return figures.as_json() if figures is not None else None
 
 
 def job_json(est: Estimate, job: Assessment | None) -> dict[str, Any]:
