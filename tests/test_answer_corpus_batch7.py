@@ -1,7 +1,7 @@
 """The held-out batch 7 (tests/corpus/answers_batch7.toml): questions as new users type them in Telegram over
-VRAM + system RAM, the runtime named, RL and preference training, modded cards, budgets and billing, traffic,
-clusters, vision / video / speech, Apple silicon and models the registry may lack. Written and committed before
-it was first run; its first-look rate is in the README.
+VRAM + system RAM, the runtime named, RL and preference training, modded cards, budgets and billing,
+traffic, clusters, vision / video / speech, Apple silicon and models the registry may lack. Written and
+committed before it was first run; its first-look rate is in the README.
 
 Checked with the fact language of tests/test_answer_corpus.py."""
 
