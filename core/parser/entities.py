@@ -713,6 +713,17 @@ def _read_repo_id(text: str, ex: Extraction) -> str:
     return mask(text, [(start, end)], MODEL_MARK)
 
 
+_SIZED_CARD = re.compile(r"\d\s*(?:gb|gib|g)\s*$")
+_VRAM_WORD_AFTER = re.compile(r"\s*显存")
+
+
+def _with_vram_word(text: str, start: int, end: int) -> int:
+    """The end of a card mention, with the '显存' right after a size it carries ('4090d 24g显存 64g内存': the 显存
+    is the card's, so the 64g after it is system RAM, not the card's size)."""
+    after = _VRAM_WORD_AFTER.match(text, end)
+    return after.end() if after and _SIZED_CARD.search(text[start:end]) else end
+
+
 def extract(text: str) -> Extraction:
     """All stated fields of one normalized message."""
     ex = Extraction()
@@ -729,7 +740,7 @@ def extract(text: str) -> Extraction:
         text = mask(text, [(model.start, model.end)], MODEL_MARK)
     ex.cards = find_cards(text)
     ex.card_counts = _counts_before_cards(text, ex.cards)
-    text = mask(text, [(c.start, c.end) for c in ex.cards], CARD_MARK)
+    text = mask(text, [(c.start, _with_vram_word(text, c.start, c.end)) for c in ex.cards], CARD_MARK)
     unknown_cards, spans = read_unknown_cards(text)
     ex.rejected += unknown_cards
     text = mask(text, spans, CARD_MARK)
