@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from test_answer_corpus import load_entries, report_pass_rate
+from test_answer_corpus import load_entries, report_pass_rate, run_entry
 
 BATCH = "answers_batch7.toml"
 KINDS = (
@@ -28,6 +28,9 @@ KINDS = (
 )
 
 ENTRIES = load_entries((BATCH,))
+# 56/74 passed at first look (the commit that added the file); the bar is what the batch passes now less one
+# entry's slack, so a regression shows (the two still failing are listed in the README)
+PASS_RATE = 0.95
 
 
 def test_batch7_is_big_and_varied() -> None:
@@ -41,3 +44,5 @@ def test_batch7_is_big_and_varied() -> None:
 
 def test_batch7_pass_rate() -> None:
     report_pass_rate("batch 7", ENTRIES)
+    passed = sum(not run_entry(e) for e in ENTRIES)
+    assert passed / len(ENTRIES) >= PASS_RATE, f"batch 7: {passed}/{len(ENTRIES)}"

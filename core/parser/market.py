@@ -76,7 +76,10 @@ _HOURS_PER_DAY = (
     _c(r"(?P<h>\d+(?:\.\d+)?)\s*(?:个)?\s*小时\s*(?:一天|每天|/天|每日)"),
     _c(r"(?P<h>\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h)\s*(?:a|per|each|/)\s*day"),
     _c(r"(?P<h>24)\s*(?:个)?\s*小时\s*(?:不关机|不停|开着|运行|跑)"),
-    _c(r"(?P<all>24\s*/\s*7|24x7|全天候|全天|around\s+the\s+clock|all\s+day)"),
+    _c(
+        r"(?P<all>24\s*/\s*7|24x7|全天候|全天|around\s+the\s+clock|all\s+day|连续\s*(?:跑|训练|运行|用|开)|不间断|不停机"
+        r"|non[\s-]*stop|continuously|without\s+a\s+break)"
+    ),
 )
 
 
