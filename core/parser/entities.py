@@ -13,7 +13,13 @@ from dataclasses import dataclass, field
 from core.parser.card_names import CARD_MARK, CardMention, find_cards, mask
 from core.parser.hub_ref import find_reference
 from core.parser.jobs import read_jobs
-from core.parser.market import read_billing, read_hours_per_day, read_platform, read_traffic
+from core.parser.market import (
+    read_billing,
+    read_hours_per_day,
+    read_platform,
+    read_rental_days,
+    read_traffic,
+)
 from core.parser.model_names import MODEL_MARK, find_family_only, find_model
 from core.parser.numbers import EN_NUMBERS, MAGNITUDE_RE, NUMBER_RE, context_tokens, magnitude
 from core.parser.result import Rejected
@@ -89,6 +95,9 @@ def _read_market(text: str, ex: Extraction) -> str:
     billing = read_billing(text)
     if billing:
         ex.fields["billing"] = billing
+    days = read_rental_days(text) if billing else None  # a rental's length ('训练3天' alone is a time)
+    if days is not None:
+        ex.fields["rental_days"] = days
     hours, text = read_hours_per_day(text)
     if hours is not None:
         ex.fields["hours_per_day"] = hours

@@ -94,6 +94,40 @@ def read_hours_per_day(text: str) -> tuple[float | None, str]:
     return None, text
 
 
+_ZH_COUNT = {"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_ZH_COUNT |= {"十": 10, "半": 0.5}
+_EN_COUNT = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "ten": 10}
+_EN_COUNT |= {"a couple of": 2}
+_DAYS_IN = {"天": 1, "日": 1, "周": 7, "星期": 7, "礼拜": 7, "月": 30, "day": 1, "week": 7, "month": 30}
+# '连续跑两周', '租3天', 'for two weeks': how long the card is rented (never '一天10小时', a day's use)
+_RENTAL_DAYS = (
+    _c(
+        r"(?:连续|持续|一共|总共|共|要|需要|打算|准备)?\s*(?:跑|租|用|训练|训|开)\s*(?:上)?\s*"
+        r"(?P<n>\d+(?:\.\d+)?|[一两二三四五六七八九十半])\s*(?:个)?\s*(?P<u>天|日|周|星期|礼拜|月)"
+        r"(?!\s*(?:就|只|大概|约|能)?\s*\d+(?:\.\d+)?\s*(?:个)?\s*(?:小时|h(?![a-z])))"
+    ),
+    _c(
+        r"(?:for|over|lasting|takes?)\s+(?:about\s+)?"
+        r"(?P<n>\d+(?:\.\d+)?|a couple of|a|one|two|three|four|five|six|ten)"
+        r"\s+(?P<u>day|week|month)s?(?![a-z])"
+    ),
+)
+
+
+def read_rental_days(text: str) -> float | None:
+    """How many days the card is rented for, when the message says it ('连续跑两周训练' = 14)."""
+    for pattern in _RENTAL_DAYS:
+        match = pattern.search(text)
+        if match is None:
+            continue
+        n = match.group("n")
+        count = float(n) if n[0].isdigit() else float(_ZH_COUNT.get(n) or _EN_COUNT.get(n) or 0)
+        days = count * _DAYS_IN[match.group("u")]
+        if 0 < days <= 3650:
+            return days
+    return None
+
+
 # -- traffic -----------------------------------------------------------------------------------------
 _MAG = r"(?P<mag>万|千|k|w|m|million|亿)?"
 _NUM = rf"(?P<num>\d+(?:\.\d+)?)\s*{_MAG}"
