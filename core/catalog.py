@@ -155,7 +155,6 @@ class Catalog:
         exactly the size said, so its bandwidth can stand in for speed and the offload split (the answer
         names it). None when no card is sold with that size or more."""
         sold = self.with_memory(memory_bytes)
-        name_suffix = ""
         if not sold:
             # no card of that size in the catalogue (an 8 GB or 6 GB card): the slowest consumer card with at
             # least that much lends its bandwidth (4060 Ti: 288 GB/s, between a 4060's 272 and a 2060's 336)
@@ -166,11 +165,9 @@ class Catalog:
             ]
             if not sold:
                 return None
-            name_suffix = f" (its bandwidth, with {memory_bytes / GIB:g} GB)"
         sold = sorted(sold, key=lambda c: (c.segment is not Segment.CONSUMER, c.modded, c.bandwidth_gb_s))
         return sold[0].model_copy(
             update={
-                "name": sold[0].name + name_suffix,
                 "memory_gib": memory_bytes / GIB,
                 "memory_mib_visible": None,
                 "aliases": [],

@@ -119,9 +119,19 @@ class FitAdvice:
     def speed_json(self) -> dict[str, Any] | None:
         """The answer's `speed`: the decode split with system RAM for an offloaded job, else the job's (on
         the stand-in card when only a size was given, which it names)."""
-        stand_in = (
-            {"typical_card": self.typical.id, "typical_card_name": self.typical.name} if self.typical else {}
-        )
+        stand_in: dict[str, Any] = {}
+        if self.typical is not None:
+            sold = load_catalog().by_id.get(self.typical.id)
+            stand_in = {
+                "typical_card": self.typical.id,
+                "typical_card_name": self.typical.name,
+                # no card is sold with the size said (8 GB): a bigger one's bandwidth, with that memory
+                "typical_card_memory_gib": (
+                    self.typical.memory_gib
+                    if sold is not None and sold.memory_gib != self.typical.memory_gib
+                    else None
+                ),
+            }
         if self.jobs is not None and self.jobs.inference_offload is not None:
             return offload_speed_json(self.jobs.inference_offload) | stand_in
         if self.job is not None:

@@ -94,10 +94,12 @@ def read_hours_per_day(text: str) -> tuple[float | None, str]:
     return None, text
 
 
-_ZH_COUNT = {"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
-_ZH_COUNT |= {"十": 10, "半": 0.5}
-_EN_COUNT = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "ten": 10}
-_EN_COUNT |= {"a couple of": 2}
+# counts as Chinese and English write them ('两周', 'two weeks', '半个月')
+_ZH_COUNT: dict[str, float] = dict(
+    zip("一两二三四五六七八九十半", (1, 2, 2, 3, 4, 5, 6, 7, 8, 9, 10, 0.5), strict=True)
+)
+_EN_COUNT: dict[str, float] = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+_EN_COUNT |= {"ten": 10, "a couple of": 2}
 _DAYS_IN = {"天": 1, "日": 1, "周": 7, "星期": 7, "礼拜": 7, "月": 30, "day": 1, "week": 7, "month": 30}
 # '连续跑两周', '租3天', 'for two weeks': how long the card is rented (never '一天10小时', a day's use)
 _RENTAL_DAYS = (
