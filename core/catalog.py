@@ -201,7 +201,7 @@ def _apple_devices(raw: dict[str, object]) -> list[Card]:
             devices.append(
                 Card(
                     id=f"{chip['id']}-{memory}gb",
-                    name=f"{chip['name']}, {memory} GB unified memory",
+                    name=f"{chip['name']} {memory}GB",  # as cards are named ("RTX 4090 24GB"): in no language
                     vendor="Apple",
                     architecture="Apple silicon",
                     year=chip["year"],
