@@ -56,6 +56,8 @@ class Card(BaseModel):
     # modded boards (issue 19): the stock card whose chip they keep, and the risks an answer states
     modded: bool = False
     base: str | None = None
+    # a card standing in for a size ("显存8g", Catalog.typical_of): the memory it is really sold with
+    sold_memory_gib: float | None = None
     caveats: list[Literal["no_warranty", "blower_noise", "driver", "availability", "turing"]] = []
 
     @property
@@ -169,6 +171,7 @@ class Catalog:
         return sold[0].model_copy(
             update={
                 "memory_gib": memory_bytes / GIB,
+                "sold_memory_gib": sold[0].memory_gib,
                 "memory_mib_visible": None,
                 "aliases": [],
             }
