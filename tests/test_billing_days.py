@@ -12,7 +12,8 @@ from core.parser import parse
 
 
 def _billing(text: str) -> dict[str, Any]:
-    facts: dict[str, Any] = answer(text).to_json()["answer"]["billing"]
+    data: Any = answer(text).to_json()
+    facts: dict[str, Any] = data["answer"]["billing"]
     return facts
 
 
