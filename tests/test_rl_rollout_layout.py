@@ -147,3 +147,37 @@ def test_the_answer_names_the_poor_choice_in_both_languages(question: str, words
     assert isinstance(options, list)
     assert all("poor_choice" in o and "per_card_floor_bytes" in o for o in options)
     assert not any("112" in line for line in reply.html.splitlines() if "4090" in line)
+
+
+def test_verl_rollout_tensor_parallelism_divides_the_cards() -> None:
+    """verl builds its rollout mesh as world size / TP: 7 cards of a 40-head model take TP 1, 8 take TP 8,
+    so the count for verl PPO of Qwen2.5-14B on H100s is a whole node, not 7."""
+    model = _arch("qwen2.5-14b")
+    half = 2 * model.total_params
+    for gpus, tp in ((7, 1), (8, 8), (6, 2)):
+        query = _grpo("verl", model="qwen2.5-14b", gpus=gpus)
+        rollout = next(m for m in rl.extra_models(query, model, gpus, 16.0) if m.role == "rollout")
+        assert rollout.weights_bytes == pytest.approx(half / tp, rel=0.01), (gpus, tp)
+    query = Query(task=Task.FINETUNE, model="qwen2.5-14b", runtime="verl", algorithm=Algorithm.PPO)
+    advice = advise_cards_needed(query, load_catalog().by_id["h100-sxm"], Currency.USD)
+    assert advice.main.needed is not None and advice.main.needed.count % 2 == 0
+
+
+@pytest.mark.parametrize(
+    ("question", "words"),
+    [
+        (
+            "TRL GRPO full fine-tune qwen2.5-7b, how many RTX 4090?",
+            ("cannot run this job at any count", "2 × "),
+        ),
+        ("用TRL做GRPO训练qwen2.5-7b 需要几张卡", ("加多少张都装不下",)),
+    ],
+)
+def test_a_card_whose_fixed_share_exceeds_it_is_said_to_never_fit(
+    question: str, words: tuple[str, ...]
+) -> None:
+    """TRL's colocated engine keeps a whole 16-bit copy per card (vllm_tensor_parallel_size 1) beside the
+    update step: ≈27 GiB on every card whatever the count, more than a 24 GB card."""
+    reply = answer(question)
+    for word in words:
+        assert word in reply.html, (word, reply.html)

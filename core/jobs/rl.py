@@ -152,11 +152,16 @@ def _tp_allowed(model: ModelArch, size: int) -> bool:
 
 
 def _rollout_tensor_parallel(model: ModelArch, gpus: int, default: int) -> int:
-    """The largest engine tensor parallelism from the runtime's default up to the cards of one node that
-    splits the heads evenly: what verl's tuning scripts set for larger models (examples/tuning: 7B on 2 cards
-    at rollout TP 2, 14B and 32B on 4 at TP 4), and each card then holds the least of the engine."""
-    sizes = [size for size in range(default, min(gpus, ENGINE_TP_MAX) + 1) if _tp_allowed(model, size)]
-    return max(sizes, default=default)
+    """The largest engine tensor parallelism up to the cards of one node that splits the heads evenly and
+    divides the cards (verl builds its rollout mesh as world size / TP): what verl's tuning scripts set for
+    larger models (examples/tuning: 7B on 2 cards at rollout TP 2, 14B and 32B on 4 at TP 4), so each card
+    holds the least of the engine; below the runtime's default only when no larger size divides the cards."""
+    sizes = [
+        size
+        for size in range(1, min(gpus, ENGINE_TP_MAX) + 1)
+        if gpus % size == 0 and _tp_allowed(model, size)
+    ]
+    return max(sizes, default=1)
 
 
 def _rollout(query: Query, model: ModelArch, gpus: int, half: int) -> RlModel:
