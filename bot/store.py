@@ -21,7 +21,7 @@ import re
 import secrets
 import sqlite3
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
@@ -235,14 +235,14 @@ class SessionStore:
         payload = query.model_dump_json()
         now = self._clock()
 
-        async def op(db: aiosqlite.Connection) -> None:
-            await db.execute(
+        def op(db: sqlite3.Connection) -> None:
+            db.execute(
                 """INSERT INTO sessions (chat_id, user_id, last_query, updated_at) VALUES (?, ?, ?, ?)
                    ON CONFLICT (chat_id, user_id)
                    DO UPDATE SET last_query = excluded.last_query, updated_at = excluded.updated_at""",
                 (chat_id, user_id, payload, now),
             )
-            await db.execute("DELETE FROM blocked_chats WHERE chat_id = ?", (chat_id,))
+            db.execute("DELETE FROM blocked_chats WHERE chat_id = ?", (chat_id,))
 
         await self._write(op)
 
@@ -264,8 +264,8 @@ class SessionStore:
         vision_json = vision.model_dump_json() if vision is not None else None
         now = self._clock()
 
-        async def op(db: aiosqlite.Connection) -> None:
-            await db.execute(
+        def op(db: sqlite3.Connection) -> None:
+            db.execute(
                 """INSERT INTO sessions (chat_id, user_id, last_query, last_vision, updated_at)
                    VALUES (?, ?, ?, ?, ?)
                    ON CONFLICT (chat_id, user_id)
@@ -273,7 +273,7 @@ class SessionStore:
                                  last_vision = excluded.last_vision, updated_at = excluded.updated_at""",
                 (chat_id, user_id, query_json, vision_json, now),
             )
-            await db.execute("DELETE FROM blocked_chats WHERE chat_id = ?", (chat_id,))
+            db.execute("DELETE FROM blocked_chats WHERE chat_id = ?", (chat_id,))
 
         await self._write(op)
 
@@ -287,8 +287,8 @@ class SessionStore:
     async def set_lang(self, chat_id: int, user_id: int, lang: str | None) -> None:
         now = self._clock()
 
-        async def op(db: aiosqlite.Connection) -> None:
-            await db.execute(
+        def op(db: sqlite3.Connection) -> None:
+            db.execute(
                 """INSERT INTO sessions (chat_id, user_id, lang, updated_at) VALUES (?, ?, ?, ?)
                    ON CONFLICT (chat_id, user_id)
                    DO UPDATE SET lang = excluded.lang, updated_at = excluded.updated_at""",
@@ -307,11 +307,11 @@ class SessionStore:
         payload = query.model_dump_json()
         now = self._clock()
 
-        async def op(db: aiosqlite.Connection) -> str:
+        def op(db: sqlite3.Connection) -> str:
             while True:
                 key = secrets.token_urlsafe(6)  # 8 characters of [A-Za-z0-9_-]
                 try:
-                    await db.execute(
+                    db.execute(
                         """INSERT INTO keyboard_queries
                                (key, chat_id, message_id, query, lang, created_at, chart)
                            VALUES (?, ?, ?, ?, ?, ?, ?)""",
@@ -362,15 +362,15 @@ class SessionStore:
             raise ValueError(f"unknown group settings: {sorted(unknown)}")
         now = self._clock()
 
-        async def op(db: aiosqlite.Connection) -> None:
-            await db.execute(
+        def op(db: sqlite3.Connection) -> None:
+            db.execute(
                 """INSERT INTO group_settings (chat_id, updated_at) VALUES (?, ?)
                    ON CONFLICT (chat_id) DO NOTHING""",
                 (chat_id, now),
             )
             for name, value in fields.items():
                 column = GROUP_SETTING_COLUMNS[name]  # a fixed column name, never user text
-                await db.execute(
+                db.execute(
                     f"UPDATE group_settings SET {column} = ?, updated_at = ? WHERE chat_id = ?",
                     (value, now, chat_id),
                 )
@@ -381,8 +381,8 @@ class SessionStore:
         """Remember that this chat blocked or removed the bot (cleared when it talks to the bot again)."""
         now = self._clock()
 
-        async def op(db: aiosqlite.Connection) -> None:
-            await db.execute(
+        def op(db: sqlite3.Connection) -> None:
+            db.execute(
                 """INSERT INTO blocked_chats (chat_id, blocked_at) VALUES (?, ?)
                    ON CONFLICT (chat_id) DO UPDATE SET blocked_at = excluded.blocked_at""",
                 (chat_id, now),
@@ -407,8 +407,8 @@ class SessionStore:
         """Remember an update as answered; committed before the update is confirmed to Telegram."""
         now = self._clock()
 
-        async def op(db: aiosqlite.Connection) -> None:
-            await db.execute(
+        def op(db: sqlite3.Connection) -> None:
+            db.execute(
                 """INSERT INTO handled_updates (bot_id, update_id, handled_at) VALUES (?, ?, ?)
                    ON CONFLICT (bot_id, update_id) DO NOTHING""",
                 (bot_id, update_id, now),
@@ -421,10 +421,10 @@ class SessionStore:
     async def forget_user(self, user_id: int) -> int:
         """Delete every row about this user (in every chat); returns how many rows went."""
 
-        async def op(db: aiosqlite.Connection) -> int:
+        def op(db: sqlite3.Connection) -> int:
             deleted = 0
             for table in USER_TABLES:
-                cursor = await db.execute(
+                cursor = db.execute(
                     f"DELETE FROM {table.name} WHERE {table.user_column} = ?",
                     (user_id,),
                 )
@@ -437,15 +437,15 @@ class SessionStore:
         """Delete rows of `USER_TABLES` untouched for longer than the retention period."""
         cutoff = self._cutoff()
 
-        async def op(db: aiosqlite.Connection) -> int:
+        def op(db: sqlite3.Connection) -> int:
             deleted = 0
             for table in USER_TABLES:
-                cursor = await db.execute(
+                cursor = db.execute(
                     f"DELETE FROM {table.name} WHERE {table.time_column} < ?",
                     (cutoff,),
                 )
                 deleted += max(cursor.rowcount, 0)
-            cursor = await db.execute(
+            cursor = db.execute(
                 "DELETE FROM handled_updates WHERE handled_at < ?",
                 (self._clock() - HANDLED_UPDATE_DAYS * SECONDS_PER_DAY,),
             )
@@ -476,9 +476,9 @@ class SessionStore:
         payload = state.model_dump_json()
         now = self._clock()
 
-        async def op(db: aiosqlite.Connection) -> bool:
+        def op(db: sqlite3.Connection) -> bool:
             if expected_step is None:
-                await db.execute(
+                db.execute(
                     """INSERT INTO checklists (chat_id, user_id, step, state, updated_at)
                        VALUES (?, ?, ?, ?, ?)
                        ON CONFLICT (chat_id, user_id) DO UPDATE
@@ -486,7 +486,7 @@ class SessionStore:
                     (chat_id, user_id, state.step, payload, now),
                 )
                 return True
-            cursor = await db.execute(
+            cursor = db.execute(
                 """UPDATE checklists SET step = ?, state = ?, updated_at = ?
                    WHERE chat_id = ? AND user_id = ? AND step = ?""",
                 (state.step, payload, now, chat_id, user_id, expected_step),
@@ -496,8 +496,8 @@ class SessionStore:
         return await self._write(op)
 
     async def clear_checklist(self, chat_id: int, user_id: int) -> None:
-        async def op(db: aiosqlite.Connection) -> None:
-            await db.execute("DELETE FROM checklists WHERE chat_id = ? AND user_id = ?", (chat_id, user_id))
+        def op(db: sqlite3.Connection) -> None:
+            db.execute("DELETE FROM checklists WHERE chat_id = ? AND user_id = ?", (chat_id, user_id))
 
         await self._write(op)
 
@@ -512,17 +512,16 @@ class SessionStore:
         return self._db
 
     async def _fetchone(self, sql: str, params: tuple[object, ...]) -> sqlite3.Row | None:
-        """The row of a lookup by key, in one trip to aiosqlite's thread: a cursor's execute, fetchone and
-        close are three, and those trips (not SQLite) were most of a read's cost; a bot reads five times
-        per update."""
+        """The row of a lookup by key, in one trip to aiosqlite's thread (a cursor's execute, fetchone and
+        close would be three: those trips, not SQLite, were most of a read's cost)."""
 
-        async def op(db: aiosqlite.Connection) -> sqlite3.Row | None:
-            rows = await db.execute_fetchall(sql, params)
-            return next(iter(rows), None)
+        def op(db: sqlite3.Connection) -> sqlite3.Row | None:
+            row: sqlite3.Row | None = db.execute(sql, params).fetchone()
+            return row
 
         return await self._run(op, transaction=False)
 
-    async def _write(self, op: Callable[[aiosqlite.Connection], Awaitable[T]]) -> T:
+    async def _write(self, op: Callable[[sqlite3.Connection], T]) -> T:
         result = await self._run(op, transaction=True)
         if self._clock() - self._last_purge >= SECONDS_PER_DAY:
             # A daily purge without a scheduler: the first write of each day drops what expired.
@@ -532,20 +531,19 @@ class SessionStore:
                 logger.info("session store: purged %d expired rows", purged)
         return result
 
-    async def _run(self, op: Callable[[aiosqlite.Connection], Awaitable[T]], *, transaction: bool) -> T:
+    async def _run(self, op: Callable[[sqlite3.Connection], T], *, transaction: bool) -> T:
+        """`op` on SQLite's connection in aiosqlite's thread, in one trip there: a write's BEGIN IMMEDIATE,
+        its statements and its COMMIT (with `synchronous=FULL`, durable when this returns) go together.
+        A trip per statement was most of what a write cost the event loop (~80 µs of CPU each, three or
+        four per write); the commit, and so what survives a crash, is the same."""
         async with self._lock:
             db = self._connection()
             try:
-                if not transaction:
-                    result = await op(db)
-                else:
-                    await db.execute("BEGIN IMMEDIATE")
-                    try:
-                        result = await op(db)
-                        await db.execute("COMMIT")
-                    except BaseException:
-                        await _rollback(db)
-                        raise
+                # aiosqlite's own way in (its execute, commit and close all go through it): a function run in
+                # the connection's thread, its result awaited; a closed connection raises ValueError.
+                result: T = await db._execute(  # type: ignore[no-untyped-call]
+                    _in_transaction if transaction else _alone, op, db
+                )
             except sqlite3.Error as exc:
                 self._report_failure(exc, writing=transaction)
                 raise StoreUnavailable(_describe(exc)) from exc
@@ -576,6 +574,25 @@ async def _rollback(db: aiosqlite.Connection) -> None:
     # No transaction may be left to roll back (it failed to begin or already ended).
     with contextlib.suppress(sqlite3.Error, ValueError):
         await db.execute("ROLLBACK")
+
+
+def _alone(op: Callable[[sqlite3.Connection], T], db: aiosqlite.Connection) -> T:
+    """In aiosqlite's thread: a read on its own (autocommit)."""
+    return op(db._conn)
+
+
+def _in_transaction(op: Callable[[sqlite3.Connection], T], db: aiosqlite.Connection) -> T:
+    """In aiosqlite's thread: `op` between BEGIN IMMEDIATE and COMMIT, rolled back if anything fails."""
+    conn = db._conn  # ValueError once the connection is closed, as aiosqlite's own calls raise
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        result = op(conn)
+        conn.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+        raise
+    return result
 
 
 async def _migrate(db: aiosqlite.Connection, path: str) -> None:

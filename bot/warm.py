@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 from functools import cache
+from typing import Any
 
 import core.warm
 from bot.render import compile_all
@@ -14,6 +15,19 @@ from bot.render import compile_all
 # (0.9 s of 5.3 s) and pauses of 30–170 ms on whichever answer triggered them. At 20,000: 0.16 s, pauses
 # under 65 ms, the same peak memory (most garbage is freed by reference counting, not by the collector).
 GC_YOUNG_THRESHOLD = 20_000
+# What survives a young collection while the caches fill is almost all cache entries (answers, estimates,
+# parses: ~500 objects kept per new question), and nearly nothing the collector frees (over 750 new
+# questions it found ~1,300 objects of cyclic garbage in 19 young collections and 56 in its one middle
+# one). Left in the generations, those survivors were scanned again and again: each young collection
+# took ~16 ms of CPU and the middle one over 200 ms, on whichever answer triggered it (7% of the answers'
+# CPU, and the worst of the latency tail). So each young or middle collection's survivors are frozen
+# too, this many times (each freezes at most about GC_YOUNG_THRESHOLD objects: ~3 million in all, about
+# what the full caches hold). Frozen objects are still freed by reference counting when a cache drops them;
+# only a reference cycle that was alive at a freeze and dies later is never collected, which this bound
+# keeps to a fixed, small amount. Past it the collector works as before (with full caches a process keeps
+# few new objects, so collections are rare). Counted here: gc.get_freeze_count() walks every frozen object.
+GC_FREEZES = 150
+_freezes = [0]
 
 
 @cache
@@ -34,3 +48,14 @@ def warm() -> None:
     # later one do not walk the tables and templates again.
     gc.freeze()
     gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
+    gc.callbacks.append(_freeze_survivors)
+
+
+def _freeze_survivors(phase: str, info: dict[str, Any]) -> None:
+    """After a young or middle collection, its survivors join the frozen objects (GC_FREEZES)."""
+    if phase != "stop" or info["generation"] == 2:
+        return
+    gc.freeze()
+    _freezes[0] += 1
+    if _freezes[0] >= GC_FREEZES:
+        gc.callbacks.remove(_freeze_survivors)
