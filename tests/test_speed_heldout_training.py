@@ -1,0 +1,61 @@
+"""Training speed against a second held-out set (data/measured/speed_heldout_training.csv, sources in
+speed_heldout_training_sources.toml): training figures from sources in neither the fitted table nor the first
+held-out one, recorded before gpufit's predictions for them were looked at and before the training model of
+issue 22 was changed.
+
+First look (the constants and training model of main at e4c6b28, before any training term was added): 11 of 15
+within ±25% (median x0.96), all 15 within 2x, worst x0.71 (fms-l2-70b-128: FSDP1 over 128 A100 with activation
+checkpointing, gpufit too slow). The misses: NeMo 24.07's Llama 2 13B and 70B SFT with a pipeline of 4 and no
+virtual stages (x0.74, x0.80: the bubble is charged in full), fms-fsdp's 70B (x0.71) and its whole 7B run's
+GPU-hours (x1.31, gpufit slower).
+
+The test holds the level reached (FLOOR_WITHIN_25), so that it can only rise; the issue's bar (80% within
+±25%, all within 2x) is TARGET_WITHIN_25.
+"""
+
+from __future__ import annotations
+
+import math
+
+from core.speed.fitting import load_raw, ratios, summary
+from core.speed.published import (
+    FITTED_TABLE,
+    HELD_OUT_TABLE,
+    PreparedFigure,
+    load_published,
+    load_sources,
+    prepared_figures,
+)
+
+TABLE = "speed_heldout_training"
+TARGET_WITHIN_25 = 0.8
+FLOOR_WITHIN_25 = 11 / 15  # the first look; it may only rise
+
+
+def _pairs() -> list[tuple[PreparedFigure, float]]:
+    return ratios(load_raw(), prepared_figures(TABLE))
+
+
+def test_the_training_held_out_table_is_sourced_new_and_never_fitted() -> None:
+    figures = load_published(TABLE)
+    sources = load_sources(TABLE)
+    assert len(figures) >= 15
+    for figure in figures:
+        assert figure.is_training, figure.id
+        assert figure.status == "held_out", figure.id
+        assert figure.source in sources, figure.id
+        assert figure.published > 0
+    for source in sources.values():
+        assert source.url.startswith("http") and source.date and source.setup
+    for other in (FITTED_TABLE, HELD_OUT_TABLE):
+        assert not set(load_sources(other)) & set(sources), f"a source of {TABLE} is also in {other}"
+        assert not {f.id for f in load_published(other)} & {f.id for f in figures}
+
+
+def test_training_held_out_figures_are_predicted_at_the_level_reached() -> None:
+    pairs = _pairs()
+    s = summary(pairs)
+    outside_2x = [(f.figure.id, round(r, 2)) for f, r in pairs if not 0.5 <= r <= 2.0]
+    assert s["within_25"] / s["n"] >= FLOOR_WITHIN_25 - 1e-9, (s, TARGET_WITHIN_25)
+    assert not outside_2x
+    assert abs(math.log(s["median"])) < math.log(1.2)
