@@ -49,12 +49,12 @@ async def chat_context(
     question and vision job — as the answer service's inputs."""
     chat = update.effective_chat
     chat_id, user_id = session.ids(update)
-    stored = await session.last_query(context, chat_id, user_id)
+    memory = await session.chat_memory(context, chat_id, user_id)
     return ChatContext(
-        lang=await session.lang_override(context, chat, user_id),
-        currency=chat_currency((await session.group_settings(context, chat_id)).currency),
-        previous=stored or previous,
-        previous_vision=await session.last_vision(context, chat_id, user_id),
+        lang=session.lang_from(memory, chat),
+        currency=chat_currency(memory.group.currency),
+        previous=memory.last_query or previous,
+        previous_vision=memory.last_vision,
     )
 
 

@@ -22,6 +22,7 @@ import secrets
 import sqlite3
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
@@ -141,6 +142,17 @@ class GroupSettings(BaseModel):
     currency: str | None = None
 
 
+@dataclass(frozen=True)
+class ChatMemory:
+    """What the store holds about one user in one chat before their message: the session row (their /lang
+    choice, the last question and vision job) and the chat's group settings, read in one trip."""
+
+    lang: str | None = None
+    last_query: Query | None = None
+    last_vision: VisionJob | None = None
+    group: GroupSettings = field(default_factory=GroupSettings)
+
+
 class SessionStore:
     """Sessions, checklists, group settings and keyboard queries in one SQLite file."""
 
@@ -245,6 +257,38 @@ class SessionStore:
             db.execute("DELETE FROM blocked_chats WHERE chat_id = ?", (chat_id,))
 
         await self._write(op)
+
+    async def get_chat_memory(self, chat_id: int, user_id: int) -> ChatMemory:
+        """The session row and the group settings at once: what get_lang, get_last_query, get_last_vision
+        and get_group_settings give, in one trip to SQLite's thread instead of four (a question reads them
+        all before it is answered)."""
+        params = (chat_id, user_id, self._cutoff())
+
+        def op(db: sqlite3.Connection) -> tuple[sqlite3.Row | None, sqlite3.Row | None]:
+            own = db.execute(
+                "SELECT lang, last_query, last_vision FROM sessions"
+                " WHERE chat_id = ? AND user_id = ? AND updated_at >= ?",
+                params,
+            ).fetchone()
+            group = db.execute(
+                "SELECT lang, currency FROM group_settings WHERE chat_id = ?", (chat_id,)
+            ).fetchone()
+            return own, group
+
+        own, group = await self._run(op, transaction=False)
+        where = f"chat={chat_id} user={user_id}"
+        return ChatMemory(
+            lang=_optional_str(own[0]) if own is not None else None,
+            last_query=_parse(Query, own[1], f"sessions.last_query {where}")
+            if own is not None and own[1] is not None
+            else None,
+            last_vision=_parse(VisionJob, own[2], f"sessions.last_vision {where}")
+            if own is not None and own[2] is not None
+            else None,
+            group=GroupSettings(lang=_optional_str(group[0]), currency=_optional_str(group[1]))
+            if group is not None
+            else GroupSettings(),
+        )
 
     async def get_last_vision(self, chat_id: int, user_id: int) -> VisionJob | None:
         row = await self._fetchone(
