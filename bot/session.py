@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from telegram import Chat, Update, User
 from telegram.ext import ContextTypes
 
-from bot.store import ChatMemory, GroupSettings, SessionStore, StoreUnavailable
+from bot.store import ChatMemory, GroupSettings, KeyboardRow, SessionStore, StoreUnavailable
 from core.query import Query
 from core.vision.job import VisionJob
 
@@ -93,6 +93,22 @@ def lang_from(memory: ChatMemory, chat: Chat | None) -> str | None:
     if chat.type != Chat.PRIVATE and memory.group.lang in ("en", "zh"):
         return memory.group.lang
     return None
+
+
+async def remember_with_keyboard(
+    context: ContextTypes.DEFAULT_TYPE,
+    chat_id: int,
+    user_id: int,
+    query: Query | None,
+    vision: VisionJob | None,
+    *,
+    keyboard: KeyboardRow | None,
+) -> str | None:
+    """remember_answer and save_keyboard in one commit; the keyboard's key (None: no keyboard, or the store
+    is down, and then the answer goes without buttons as save_keyboard's would)."""
+    return await _safely(
+        context, lambda s: s.remember_answer(chat_id, user_id, query, vision, keyboard), None
+    )
 
 
 async def lang_override(context: ContextTypes.DEFAULT_TYPE, chat: Chat | None, user_id: int) -> str | None:

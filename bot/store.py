@@ -153,6 +153,16 @@ class ChatMemory:
     group: GroupSettings = field(default_factory=GroupSettings)
 
 
+@dataclass(frozen=True)
+class KeyboardRow:
+    """The query behind one message's buttons, and the chart spec (JSON) its "📊 Chart" button draws."""
+
+    message_id: int | None
+    query: Query
+    lang: str
+    chart: str | None = None
+
+
 class SessionStore:
     """Sessions, checklists, group settings and keyboard queries in one SQLite file."""
 
@@ -304,22 +314,41 @@ class SessionStore:
     ) -> None:
         """The context of this user's next message here, in one write: a language-model question's query
         (its vision job cleared), or a vision job (the last language-model query kept for later)."""
+        await self.remember_answer(chat_id, user_id, query, vision, None)
+
+    async def remember_answer(
+        self,
+        chat_id: int,
+        user_id: int,
+        query: Query | None,
+        vision: VisionJob | None,
+        keyboard: KeyboardRow | None,
+    ) -> str | None:
+        """What an answer leaves behind before it is sent, in one commit: the context of the user's next
+        message (set_last_question, when the answer has a query or a vision job) and the query behind its
+        buttons (save_keyboard_query, when it has buttons; its key is returned). Two commits before; with
+        `synchronous=FULL` each is a flush to disk, and both are made before the reply goes out either way."""
         query_json = query.model_dump_json() if query is not None else None
         vision_json = vision.model_dump_json() if vision is not None else None
+        remembered = query is not None or vision is not None
         now = self._clock()
 
-        def op(db: sqlite3.Connection) -> None:
-            db.execute(
-                """INSERT INTO sessions (chat_id, user_id, last_query, last_vision, updated_at)
-                   VALUES (?, ?, ?, ?, ?)
-                   ON CONFLICT (chat_id, user_id)
-                   DO UPDATE SET last_query = COALESCE(excluded.last_query, sessions.last_query),
-                                 last_vision = excluded.last_vision, updated_at = excluded.updated_at""",
-                (chat_id, user_id, query_json, vision_json, now),
-            )
-            db.execute("DELETE FROM blocked_chats WHERE chat_id = ?", (chat_id,))
+        def op(db: sqlite3.Connection) -> str | None:
+            if remembered:
+                db.execute(
+                    """INSERT INTO sessions (chat_id, user_id, last_query, last_vision, updated_at)
+                       VALUES (?, ?, ?, ?, ?)
+                       ON CONFLICT (chat_id, user_id)
+                       DO UPDATE SET last_query = COALESCE(excluded.last_query, sessions.last_query),
+                                     last_vision = excluded.last_vision, updated_at = excluded.updated_at""",
+                    (chat_id, user_id, query_json, vision_json, now),
+                )
+                db.execute("DELETE FROM blocked_chats WHERE chat_id = ?", (chat_id,))
+            return _insert_keyboard(db, chat_id, keyboard, now) if keyboard is not None else None
 
-        await self._write(op)
+        if not remembered and keyboard is None:
+            return None
+        return await self._write(op)
 
     async def get_lang(self, chat_id: int, user_id: int) -> str | None:
         row = await self._fetchone(
@@ -348,22 +377,11 @@ class SessionStore:
     ) -> str:
         """Keep the query behind a message's buttons (and the chart spec its "📊 Chart" button draws, as
         JSON); the short key goes into callback data."""
-        payload = query.model_dump_json()
+        keyboard = KeyboardRow(message_id=message_id, query=query, lang=lang, chart=chart)
         now = self._clock()
 
         def op(db: sqlite3.Connection) -> str:
-            while True:
-                key = secrets.token_urlsafe(6)  # 8 characters of [A-Za-z0-9_-]
-                try:
-                    db.execute(
-                        """INSERT INTO keyboard_queries
-                               (key, chat_id, message_id, query, lang, created_at, chart)
-                           VALUES (?, ?, ?, ?, ?, ?, ?)""",
-                        (key, chat_id, message_id, payload, lang, now, chart),
-                    )
-                except sqlite3.IntegrityError:
-                    continue
-                return key
+            return _insert_keyboard(db, chat_id, keyboard, now)
 
         return await self._write(op)
 
@@ -618,6 +636,23 @@ async def _rollback(db: aiosqlite.Connection) -> None:
     # No transaction may be left to roll back (it failed to begin or already ended).
     with contextlib.suppress(sqlite3.Error, ValueError):
         await db.execute("ROLLBACK")
+
+
+def _insert_keyboard(db: sqlite3.Connection, chat_id: int, keyboard: KeyboardRow, now: float) -> str:
+    """Insert a keyboard row under a fresh random key (drawn again on the rare collision); its key."""
+    payload = keyboard.query.model_dump_json()
+    while True:
+        key = secrets.token_urlsafe(6)  # 8 characters of [A-Za-z0-9_-]
+        try:
+            db.execute(
+                """INSERT INTO keyboard_queries
+                       (key, chat_id, message_id, query, lang, created_at, chart)
+                   VALUES (?, ?, ?, ?, ?, ?, ?)""",
+                (key, chat_id, keyboard.message_id, payload, keyboard.lang, now, keyboard.chart),
+            )
+        except sqlite3.IntegrityError:
+            continue
+        return key
 
 
 def _alone(op: Callable[[sqlite3.Connection], T], db: aiosqlite.Connection) -> T:
