@@ -13,6 +13,7 @@ recomputable, whether it depends on the currency) is one table too, `bot/answer/
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -71,11 +72,12 @@ class AskedBy:
     """How a message asks for one kind of answer by its words.
 
     A message asks for the kind when every pattern of `words` is found (in the normalized message, or in its
-    `residue`: what is left once cards, models and amounts are read), it names between `cards[0]` and
-    `cards[1]` cards, and it names no one model (its job would be a fit question), a class of sizes ('7B
-    models') aside where `sizes_in_general`. A kind a `Query` carries is also followed up: after an answer
-    of the kind, a message that names no model and states anything (a field, cards added) changes that
-    question; asked anew, it keeps the previous setup unless it names cards or a memory size.
+    `residue`: what is left once cards, models and amounts are read), it states every Query field of
+    `states`, it names between `cards[0]` and `cards[1]` cards, and it names no one model (its job would be
+    a fit question), a class of sizes ('7B models') aside where `sizes_in_general`. A kind a `Query`
+    carries is also followed up: after an answer of the kind, a message that names no model and states
+    anything (a field, cards added) changes that question; asked anew, it keeps the previous setup unless it
+    names cards or a memory size.
     """
 
     kind: AnswerKind
@@ -84,10 +86,11 @@ class AskedBy:
     in_residue: bool = False
     cards: tuple[int, int] = (0, 1_000)
     sizes_in_general: bool = False
+    states: tuple[str, ...] = ()
 
-    def asked(self, norm: str, residue: str) -> bool:
+    def asked(self, norm: str, residue: str, stated: Collection[str]) -> bool:
         text = residue if self.in_residue else norm
-        return all(pattern.search(text) for pattern in self.words)
+        return all(field in stated for field in self.states) and all(p.search(text) for p in self.words)
 
 
 def _words(*patterns: str) -> tuple[re.Pattern[str], ...]:
