@@ -36,6 +36,7 @@ class AnswerKind(StrEnum):
     OUT_OF_SCOPE = "out_of_scope"
     BUDGET = "budget"  # what a budget buys ("预算每月5000元 能跑什么")
     BILLING = "billing"  # which billing kind to rent a card on ("包月还是按小时")
+    CARDS_WITH_MEMORY = "cards_with_memory"  # which cards are sold with a memory size ("哪些卡有48G显存")
 
 
 # The kinds a `Query` can carry: their answer is a function of the query (and the price book) alone.
@@ -48,6 +49,7 @@ QUERY_KINDS = frozenset(
         AnswerKind.CARD_ADVICE,
         AnswerKind.BUDGET,
         AnswerKind.BILLING,
+        AnswerKind.CARDS_WITH_MEMORY,
     }
 )
 
@@ -139,5 +141,18 @@ ASKED_BY_WORDS: tuple[AskedBy, ...] = (
         in_residue=True,
         cards=(1, 1),
         sizes_in_general=True,
+    ),
+    # Which cards are sold with a memory size: a listing asked for, the size stated, no card or model named
+    AskedBy(
+        AnswerKind.CARDS_WITH_MEMORY,
+        _words(
+            r"(?:which|what|list|show(?:\s+me)?|are\s+there|any)\b.{0,30}?\b(?:cards?|gpus?)\b|"
+            r"(?:cards?|gpus?)\s+(?:are\s+there\s+)?(?:with|have|has|come\s+with)\b|"
+            r"哪些|哪几(?:张|款|种|个)|有什么(?:卡|显卡|gpu)|有啥(?:卡|显卡)|都有什么|列出|列一下"
+        ),
+        before=ParserStep.UNKNOWN_MODEL,
+        in_residue=True,
+        cards=(0, 0),
+        states=("card_memory_bytes",),
     ),
 )

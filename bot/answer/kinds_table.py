@@ -26,7 +26,7 @@ from bot.answer.kinds import card_advice_answer, largest_model_answer, out_of_sc
 from bot.answer.market import billing_answer, budget_answer
 from bot.answer.model import NOTHING_READ_IN, Answer, Lang, TypedNames
 from core import advisor, billing
-from core.advisor import budget, card_advice, cards_needed, largest_model, scenarios
+from core.advisor import budget, card_advice, cards_needed, cards_with_memory, largest_model, scenarios
 from core.answer_kind import QUERY_KINDS, AnswerKind
 from core.assessment import assess
 from core.jobs.defaults import method_decided
@@ -222,6 +222,12 @@ KINDS: dict[AnswerKind, KindSpec] = {
             ("billing",),
             rebuild=_billing,
             needs=lambda query: query.card is not None,
+            currency=True,
+        ),
+        KindSpec.advised(
+            AnswerKind.CARDS_WITH_MEMORY,
+            cards_with_memory.cards_with_memory,
+            needs=lambda query: query.card_memory_bytes is not None,
             currency=True,
         ),
         KindSpec(AnswerKind.CARD_INFO, advisor.card_price, ("card",), from_message=_card, currency=True),
