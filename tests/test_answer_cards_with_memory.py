@@ -10,7 +10,7 @@ from test_answer_kinds import LANGS, assert_well_formed
 from bot.answer import answer
 from bot.answer.model import Lang
 from bot.render import fmt_card_name
-from core.advisor.cards_with_memory import cards_with_memory
+from core.advisor.cards_with_memory import CardsWithMemory, cards_with_memory
 from core.answer_kind import AnswerKind
 from core.catalog import load_catalog
 from core.parser import parse
@@ -73,12 +73,13 @@ def test_answer_in_each_language(lang: Lang) -> None:
     reply = answer("哪些卡有48G显存" if lang == "zh" else "which cards have 48GB?", lang=lang)
     assert reply.kind is AnswerKind.CARDS_WITH_MEMORY and reply.lang == lang
     assert_well_formed(reply)
-    first = reply.facts["cards_with_memory"]["cards"][0]
-    assert fmt_card_name(first["name"]) in reply.html
+    listed = CardsWithMemory.model_validate(reply.facts["cards_with_memory"])
+    assert fmt_card_name(listed.cards[0].name) in reply.html
     heading = "标称 48 GB 显存的卡" if lang == "zh" else "cards sold with 48 GB"
     assert heading in reply.html
     assert ("¥" in reply.html) == (lang == "zh")  # the language's currency when none was said
-    assert reply.to_json()["query"]["currency"] is None  # ...not written into the question
+    understood = reply.to_json()["query"]
+    assert understood is not None and understood["currency"] is None  # ...not written into the question
     nothing = answer("哪些卡有2000G显存" if lang == "zh" else "which cards have 2000GB?", lang=lang)
     assert ("没有" if lang == "zh" else "No card") in nothing.html
     next_up = answer("有哪些36G显存的卡" if lang == "zh" else "which cards have 36GB?", lang=lang)
@@ -89,5 +90,5 @@ def test_follow_up_changes_the_size_and_a_stored_query_rebuilds_it() -> None:
     first = answer("哪些卡有48G显存")
     again = answer("那80G的呢", previous=first.query)
     assert again.kind is AnswerKind.CARDS_WITH_MEMORY
-    assert again.facts["cards_with_memory"]["sold_gib"] == 80
+    assert CardsWithMemory.model_validate(again.facts["cards_with_memory"]).sold_gib == 80
     assert parse("那80G的呢", previous=first.query).follow_up
