@@ -21,11 +21,11 @@ HELD_OUT_BOUND = 1.35
 # to its prior and the source cannot be predicted from the others. They are still held to ±25% when fitted.
 ONLY_SOURCE: dict[str, str] = {
     "qwen3-speed": (
-        "the only H20 figures and the only fitted SGLang ones: one card and one runtime cannot be told apart, "
-        "so the H20's ~35-45% of its 4.0 TB/s under SGLang 0.4.6 sits in SGLang's bandwidth_factor; dstack's "
-        "SGLang DeepSeek runs (H200, MI300X) are excluded because one set of SGLang terms does not fit both, and "
-        "the held-out SGLang 0.5.8 runs on 8x B200 (speed_heldout2) disagree with it in both directions "
-        "(Qwen3-235B 0.6x, GLM-4.6 1.2x), so no other source predicts it"
+        "the only H20 figures and the only fitted SGLang ones: one card and one runtime cannot be told "
+        "apart, so the H20's ~35-45% of its 4.0 TB/s under SGLang 0.4.6 sits in SGLang's bandwidth_factor; "
+        "dstack's SGLang DeepSeek runs (H200, MI300X) are excluded because one set of SGLang terms does not "
+        "fit both, and the held-out SGLang 0.5.8 runs on 8x B200 (speed_heldout2) disagree with it in both "
+        "directions (Qwen3-235B 0.6x, GLM-4.6 1.2x), so no other source predicts it"
     ),
     "dzhsurf-deepseek": (
         "the only int4 (AWQ, Marlin kernels) MoE served: dstack's FP8 DeepSeek-R1 runs on vLLM predict its "
@@ -36,10 +36,10 @@ ONLY_SOURCE: dict[str, str] = {
         "the diffusion pipeline's utilisation are measured nowhere else"
     ),
     "qwen2.5-speed": (
-        "the only dense int4 served (GPTQ-Int4 through Marlin): left out, the int4 kernels' factor is set by "
-        "DeepSeek-V3 AWQ's MoE rows alone, whose grouped Marlin MoE kernels are slower, and its two int4 rows "
-        "come out 1.5-2x too slow; its other rows (vLLM on A100 80GB to 129k tokens, transformers at 30k with "
-        "kv_read_factor's derived prior of 3 passes) are predicted by the other sources within ±35%"
+        "the only dense int4 served (GPTQ-Int4 through Marlin): left out, the int4 kernels' factor is set "
+        "by DeepSeek-V3 AWQ's MoE rows alone, whose grouped Marlin MoE kernels are slower, and its two int4 "
+        "rows come out 1.5-2x too slow; its other rows (vLLM on A100 80GB to 129k tokens, transformers at "
+        "30k with kv_read_factor's derived prior of 3 passes) are predicted by the others within ±35%"
     ),
 }
 # Single figures the others cannot predict, and why.
