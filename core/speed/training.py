@@ -10,6 +10,7 @@ tensor cores. `TrainingJob` holds the job's shape; `tokens_per_s_per_gpu` is the
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -26,6 +27,7 @@ class TrainingSpeed(BaseModel):
     """Training throughput over all cards, and the wall-clock hours for `tokens` when given."""
 
     model_config = ConfigDict(frozen=True)
+    kind: ClassVar[Literal["training"]] = "training"  # the answers' `speed.kind`
 
     tokens_per_s: float
     training_hours: float | None

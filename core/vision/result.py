@@ -110,6 +110,16 @@ class VisionOffload(BaseModel):
     runs: bool
 
 
+class VisionQuery(VisionJob):
+    """What was understood of a vision job (the answers' `query`, as a `Query` is for a language model):
+    the filled job, the model as answers name it, its family and size, and the resolution."""
+
+    model_name: str
+    family: str
+    params_b: float
+    resolution: str | None  # "1024x1024"
+
+
 class VisionEstimate(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -147,17 +157,23 @@ class VisionEstimate(BaseModel):
             return "offload"
         return self.verdicts[0].fits.value if self.verdicts else None
 
-    def query_json(self) -> dict[str, object]:
-        """What was understood (the answers' `query`, as for a language model): the filled job, the model,
-        its size, the resolution and the task."""
+    def understood(self) -> VisionQuery:
+        """What was understood: the filled job, the model, its size, the resolution and the task."""
         job = self.job
         resolution = f"{job.width}x{job.height}" if job.width and job.height else None
-        return job.model_dump(mode="json") | {
-            "model_name": self.model_name,
-            "family": self.family,
-            "params_b": round(self.params / 1e9, 3),
-            "resolution": resolution,
-        }
+        added = {"model_name", "family", "params_b", "resolution"}
+        return VisionQuery.model_construct(  # the job is validated already; the rest is the estimate's
+            job.model_fields_set | added,
+            **dict(job),
+            model_name=self.model_name,
+            family=self.family,
+            params_b=round(self.params / 1e9, 3),
+            resolution=resolution,
+        )
+
+    def query_json(self) -> dict[str, object]:
+        """The answers' `query` for this job (VisionQuery's fields)."""
+        return self.understood().model_dump(mode="json")
 
     def speed_json(self) -> dict[str, object] | None:
         """`speed` as every job carries it: its kind, then its figures."""
