@@ -6,7 +6,12 @@ issue's bar is at least 80% within ±25% and all within 2x. The first look (the 
 gave 25 of 50 within ±25% (median x1.23), 49 of 50 within 2x (worst x2.80): the bar is NOT met yet. What
 misses, and why as far as the sources tell (each an older or a different stack than the ones fitted):
 - torchtitan on Grand Teton H100s (x1.3-1.6): HBM2e H100s at a 500 W limit (the source: peak "between SXM and
-  NVL"), and torchtitan's FSDP2 reaching 33-39% MFU where Megatron-Core, which the fit saw, reaches ~50%;
+  NVL"), and torchtitan's FSDP2 reaching 33-39% MFU where Megatron-Core, which the fit saw, reaches ~50%.
+  Issue 22's training terms (the framework's utilisation, the stated power cap, FSDP's gathers over NVLink or
+  the network, tensor parallelism's all-reduces; none fitted to this table) bring the 11 torchtitan rows from
+  2 to 5 within ±25% (x0.69-1.48, median x1.17) and the table to 29 of 50: the 8B on 8 H100 without
+  torch.compile (x1.43) and the 405B 1F1B pipeline (x1.48) still run slower than the fitted PyTorch-native
+  framework (torchtune) predicts, the A100 70B (x0.69) faster;
 - Hugging Face generate with transformers 4.38 / PyTorch 2.1 (Qwen1.5, Qwen2; x1.2-1.4): slower per layer than
   the 4.46 and 4.51 the fit saw;
 - TensorRT-LLM 0.5 / 0.7a on H200 with long outputs (x1.5-2.8): its generation kernels for grouped-query
@@ -33,7 +38,7 @@ from core.speed.published import (
 )
 
 TARGET_WITHIN_25 = 0.8  # the issue's bar, not met yet (see the docstring)
-FLOOR_WITHIN_25 = 0.5  # the level reached: it may only rise
+FLOOR_WITHIN_25 = 29 / 50  # the level reached: it may only rise
 MAX_OUTSIDE_2X = 1  # h200-70b-b512-tp2-128-2048 (TensorRT-LLM 0.5's pre-XQA GQA decode)
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -67,6 +72,6 @@ def test_held_out_figures_are_predicted_at_the_level_reached() -> None:
     s = summary(pairs)
     within = s["within_25"] / s["n"]
     outside_2x = [(f.figure.id, round(r, 2)) for f, r in pairs if not 0.5 <= r <= 2.0]
-    assert within >= FLOOR_WITHIN_25, (within, TARGET_WITHIN_25)
+    assert within >= FLOOR_WITHIN_25 - 1e-9, (within, TARGET_WITHIN_25)
     assert len(outside_2x) <= MAX_OUTSIDE_2X, outside_2x
     assert abs(math.log(s["median"])) < math.log(1.3)

@@ -16,6 +16,9 @@ from core.speed.published import PreparedFigure, load_published, load_sources, p
 
 FIT_BOUND = 1.25
 HELD_OUT_BOUND = 1.35
+# Share of all fitted figures (the listed exceptions included) that their source left out predicts within
+# ±35%: 120 of 141 after issue 22's training terms (96 of 117 before); it may only rise.
+LEFT_OUT_WITHIN_35 = 0.85
 
 # Sources whose figures are the only measurement of something the model needs; left out, that term falls back
 # to its prior and the source cannot be predicted from the others. They are still held to ±25% when fitted.
@@ -46,6 +49,10 @@ ONLY_FIGURE: dict[str, str] = {
         "which no other figure constrains as tightly"
     ),
     "trt-ttft-l40s-7b-2048": "TensorRT-LLM's only L40S prefill: the L40S's FP8 prefill comes from it",
+    "tt-70b-full-8xa100": (
+        "the only optimizer offloaded to host memory (torchtune's 70B full fine-tune on 8 A100): left out, "
+        "its factor falls back to the prior 0.7 against the fitted ~0.54, and the figure comes out ~1.37x"
+    ),
     "trt-l40s-7b-b64-128-2048": (
         "TensorRT-LLM's L40S batch-64 decode: left out, the AD10x family's bandwidth comes from llama.cpp's "
         "batch-1 runs alone"
@@ -100,6 +107,8 @@ def test_each_source_is_predicted_by_the_others() -> None:
     ]
     assert not outside
     assert len(checked) >= 0.55 * len(held)
+    within = sum(1 for _, r in held if 1 / HELD_OUT_BOUND <= r <= HELD_OUT_BOUND)
+    assert within >= LEFT_OUT_WITHIN_35 * len(held), (within, len(held))
 
 
 @pytest.mark.parametrize("figure_id", sorted(ONLY_FIGURE))
