@@ -22,6 +22,7 @@ from core.estimator import estimate, terms
 from core.paths import DATA_DIR
 from core.query import KvCacheDtype, Method, Precision, Query, Runtime, Task
 from core.registry import ModelArch, load_registry
+from core.speed import terms as speed_terms
 from core.speed.constants import SpeedConstants, load_speed_constants
 from core.speed.inference import (
     Generation,
@@ -264,32 +265,29 @@ def _prepare_diffusion(figure: PublishedFigure, card: Card, c: SpeedConstants) -
 
 def _data_parallel_bytes(
     figure: PublishedFigure, framework: str, params: int, trainable: int, node: int
-) -> tuple[int, float]:
-    """The cards a figure's data-parallel collectives span and the bytes each card sends per micro-batch.
+) -> tuple[float, float]:
+    """The bytes each card of a figure sends per micro-batch in data parallelism's collectives (inside its
+    node, across nodes; core/speed/terms.py data_parallel_traffic).
 
-    Sharded data parallelism (ZeRO-3 / FSDP: the row's note says so, or a PyTorch-native framework's
-    multi-card recipe, all of which shard with FSDP) gathers the 16-bit weights for the forward and for the
-    backward and reduce-scatters the gradients every micro-batch; HSDP shards inside a node only. Otherwise
-    (DDP, Megatron's distributed optimizer) the gradients are reduced once per step of `micro_batches`
-    micro-batches. A row that gives no batch (the pretraining GPU-hours) states no parallelism: nothing is
-    counted."""
+    Sharded when the row's note says FSDP, HSDP or ZeRO-3, or a PyTorch-native framework runs several cards
+    (torchtune's, torchtitan's and fms-fsdp's recipes all shard with FSDP): over all the ranks unless HSDP.
+    Otherwise (DDP, Megatron's distributed optimizer) the gradients are reduced once per step. A row that
+    gives no batch (the pretraining GPU-hours) states no parallelism: nothing is counted."""
     ranks = max(figure.tp * figure.pp, 1)
     data_parallel = max(figure.gpus // ranks, 1)
     note = figure.note.lower()
-    weight_bytes = (0.5 if figure.method is Method.QLORA else 2.0) * params / ranks
-    grad_bytes = 2.0 * trainable / ranks
-    hybrid = "hsdp" in note
-    cards = min(data_parallel, node) if hybrid else figure.gpus
-    group = cards if hybrid else data_parallel
-    if group <= 1:
-        return cards, 0.0
-    share = (group - 1) / group
-    if re.search(r"fsdp|hsdp|zero-3", note) or (framework == "pytorch" and figure.gpus > 1):
-        return cards, share * (2 * weight_bytes + grad_bytes)
-    if figure.gbs <= 1:
-        return cards, 0.0
-    micro_batches = figure.gbs / max(figure.mbs * data_parallel, 1)
-    return cards, share * 2 * grad_bytes / max(micro_batches, 1.0)
+    sharded = bool(re.search(r"fsdp|hsdp|zero-3", note)) or (framework == "pytorch" and figure.gpus > 1)
+    if not sharded and figure.gbs <= 1:
+        return 0.0, 0.0
+    return speed_terms.data_parallel_traffic(
+        data_parallel,
+        max(1, node // min(max(figure.tp, 1), node)),
+        sharded=sharded,
+        flat="hsdp" not in note,
+        weight_bytes=(0.5 if figure.method is Method.QLORA else 2.0) * params / ranks,
+        grad_bytes=2.0 * trainable / ranks,
+        micro_batches=figure.gbs / max(figure.mbs * data_parallel, 1),
+    )
 
 
 def prepare(figure: PublishedFigure) -> PreparedFigure:
@@ -311,7 +309,7 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
         ranks = max(figure.tp * figure.pp, 1)
         data_parallel = max(figure.gpus // ranks, 1)
         micro_batches = figure.gbs / max(figure.mbs * data_parallel, 1)
-        shard_cards, dp_bytes = _data_parallel_bytes(
+        node_bytes, network_bytes = _data_parallel_bytes(
             figure, framework, result.params, result.trainable_params, c.link.gpus_per_node
         )
         job = TrainingJob(
@@ -336,8 +334,8 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
             cpu_offload="offload" in figure.note.lower(),
             power_limit_w=source.power_limit_w,
             dequantised_params=result.params / ranks if method is Method.QLORA else 0.0,
-            communication_bytes=dp_bytes,
-            communication_cards=shard_cards,
+            communication_bytes=node_bytes,
+            network_bytes=network_bytes,
             tokens_per_card_step=figure.mbs * figure.seq,
         )
         return PreparedFigure(figure=figure, training=job)

@@ -201,11 +201,50 @@ def tensor_parallel_train_s_per_token(
     return ranks * passes * layers * ring_bytes / data_parallel_link_bytes_s(card, link, ranks)
 
 
+def data_parallel_traffic(
+    ranks: int,
+    node: int,
+    *,
+    sharded: bool,
+    flat: bool,
+    weight_bytes: float,
+    grad_bytes: float,
+    micro_batches: float,
+) -> tuple[float, float]:
+    """Bytes one card sends per micro-batch in data parallelism's collectives: (over its own link inside the
+    node, over its share of the network). Sharded (ZeRO-3 / FSDP) gathers the weights for the forward and
+    the backward and reduce-scatters the gradients every micro-batch (Rajbhandari et al. 2020; Zhao et al.
+    2023); `flat` shards over all the ranks, so past one node the gathers cross the network; otherwise the
+    shards stay inside a node (PyTorch HSDP, DeepSpeed ZeRO++'s hpZ, Wang et al. 2023) and only the sharded
+    gradients are all-reduced across nodes, once per optimizer step of `micro_batches`. Unsharded (DDP,
+    ZeRO-1/2, Megatron's distributed optimizer) all-reduces the gradients once per step, hierarchically
+    (NCCL: inside the node over NVLink or PCIe, across nodes each card's 1/g share over its NIC). Each ring
+    moves (n−1)/n of the data."""
+    if ranks <= 1:
+        return 0.0, 0.0
+    inside = max(1, min(ranks, node))
+    nodes = -(-ranks // inside)
+    steps = max(micro_batches, 1.0)
+    if sharded and flat:
+        total = (ranks - 1) / ranks * (2 * weight_bytes + grad_bytes)
+        return (total, 0.0) if nodes == 1 else (0.0, total)
+    across = 2 * grad_bytes / inside * (nodes - 1) / nodes / steps
+    if sharded:
+        return (inside - 1) / inside * (2 * weight_bytes + grad_bytes), across
+    return (inside - 1) / inside * 2 * grad_bytes / steps, across
+
+
+def network_bytes_s(card: Card, link: LinkConstants) -> float:
+    """One card's share of the network between nodes (one 400 Gb/s NIC per GPU on a DGX H100), never more
+    than its own link."""
+    return min(link.internode_gb_s * 1e9 * link.collective_efficiency, link_one_way_bytes_s(card, link))
+
+
 def data_parallel_link_bytes_s(card: Card, link: LinkConstants, cards: int) -> float:
     """One card's bytes/s in a collective over `cards` cards: its own link (NVLink, PCIe) inside a node, its
     share of the network (one 400 Gb/s NIC per GPU on a DGX H100) once the group spans nodes."""
     if cards > link.gpus_per_node:
-        return min(link.internode_gb_s * 1e9 * link.collective_efficiency, link_one_way_bytes_s(card, link))
+        return network_bytes_s(card, link)
     return link_one_way_bytes_s(card, link)
 
 

@@ -105,8 +105,8 @@ class TrainingJob:
     cpu_offload: bool = False
     power_limit_w: int | None = None  # a stated board-power cap (published setups only)
     dequantised_params: float = 0.0  # QLoRA: 4-bit base weights each card dequantises per micro-batch
-    communication_bytes: float = 0.0  # data-parallel bytes each card sends per micro-batch
-    communication_cards: int = 0  # cards the data-parallel collectives span (0: all of them; HSDP: a node)
+    communication_bytes: float = 0.0  # data-parallel bytes each card sends per micro-batch over its own link
+    network_bytes: float = 0.0  # ... and over its share of the network between nodes
     tokens_per_card_step: float = 1.0  # tokens in one card's micro-batch
 
 
@@ -152,11 +152,13 @@ def exposed_s_per_token(c: SpeedConstants, job: TrainingJob) -> float:
 
 
 def data_parallel_s_per_token(c: SpeedConstants, job: TrainingJob) -> float:
-    """The data-parallel collectives' time per token, over the slowest link the job's cards cross."""
-    if not job.communication_bytes:
+    """The data-parallel collectives' time per token: inside the node over the card's link (NVLink, PCIe),
+    across nodes over its share of the network."""
+    if not job.communication_bytes and not job.network_bytes:
         return 0.0
-    link = speed_terms.data_parallel_link_bytes_s(job.card, c.link, job.communication_cards or job.gpus)
-    return job.communication_bytes / link / max(job.tokens_per_card_step, 1.0)
+    seconds = job.communication_bytes / speed_terms.link_one_way_bytes_s(job.card, c.link)
+    seconds += job.network_bytes / speed_terms.network_bytes_s(job.card, c.link)
+    return seconds / max(job.tokens_per_card_step, 1.0)
 
 
 def tokens_per_s_per_gpu(c: SpeedConstants, job: TrainingJob) -> float:
@@ -170,22 +172,26 @@ def tokens_per_s_per_gpu(c: SpeedConstants, job: TrainingJob) -> float:
 
 
 def _communication_bytes_per_micro_batch(
-    estimate: Estimate, model: ModelArch, gpus: int, accumulation: int
-) -> float:
-    """Bytes each card sends per micro-batch: ZeRO-3 gathers the weights twice and reduce-scatters the
-    gradients every micro-batch; plain data parallel all-reduces the gradients (≈2× their size) once per
-    optimizer step of `accumulation` micro-batches; (N-1)/N of each."""
-    if gpus <= 1:
-        return 0.0
+    estimate: Estimate, model: ModelArch, gpus: int, c: SpeedConstants
+) -> tuple[float, float]:
+    """Bytes each card sends per micro-batch (inside its node, across nodes): ZeRO-3 gathers the weights
+    twice and reduce-scatters the gradients every micro-batch, inside the node (past one node an answer
+    assumes hierarchical sharding: HSDP, ZeRO++ hpZ); gradients are all-reduced once per optimizer step of
+    `gradient_accumulation` micro-batches (data/speed.toml)."""
     query = estimate.query
     precision = query.precision or Precision.BF16
-    share = (gpus - 1) / gpus
     trainable = estimate.trainable_params or estimate.params
     grad_bytes = 2.0 * trainable if (query.method or Method.FULL) is Method.FULL else 4.0 * trainable
     base = Precision.NF4 if query.method is Method.QLORA else precision
-    if (query.zero_stage or 0) >= 3:
-        return share * (2 * terms.weight_bytes(model, base) + grad_bytes)
-    return share * 2 * grad_bytes / max(accumulation, 1)
+    return speed_terms.data_parallel_traffic(
+        gpus,
+        c.link.gpus_per_node,
+        sharded=(query.zero_stage or 0) >= 3,
+        flat=False,
+        weight_bytes=terms.weight_bytes(model, base),
+        grad_bytes=grad_bytes,
+        micro_batches=c.training.gradient_accumulation,
+    )
 
 
 _SPEEDS: IdentityMemo[TrainingSpeed] = IdentityMemo()
@@ -219,6 +225,7 @@ def _training_speed(
     flops = training_flops_per_token(query, estimate.active_params, estimate.trainable_params)
     flops += attention_flops_per_token(model, seq, method, recompute)
     tokens_per_card_step = (query.batch or 1) * seq
+    node_bytes, network_bytes = _communication_bytes_per_micro_batch(estimate, model, gpus, c)
     job = TrainingJob(
         card=card,
         gpus=gpus,
@@ -230,9 +237,8 @@ def _training_speed(
         layers=model.decoder_layers or model.layers,
         recompute=recompute,
         dequantised_params=float(estimate.params) if method is Method.QLORA else 0.0,
-        communication_bytes=_communication_bytes_per_micro_batch(
-            estimate, model, gpus, c.training.gradient_accumulation
-        ),
+        communication_bytes=node_bytes,
+        network_bytes=network_bytes,
         tokens_per_card_step=tokens_per_card_step,
     )
     per_gpu = tokens_per_s_per_gpu(c, job)
