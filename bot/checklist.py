@@ -99,14 +99,14 @@ def parse_callback(data: str) -> Press | None:
 # -- rendering --------------------------------------------------------------------------------------------
 
 
-def _labels(lang: str, views: list[dict[str, Any]]) -> list[str]:
+def _labels(lang: str, views: list[ck.Choice]) -> list[str]:
     rendered = render("checklist_buttons", lang, choices=views)
     labels = [" ".join(plain_text(line).split()) for line in rendered.split("\n")]
     return [label for label in labels if label]
 
 
-def _control_views(ids: tuple[str, ...]) -> list[dict[str, Any]]:
-    return [{"kind": "control", "id": choice} for choice in ids]
+def _control_views(ids: tuple[str, ...]) -> list[ck.Choice]:
+    return [ck.control(choice) for choice in ids]
 
 
 def step_keyboard(state: ck.ChecklistState, user_id: int) -> InlineKeyboardMarkup:
@@ -116,7 +116,7 @@ def step_keyboard(state: ck.ChecklistState, user_id: int) -> InlineKeyboardMarku
     labels = _labels(state.lang, views)
     width = _ROW_WIDTH.get(step, 3)
     buttons = [
-        InlineKeyboardButton(label, callback_data=callback_data(user_id, state.step, view["id"]))
+        InlineKeyboardButton(label, callback_data=callback_data(user_id, state.step, view.id))
         for label, view in zip(labels, views, strict=True)
     ]
     rows = [buttons[i : i + width] for i in range(0, len(buttons), width)]
@@ -144,9 +144,8 @@ def control_keyboard(lang: str, user_id: int, controls: tuple[str, ...]) -> Inli
 
 
 def step_text(state: ck.ChecklistState, *, group: bool, mention: str | None, resumed: bool = False) -> str:
-    return render(
-        "checklist_step", state.lang, **ck.step_view(state), group=group, mention=mention, resumed=resumed
-    )
+    names = ck.step_view(state).context()
+    return render("checklist_step", state.lang, **names, group=group, mention=mention, resumed=resumed)
 
 
 def note_text(lang: str, note: str, **data: Any) -> str:

@@ -284,9 +284,8 @@ def test_prompts_and_errors_render_for_every_step() -> None:
         for job in ck.Job:
             for index, _step in enumerate(ck.STEPS):
                 state = ck.ChecklistState(step=index, lang=lang, answers=ck.ChecklistAnswers(job=job))
-                html = render(
-                    "checklist_step", lang, **ck.step_view(state), group=True, mention="<Ann>", resumed=True
-                )
+                names = ck.step_view(state).context()
+                html = render("checklist_step", lang, **names, group=True, mention="<Ann>", resumed=True)
                 assert f"{index + 1}/{len(ck.steps_for(state))}" in html
                 assert "&lt;Ann&gt;" in html  # names are escaped
         for code in (

@@ -29,6 +29,10 @@ from core.estimator import Estimate, FolkRule, Verdict
 from core.jobs.facts import JobFacts
 from core.platforms import Platform
 from core.query import BillingKind, Query
+from core.vision.job import VisionJob
+from core.vision.plans import VisionPlan
+from core.vision.result import Fix as VisionFix
+from core.vision.result import FolkVisionRule, VisionOffload, VisionSpeed
 
 # One object of the JSON contract (core/report.py: `speed`, `time`, `serving`), as the answers' JSON has it.
 ContractObject = Mapping[str, object]
@@ -246,6 +250,45 @@ class CardAdviceView:
     other_rating: Rating
 
 
+@dataclass(frozen=True, slots=True)
+class VisionView:
+    """What templates/<lang>/vision_fit.j2 shows: an image, video, vision, speech or embedding job's
+    verdict, bars, the article's rule, what was assumed, speed, cost, fixes and, without a card, plans."""
+
+    model_name: str
+    job: VisionJob
+    family: str
+    verdict: Verdict | None
+    card_name: str
+    rows: list[ShownComponent]
+    total: int
+    capacity: int | None
+    peak_phase: str
+    folk: FolkVisionRule
+    uncertainty: float
+    assumptions: list[tuple[str, AssumedValue]]
+    speed: VisionSpeed | None
+    cost: JobCost | None
+    fixes: list[VisionFix]  # shown when the job does not fit comfortably, or when no card was named
+    max_batch: int | None
+    warnings: list[str]
+    offload: VisionOffload | None
+    runs_with_offload: bool
+    runtime_name: str | None
+    pcie_gen: int
+    plans: list[VisionPlan]  # the cards that hold the job, when none was named
+
+
+@dataclass(frozen=True, slots=True)
+class VisionCheck:
+    """A computer-vision scenario's job on one of the article's two card sizes (24 GB, 48 GB)."""
+
+    card_name: str
+    verdict: Verdict
+    speed: VisionSpeed | None
+    fixes: list[VisionFix]  # the first fix that fits, if any
+
+
 __all__ = [
     "BillingView",
     "BudgetView",
@@ -264,4 +307,6 @@ __all__ = [
     "PricePair",
     "SheetRow",
     "UnknownTerm",
+    "VisionCheck",
+    "VisionView",
 ]

@@ -4,12 +4,12 @@ language-model answer, rendered from templates/<lang>/vision_fit.j2; the facts c
 
 from __future__ import annotations
 
-from typing import Any
-
 from bot.answer.common import answer_currency, pack
 from bot.answer.model import Answer, Lang
+from bot.answer.views import VisionCheck, VisionView
 from bot.charts import adapter as charts
 from bot.charts.spec import ChartSpec
+from core.advisor.fit_advice import AssumedValue, ShownComponent
 from core.advisor.plan_json import plan_json
 from core.catalog import load_catalog
 from core.estimator import UnknownCardError
@@ -41,7 +41,7 @@ VISION_ASSUMPTIONS = (
 MIN_SHOWN_BYTES = 5 * 2**20
 
 
-def vision_view(est: VisionEstimate, currency: str) -> dict[str, Any]:
+def vision_view(est: VisionEstimate, currency: str) -> VisionView:
     """What the template needs: verdict, bars, the article's rule, assumptions, speed, cost, fixes."""
     verdict = est.verdicts[0] if est.verdicts else None
     capacity = verdict.capacity_bytes if verdict else None
@@ -49,12 +49,12 @@ def vision_view(est: VisionEstimate, currency: str) -> dict[str, Any]:
     scale = capacity or total or 1
     parts = est.breakdown.as_dict()
     rows = [
-        {"name": name, "bytes": parts[name], "fraction": parts[name] / scale}
+        ShownComponent(name=name, bytes=parts[name], fraction=parts[name] / scale)
         for name in VISION_COMPONENTS
         if parts[name] >= MIN_SHOWN_BYTES
     ]
     job = est.job
-    assumptions = [
+    assumptions: list[tuple[str, AssumedValue]] = [
         (name, getattr(job, name).value if hasattr(getattr(job, name), "value") else getattr(job, name))
         for name in VISION_ASSUMPTIONS
         if name in job.defaulted
@@ -66,31 +66,30 @@ def vision_view(est: VisionEstimate, currency: str) -> dict[str, Any]:
     ]
     card = load_catalog().by_id.get(verdict.card) if verdict else None
     cost = priced_cost(est, currency)
-    return {
-        "model_name": est.model_name,
-        "job": job.model_dump(mode="json"),
-        "family": est.family,
-        "verdict": verdict,
-        "card_name": card.name if card else (verdict.card if verdict else ""),
-        "rows": rows,
-        "total": total,
-        "capacity": capacity,
-        "peak_phase": est.peak_phase,
-        "folk": est.folk,
-        "uncertainty": est.uncertainty,
-        "assumptions": assumptions,
-        "speed": est.speed,
-        "cost": cost,
-        # fixes matter when the job does not fit comfortably, or when no card was named
-        "fixes": _shown_fixes(est),
-        "max_batch": est.max_batch if job.task and job.task.value in ("infer", "train", "embed") else None,
-        "warnings": est.warnings,
-        "offload": est.offload,
-        "runs_with_offload": est.runs_with_offload,
-        "runtime_name": vision_runtime(job.runtime).name if job.runtime else None,
-        "pcie_gen": (card.pcie_gen or 4) if card is not None else 4,
-        "plans": vision_plans(job, currency) if verdict is None else [],
-    }
+    return VisionView(
+        model_name=est.model_name,
+        job=job,
+        family=est.family,
+        verdict=verdict,
+        card_name=card.name if card else (verdict.card if verdict else ""),
+        rows=rows,
+        total=total,
+        capacity=capacity,
+        peak_phase=est.peak_phase,
+        folk=est.folk,
+        uncertainty=est.uncertainty,
+        assumptions=assumptions,
+        speed=est.speed,
+        cost=cost,
+        fixes=_shown_fixes(est),
+        max_batch=est.max_batch if job.task and job.task.value in ("infer", "train", "embed") else None,
+        warnings=est.warnings,
+        offload=est.offload,
+        runs_with_offload=est.runs_with_offload,
+        runtime_name=vision_runtime(job.runtime).name if job.runtime else None,
+        pcie_gen=(card.pcie_gen or 4) if card is not None else 4,
+        plans=vision_plans(job, currency) if verdict is None else [],
+    )
 
 
 OFFLOAD_FIXES = ("model_offload", "sequential_offload")
@@ -119,33 +118,33 @@ def vision_answer(job: VisionJob, lang: Lang) -> Answer:
     currency = job.currency.value if job.currency else answer_currency(None, lang)
     est = estimate_vision(job)
     view = vision_view(est, currency)
-    facts = est.as_json(view["cost"])
+    facts = est.as_json(view.cost)
     understood = facts.pop("query")
-    facts["plans"] = [plan_json(plan) for plan in view["plans"]]
+    facts["plans"] = [plan_json(plan) for plan in view.plans]
     answer = pack("fit", lang, "vision_fit", {"v": view}, facts=facts, chart=vision_chart(est, view))
     vision = est.job.model_copy(update={"defaulted": job.defaulted})
     return answer.model_copy(update={"vision": vision, "understood": understood})
 
 
-def vision_chart(est: VisionEstimate, view: dict[str, Any]) -> ChartSpec | None:
+def vision_chart(est: VisionEstimate, view: VisionView) -> ChartSpec | None:
     """The cards that hold the job (seconds per item against cost per 1,000) when no card was named and
     some are priced; otherwise the job's memory by component against the card."""
-    plans = view["plans"]
+    plans = view.plans
     if plans:
         return charts.vision_plan_chart(
             plans,
             model_name=est.model_name,
-            job=view["job"],
+            job=view.job.model_dump(mode="json"),
             unit=est.speed.unit if est.speed else None,
             currency=plans[0].currency,
         )
-    return charts.vision_memory_chart(est, card_name=view["card_name"] or None)
+    return charts.vision_memory_chart(est, card_name=view.card_name or None)
 
 
-def scenario_checks(job: VisionJob, currency: str) -> list[dict[str, Any]]:
+def scenario_checks(job: VisionJob, currency: str) -> list[VisionCheck]:
     """The job named in a computer-vision scenario question, on the article's two sizes: a 24 GB card
     (RTX 4090) and a 48 GB one (L20 where prices are in CNY, L40S elsewhere)."""
-    checks: list[dict[str, Any]] = []
+    checks: list[VisionCheck] = []
     catalog = load_catalog()
     for card_id in ("rtx-4090", "l20" if currency == "CNY" else "l40s"):
         est = estimate_vision(job.model_copy(update={"card": card_id, "card_memory_bytes": None}))
@@ -153,17 +152,17 @@ def scenario_checks(job: VisionJob, currency: str) -> list[dict[str, Any]]:
             continue
         verdict = est.verdicts[0]
         checks.append(
-            {
-                "card_name": catalog.get(card_id).name,
-                "verdict": verdict,
-                "speed": est.speed,
-                "fixes": [f for f in est.fixes if f.fits][:1],
-            }
+            VisionCheck(
+                card_name=catalog.get(card_id).name,
+                verdict=verdict,
+                speed=est.speed,
+                fixes=[f for f in est.fixes if f.fits][:1],
+            )
         )
     return checks
 
 
-def vision_job_facts(job: VisionJob) -> dict[str, Any]:
+def vision_job_facts(job: VisionJob) -> dict[str, object]:
     """The named job's estimate without a card, for the scenario answer's JSON."""
     return estimate_vision(job.model_copy(update={"card": None})).as_json()
 

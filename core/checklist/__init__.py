@@ -10,7 +10,7 @@ returns to the previous step with its answer kept.
 
 from __future__ import annotations
 
-from core.checklist.choices import choice_data, choices
+from core.checklist.choices import Choice, choice_data, choices, control
 from core.checklist.machine import answer_step, asks_host, back, defaults, restart, skip, start, steps_for
 from core.checklist.model import (
     BATCH_RANGE,
@@ -62,6 +62,7 @@ __all__ = [
     "ChecklistAnswers",
     "ChecklistResult",
     "ChecklistState",
+    "Choice",
     "Job",
     "ProviderQuestion",
     "Step",
@@ -73,6 +74,7 @@ __all__ = [
     "choice_data",
     "choice_views",
     "choices",
+    "control",
     "default_currency",
     "defaults",
     "provider_questions",

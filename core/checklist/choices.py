@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from core.catalog import load_catalog
 from core.checklist.model import ChecklistAnswers, Job, Step
 from core.query import Task
@@ -75,42 +77,60 @@ def choices(step: Step, lang: str, answers: ChecklistAnswers | None = None) -> l
     return list(_CARD_CHOICES)
 
 
-def choice_data(choice: str) -> dict[str, object]:
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """What one button of a step means, for the template that labels it (templates/checklist_words.j2
+    `choice`): its id (the callback data), its kind, and the figures of that kind (None where not its own)."""
+
+    kind: str  # size model shape requests tokens budget no_budget host no_host card recommend plain control
+    id: str  # the choice id as stored in the callback data ("m:qwen2.5-7b", "_back")
+    name: str | None = None  # a model's or a card's name as the registry / catalog give it
+    short: str | None = None  # a card's name without the vendor words, for narrow buttons
+    params_b: float | None = None
+    seq: int | None = None
+    batch: int | None = None
+    per_day: float | None = None
+    tokens: float | None = None
+    per_hour: bool | None = None
+    currency: str | None = None
+    amount: float | None = None
+    gb: int | None = None
+    type: str | None = None
+    channels: int | None = None
+    gpus: int | None = None
+
+
+def control(choice: str) -> Choice:
+    """A control button (back, skip, cancel, resume, export …): labelled by its id alone."""
+    return Choice(kind="control", id=choice)
+
+
+def choice_data(choice: str) -> Choice:
     """What a choice id means, for templates that label buttons (numbers, names, currency)."""
     kind, _, rest = choice.partition(":")
     parts = rest.split(":") if rest else []
     if kind == "p" and parts:
-        return {"kind": "size", "params_b": float(parts[0])}
+        return Choice("size", choice, params_b=float(parts[0]))
     if kind == "m" and parts:
         model = load_registry().by_id.get(parts[0])
-        return {"kind": "model", "id": parts[0], "name": model.name if model else parts[0]}
+        return Choice("model", choice, name=model.name if model else parts[0])
     if kind == "s" and len(parts) == 2:
-        return {"kind": "shape", "seq": int(parts[0]), "batch": int(parts[1])}
+        return Choice("shape", choice, seq=int(parts[0]), batch=int(parts[1]))
     if kind == "r" and parts:
-        return {"kind": "requests", "per_day": float(parts[0])}
+        return Choice("requests", choice, per_day=float(parts[0]))
     if kind == "t" and parts:
-        return {"kind": "tokens", "tokens": float(parts[0])}
+        return Choice("tokens", choice, tokens=float(parts[0]))
     if kind == "b" and parts == ["none"]:
-        return {"kind": "no_budget"}
+        return Choice("no_budget", choice)
     if kind == "b" and len(parts) == 3:
-        return {
-            "kind": "budget",
-            "per_hour": parts[0] == "h",
-            "currency": parts[1],
-            "amount": float(parts[2]),
-        }
+        return Choice("budget", choice, per_hour=parts[0] == "h", currency=parts[1], amount=float(parts[2]))
     if kind == "h" and parts == ["none"]:
-        return {"kind": "no_host"}
+        return Choice("no_host", choice)
     if kind == "h" and len(parts) == 3:
-        return {"kind": "host", "gb": int(parts[0]), "type": parts[1], "channels": int(parts[2])}
+        return Choice("host", choice, gb=int(parts[0]), type=parts[1], channels=int(parts[2]))
     if kind == "c" and parts == ["rec"]:
-        return {"kind": "recommend"}
+        return Choice("recommend", choice)
     if kind == "c" and len(parts) == 2:
         card = load_catalog().by_id.get(parts[0])
-        return {
-            "kind": "card",
-            "id": parts[0],
-            "name": card.name if card else parts[0],
-            "gpus": int(parts[1]),
-        }
-    return {"kind": "plain", "id": choice}
+        return Choice("card", choice, name=card.name if card else parts[0], gpus=int(parts[1]))
+    return Choice("plain", choice)

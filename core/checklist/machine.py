@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from core.checklist.model import (
     DEFAULT_PARAMS_B,
     DEFAULT_USERS,
@@ -128,19 +130,31 @@ def _apply_default(answers: ChecklistAnswers, step: Step, lang: str) -> Checklis
     return answers.model_copy(update=updates)
 
 
-def defaults(state: ChecklistState) -> dict[str, object]:
+@dataclass(frozen=True, slots=True)
+class SkipDefaults:
+    """What /skip would take at the current step (None: not this step's), for the prompt to state."""
+
+    job: str | None = None
+    params_b: float | None = None
+    precision: str | None = None
+    seq: int | None = None
+    batch: int | None = None
+    currency: str | None = None
+
+
+def defaults(state: ChecklistState) -> SkipDefaults:
     """What /skip would take at the current step, for the prompt to state."""
     answers = state.answers
     step = state.current
     if step is Step.JOB:
-        return {"job": Job.INFERENCE.value}
+        return SkipDefaults(job=Job.INFERENCE.value)
     if step is Step.MODEL:
-        return {"params_b": DEFAULT_PARAMS_B}
+        return SkipDefaults(params_b=DEFAULT_PARAMS_B)
     if step is Step.PRECISION:
         filled = Query(task=answers.task, method=answers.method).with_defaults()
-        return {"precision": filled.precision.value if filled.precision else None}
+        return SkipDefaults(precision=filled.precision.value if filled.precision else None)
     if step is Step.SHAPE:
-        return {"seq": DEFAULT_SEQ, "batch": DEFAULT_USERS if answers.serving else DEFAULT_BATCH}
+        return SkipDefaults(seq=DEFAULT_SEQ, batch=DEFAULT_USERS if answers.serving else DEFAULT_BATCH)
     if step is Step.BUDGET:
-        return {"currency": default_currency(state.lang).value}
-    return {}
+        return SkipDefaults(currency=default_currency(state.lang).value)
+    return SkipDefaults()
