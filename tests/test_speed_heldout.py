@@ -9,7 +9,7 @@ misses, and why as far as the sources tell (each an older or a different stack t
   NVL"), and torchtitan's FSDP2 reaching 33-39% MFU where Megatron-Core, which the fit saw, reaches ~50%.
   Issue 22's training terms (the framework's utilisation, the stated power cap, FSDP's gathers over NVLink or
   the network, tensor parallelism's all-reduces; none fitted to this table) bring the 11 torchtitan rows from
-  2 to 5 within ±25% (x0.69-1.48, median x1.17) and the table to 29 of 50: the 8B on 8 H100 without
+  2 to 5 within ±25% (x0.69-1.48, median x1.18): the 8B on 8 H100 without
   torch.compile (x1.43) and the 405B 1F1B pipeline (x1.48) still run slower than the fitted PyTorch-native
   framework (torchtune) predicts, the A100 70B (x0.69) faster;
 - Hugging Face generate with transformers 4.38 / PyTorch 2.1 (Qwen1.5, Qwen2; x1.2-1.4): slower per layer than
@@ -20,6 +20,11 @@ misses, and why as far as the sources tell (each an older or a different stack t
 - vLLM 0.4.2's MoE and long-context decode (Qwen2-57B-A14B x1.4-1.9).
 So this test holds the level reached (FLOOR_WITHIN_25, MAX_OUTSIDE_2X), so that it can only rise, and the
 target stays the issue's (TARGET_WITHIN_25).
+
+Since then (issue 22, servespeed): TensorRT-LLM releases before the XQA kernel (0.8) re-read each KV head per
+query head for GQA models (data/speed.toml legacy_gqa_kv_read_factor, fitted on speed.csv's 0.6.1 row only):
+27 of 50 within ±25%, all 50 within 2x (worst x1.95, vLLM 0.4.2's Qwen2-57B-A14B at 30k); with the training
+terms (trainspeed) merged: 30 of 50.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from pathlib import Path
 from core.speed.fitting import load_raw, ratios, summary
 from core.speed.published import (
     FITTED_TABLE,
+    HELD_OUT_2_TABLE,
     HELD_OUT_TABLE,
     PreparedFigure,
     load_published,
@@ -38,8 +44,8 @@ from core.speed.published import (
 )
 
 TARGET_WITHIN_25 = 0.8  # the issue's bar, not met yet (see the docstring)
-FLOOR_WITHIN_25 = 29 / 50  # the level reached: it may only rise
-MAX_OUTSIDE_2X = 1  # h200-70b-b512-tp2-128-2048 (TensorRT-LLM 0.5's pre-XQA GQA decode)
+FLOOR_WITHIN_25 = 30 / 50  # the level reached: it may only rise
+MAX_OUTSIDE_2X = 0
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -74,4 +80,45 @@ def test_held_out_figures_are_predicted_at_the_level_reached() -> None:
     outside_2x = [(f.figure.id, round(r, 2)) for f, r in pairs if not 0.5 <= r <= 2.0]
     assert within >= FLOOR_WITHIN_25 - 1e-9, (within, TARGET_WITHIN_25)
     assert len(outside_2x) <= MAX_OUTSIDE_2X, outside_2x
+    assert abs(math.log(s["median"])) < math.log(1.3)
+
+
+# The second held-out set (speed_heldout2.csv): serving at saturation (trtllm-bench), static batches and TTFT
+# of TensorRT-LLM 0.9.0, SGLang on 8x B200 and llama.cpp, written down before any prediction was looked at.
+# First look (the constants of commit e4c6b28, before any change of the speed model made after reading it):
+# 16 of 26 within ±25% (median x0.98), 25 of 26 within 2x (worst x0.40, Qwen3-235B at saturation
+# under TensorRT-LLM's expert parallelism + attention DP). The floor holds the level reached; the
+# target is the issue's. Since: TensorRT-LLM's own batch cap (max_batch_size 2048, not vLLM's 256) for the
+# requests that run at once, and the pre-XQA GQA term (which leaves 0.9.0 and 1.0 as they were):
+# 19 of 26 within ±25%, all within 2x (worst x0.52, Llama 3.1 8B at saturation: the page does not say the
+# KV dtype; 16-bit is assumed, which halves the requests the pool holds if the checkpoint's KV is FP8).
+HELD_OUT_2 = HELD_OUT_2_TABLE
+FLOOR_2_WITHIN_25 = 19 / 26
+MAX_2_OUTSIDE_2X = 0
+
+
+def test_the_second_held_out_table_is_sourced_fresh_and_never_fitted() -> None:
+    figures = load_published(HELD_OUT_2)
+    sources = load_sources(HELD_OUT_2)
+    assert len(figures) >= 20
+    assert {f.kind for f in figures} >= {"serve", "static_batch", "ttft", "generate"}
+    assert {f.runtime for f in figures} >= {"tensorrt-llm", "sglang", "llama.cpp"}
+    for figure in figures:
+        assert figure.status == "held_out", figure.id
+        assert figure.source in sources, figure.id
+        assert figure.published > 0
+    for source in sources.values():
+        assert source.url.startswith("http") and source.date and source.setup
+    older = set(load_sources(FITTED_TABLE)) | set(load_sources(HELD_OUT_TABLE))
+    assert not older & set(sources), "a second-held-out source is in an older table"
+    older_ids = {f.id for f in load_published(FITTED_TABLE)} | {f.id for f in load_published(HELD_OUT_TABLE)}
+    assert not older_ids & {f.id for f in figures}
+
+
+def test_second_held_out_figures_are_predicted_at_the_level_reached() -> None:
+    pairs = ratios(load_raw(), prepared_figures(HELD_OUT_2))
+    s = summary(pairs)
+    outside_2x = [(f.figure.id, round(r, 2)) for f, r in pairs if not 0.5 <= r <= 2.0]
+    assert s["within_25"] / s["n"] >= FLOOR_2_WITHIN_25 - 1e-9, (s, TARGET_WITHIN_25)
+    assert len(outside_2x) <= MAX_2_OUTSIDE_2X, outside_2x
     assert abs(math.log(s["median"])) < math.log(1.3)
