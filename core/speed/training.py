@@ -127,11 +127,12 @@ def peak_flops(c: SpeedConstants, job: TrainingJob) -> float:
     return peak * speed_terms.power_cap_factor(job.card, job.power_limit_w, c.training.power_exponent)
 
 
-def compute_s_per_token(c: SpeedConstants, job: TrainingJob) -> float:
+def compute_s_per_token(c: SpeedConstants, job: TrainingJob, mfu: float | None = None) -> float:
     """One card's GEMM and attention time per trained token (narrow experts' grouped GEMMs run slower)."""
     expert = speed_terms.expert_gemm_factor(job.expert_width, c.training.expert_width_half)
     share = job.expert_flops_share
-    return job.flops_per_token * ((1 - share) + share / expert) / (peak_flops(c, job) * utilisation(c, job))
+    mfu = utilisation(c, job) if mfu is None else mfu
+    return job.flops_per_token * ((1 - share) + share / expert) / (peak_flops(c, job) * mfu)
 
 
 def exposed_s_per_token(c: SpeedConstants, job: TrainingJob) -> float:
@@ -161,14 +162,36 @@ def data_parallel_s_per_token(c: SpeedConstants, job: TrainingJob) -> float:
     return seconds / max(job.tokens_per_card_step, 1.0)
 
 
+@dataclass(frozen=True)
+class StepTimes:
+    """One card's seconds per trained token, by term, and the utilisation its GEMMs reach."""
+
+    mfu: float
+    compute_s: float
+    exposed_s: float
+    data_parallel_s: float
+
+    def per_token_s(self, dp_exposed: float) -> float:
+        """The data-parallel collectives overlap the step: the longer of the two sets the pace and
+        `dp_exposed` of the shorter is not hidden."""
+        work = self.compute_s + self.exposed_s
+        return max(work, self.data_parallel_s) + dp_exposed * min(work, self.data_parallel_s)
+
+
+def step_times(c: SpeedConstants, job: TrainingJob) -> StepTimes:
+    mfu = utilisation(c, job)
+    return StepTimes(
+        mfu=mfu,
+        compute_s=compute_s_per_token(c, job, mfu),
+        exposed_s=exposed_s_per_token(c, job),
+        data_parallel_s=data_parallel_s_per_token(c, job),
+    )
+
+
 def tokens_per_s_per_gpu(c: SpeedConstants, job: TrainingJob) -> float:
-    """Trained tokens/s on one card: the compute and what the parallelism exposes; the data-parallel
-    collectives overlap the step, so the longer of the two sets the pace and `dp_exposed` of the shorter is
-    not hidden."""
-    work = compute_s_per_token(c, job) + exposed_s_per_token(c, job)
-    comm = data_parallel_s_per_token(c, job)
-    per_token = max(work, comm) + c.training.dp_exposed * min(work, comm)
-    return 1.0 / per_token
+    """Trained tokens/s on one card: the compute and what the parallelism exposes, overlapped with the
+    data-parallel collectives (StepTimes.per_token_s)."""
+    return 1.0 / step_times(c, job).per_token_s(c.training.dp_exposed)
 
 
 def _communication_bytes_per_micro_batch(
@@ -178,6 +201,8 @@ def _communication_bytes_per_micro_batch(
     twice and reduce-scatters the gradients every micro-batch, inside the node (past one node an answer
     assumes hierarchical sharding: HSDP, ZeRO++ hpZ); gradients are all-reduced once per optimizer step of
     `gradient_accumulation` micro-batches (data/speed.toml)."""
+    if gpus <= 1:
+        return 0.0, 0.0
     query = estimate.query
     precision = query.precision or Precision.BF16
     trainable = estimate.trainable_params or estimate.params
@@ -241,9 +266,10 @@ def _training_speed(
         network_bytes=network_bytes,
         tokens_per_card_step=tokens_per_card_step,
     )
-    per_gpu = tokens_per_s_per_gpu(c, job)
-    compute_s = tokens_per_card_step * compute_s_per_token(c, job)
-    communication_s = tokens_per_card_step * data_parallel_s_per_token(c, job)
+    times = step_times(c, job)
+    per_gpu = 1.0 / times.per_token_s(c.training.dp_exposed)
+    compute_s = tokens_per_card_step * times.compute_s
+    communication_s = tokens_per_card_step * times.data_parallel_s
     if method is Method.QLORA:
         notes.append("qlora_dequant")
     if job.precision is Precision.FP8 and card.fp8_tflops:
@@ -260,7 +286,7 @@ def _training_speed(
         tokens_per_s=tokens_per_s,
         training_hours=hours,
         gpu_hours=hours * gpus if hours is not None else None,
-        mfu=utilisation(c, job),
+        mfu=times.mfu,
         flops_per_token=flops,
         step_s=tokens_per_card_step / per_gpu,
         communication_s=communication_s,
