@@ -139,17 +139,23 @@ def exposed_s_per_token(c: SpeedConstants, job: TrainingJob) -> float:
     """What the method and the model parallelism add per token that the GEMMs do not hide: QLoRA's
     dequantisation, the exposed share of the tensor-parallel all-reduces and of the expert all-to-all."""
     t = c.training
-    dequant = speed_terms.qlora_dequant_s(
-        job.card, c, job.dequantised_params, t.qlora_dequant_bytes_per_param
-    ) / max(job.tokens_per_card_step, 1.0)
-    tp = t.tp_exposed * speed_terms.tensor_parallel_train_s_per_token(
-        job.card, c.link, job.layers, job.hidden, job.tensor_parallel, recompute=job.recompute
-    )
-    a2a = speed_terms.expert_all_to_all_bytes(
-        job.hidden, job.experts_active, job.moe_layers, job.expert_parallel
-    )
-    a2a_s = a2a / speed_terms.expert_link_bytes_s(job.card, c.link, job.expert_parallel) * t.moe_a2a_exposed
-    return dequant + tp + a2a_s
+    seconds = 0.0
+    if job.dequantised_params:
+        seconds += speed_terms.qlora_dequant_s(
+            job.card, c, job.dequantised_params, t.qlora_dequant_bytes_per_param
+        ) / max(job.tokens_per_card_step, 1.0)
+    if job.tensor_parallel > 1:
+        seconds += t.tp_exposed * speed_terms.tensor_parallel_train_s_per_token(
+            job.card, c.link, job.layers, job.hidden, job.tensor_parallel, recompute=job.recompute
+        )
+    if job.expert_parallel > 1 and job.moe_layers:
+        a2a = speed_terms.expert_all_to_all_bytes(
+            job.hidden, job.experts_active, job.moe_layers, job.expert_parallel
+        )
+        seconds += (
+            a2a / speed_terms.expert_link_bytes_s(job.card, c.link, job.expert_parallel) * t.moe_a2a_exposed
+        )
+    return seconds
 
 
 def data_parallel_s_per_token(c: SpeedConstants, job: TrainingJob) -> float:
