@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from core.catalog import Card, load_catalog
+from core.contract import JobTime, speed_json
 from core.cost import CardPrice, JobCost, PriceBook, job_cost
 from core.data_amount import DataTokens, data_tokens
 from core.estimator import Estimate, Fit, Verdict, estimate
@@ -61,22 +62,23 @@ class Assessment(BaseModel):
         of inference requests (None without an amount of data)."""
         return self.data_hours
 
-    def time_json(self) -> dict[str, Any] | None:
-        """The answers' `time`: wall-clock hours of the run and the tokens they are for, with how the
-        tokens were counted from what the user said."""
-        if self.data is None:
-            return None
-        return {"hours": self.hours, "tokens": self.data.tokens} | self.data.model_dump(
-            mode="json", exclude={"tokens"}
-        )
+    @property
+    def speed(self) -> InferenceSpeed | TrainingSpeed | None:
+        """The answers' `speed` (each says its `kind`)."""
+        return self.inference if self.inference is not None else self.training
 
-    def speed_json(self) -> dict[str, Any] | None:
-        """The answers' `speed`: which kind of speed, and every figure of it."""
-        if self.inference is not None:
-            return {"kind": "inference", **self.inference.model_dump(mode="json")}
-        if self.training is not None:
-            return {"kind": "training", **self.training.model_dump(mode="json")}
-        return None
+    @property
+    def time(self) -> JobTime | None:
+        """The answers' `time`: wall-clock hours of the run and the tokens they are for, with how the
+        tokens were counted from what the user said (None without an amount of data)."""
+        return JobTime.of(self.data, self.hours) if self.data is not None else None
+
+    def time_json(self) -> dict[str, object] | None:
+        time = self.time
+        return time.as_json() if time is not None else None
+
+    def speed_json(self) -> dict[str, object] | None:
+        return speed_json(self.speed)
 
 
 def verdict_for_count(result: Estimate, count: int) -> Verdict | None:

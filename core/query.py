@@ -203,6 +203,9 @@ class Query(BaseModel):
     hours_per_day: float | None = Field(
         default=None, gt=0, le=24, description="how long a day the card is used"
     )
+    rental_days: float | None = Field(
+        default=None, gt=0, le=3650, description="how many days the card is rented for ('连续跑两周')"
+    )
     requests_per_s: float | None = Field(default=None, gt=0, description="serving traffic (per day ÷ 86,400)")
     prompt_tokens: int | None = Field(default=None, ge=1, le=10_000_000, description="tokens in per request")
     response_tokens: int | None = Field(

@@ -8,24 +8,28 @@ README "The JSON contract" lists the keys; tests/test_json_contract.py holds `es
 
 from __future__ import annotations
 
-from typing import Any
-
 from core.assessment import Assessment, assess
 from core.catalog import load_catalog
+from core.contract import ServingFigures
 from core.cost import currency_for, price_book_in_force
 from core.estimator import Estimate
-from core.query import Method, Task
+from core.query import Method, Query, Task
 from core.registry import load_registry
 
 
-def with_params(dumped: dict[str, Any]) -> dict[str, Any]:
-    """A dumped query with `params_b`, the model's total parameters (billions), whenever the model is known,
+def with_params_b(query: Query) -> Query:
+    """The query with `params_b`, the model's total parameters (billions), whenever the model is known,
     stated or not: every `query` of the contract says the size it was answered for."""
-    if dumped.get("params_b") is None and dumped.get("model"):
-        model = load_registry().by_id.get(dumped["model"])
+    if query.params_b is None and query.model:
+        model = load_registry().by_id.get(query.model)
         if model is not None:
-            dumped["params_b"] = round(model.total_params / 1e9, 3)
-    return dumped
+            return query.model_copy(update={"params_b": round(model.total_params / 1e9, 3)})
+    return query
+
+
+def query_json(query: Query) -> dict[str, object]:
+    """A job's `query` in the contract: the Query's fields, with the model's size."""
+    return with_params_b(query).model_dump(mode="json")
 
 
 def folk_reason(est: Estimate) -> str:
@@ -54,7 +58,7 @@ def folk_reason(est: Estimate) -> str:
     return max(extras, key=lambda k: extras[k])
 
 
-def memory_json(est: Estimate) -> dict[str, Any]:
+def memory_json(est: Estimate) -> dict[str, object]:
     """The memory of a job: bytes per component on one card, the total, the peak phase, the ± band, the
     folk rule beside it (with why they differ), the verdict per card count, warnings."""
     return {
@@ -69,22 +73,22 @@ def memory_json(est: Estimate) -> dict[str, Any]:
     }
 
 
-def speed_json(job: Assessment | None) -> dict[str, Any] | None:
+def speed_json(job: Assessment | None) -> dict[str, object] | None:
     """`speed`: its kind ("inference" or "training") and every figure (InferenceSpeed / TrainingSpeed)."""
     return job.speed_json() if job is not None else None
 
 
-def cost_json(job: Assessment | None) -> dict[str, Any] | None:
+def cost_json(job: Assessment | None) -> dict[str, object] | None:
     """`cost`: JobCost (per_hour, per_million_tokens, total, hours, currency, the dated price it used)."""
     return job.cost.model_dump(mode="json") if job is not None and job.cost is not None else None
 
 
-def time_json(job: Assessment | None) -> dict[str, Any] | None:
+def time_json(job: Assessment | None) -> dict[str, object] | None:
     """`time`: the run's wall-clock hours and the tokens they are for, with how they were counted."""
     return job.time_json() if job is not None else None
 
 
-def serving_json(est: Estimate, job: Assessment | None) -> dict[str, Any] | None:
+def serving_figures(est: Estimate, job: Assessment | None) -> ServingFigures | None:
     """`serving`: a KV-pool engine's figures (vLLM, SGLang): its KV pool, what one sequence takes, how many
     run at once and how many of the asked users wait."""
     pool = est.vllm
@@ -92,19 +96,24 @@ def serving_json(est: Estimate, job: Assessment | None) -> dict[str, Any] | None
         return None
     count = job.count if job is not None else est.query.gpus or 1
     model = load_registry().by_id.get(est.query.model or "")
-    return {
-        "runtime": est.query.runtime,
-        "tensor_parallel": count,
-        "kv_pool_bytes": pool.kv_pool_bytes,
-        "kv_bytes_per_sequence": pool.kv_bytes_per_sequence,
-        "max_concurrent_sequences": pool.concurrent_sequences,
-        "requested_sequences": pool.requested_sequences if "batch" not in est.query.defaulted else None,
-        "queued": pool.queued_sequences,
-        "latent_cache_whole_per_card": count > 1 and model is not None and model.is_mla,
-    }
+    return ServingFigures(
+        runtime=est.query.runtime,
+        tensor_parallel=count,
+        kv_pool_bytes=pool.kv_pool_bytes,
+        kv_bytes_per_sequence=pool.kv_bytes_per_sequence,
+        max_concurrent_sequences=pool.concurrent_sequences,
+        requested_sequences=pool.requested_sequences if "batch" not in est.query.defaulted else None,
+        queued=pool.queued_sequences,
+        latent_cache_whole_per_card=count > 1 and model is not None and model.is_mla,
+    )
 
 
-def job_json(est: Estimate, job: Assessment | None) -> dict[str, Any]:
+def serving_json(est: Estimate, job: Assessment | None) -> dict[str, object] | None:
+    figures = serving_figures(est, job)
+    return figures.as_json() if figures is not None else None
+
+
+def job_json(est: Estimate, job: Assessment | None) -> dict[str, object]:
     """Everything one job on one card × count carries: memory, speed, time, cost, serving."""
     return memory_json(est) | {
         "speed": speed_json(job),
@@ -114,7 +123,7 @@ def job_json(est: Estimate, job: Assessment | None) -> dict[str, Any]:
     }
 
 
-def estimate_json(result: Estimate) -> dict[str, Any]:
+def estimate_json(result: Estimate) -> dict[str, object]:
     """`gpufit estimate --json`: the filled query (with `defaulted`), the model's size, and the job's contract
     (`speed`, `cost`, `time` only when a catalog card is named)."""
     job = estimate_assessment(result)
@@ -122,7 +131,7 @@ def estimate_json(result: Estimate) -> dict[str, Any]:
     if job is None:
         body = {k: v for k, v in body.items() if k not in ("speed", "cost", "time")}
     return {
-        "query": with_params(result.query.model_dump(mode="json")),
+        "query": query_json(result.query),
         "representative_shape": result.representative_shape,
         "params": result.params,
         "active_params": result.active_params,

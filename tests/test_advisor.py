@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -130,12 +131,12 @@ def test_unknown_scenario() -> None:
 
 
 def test_estimate_json_has_speed_and_cost_with_a_card() -> None:
-    data = estimate_json(
+    data: dict[str, Any] = estimate_json(
         estimate(Query(task=Task.FINETUNE, model="llama-3.1-8b", card="a100-80gb-sxm", tokens=1e9))
     )
     assert data["speed"]["training_hours"] > 0 and data["speed"]["mfu"]
     assert data["cost"]["currency"] == "USD" and data["cost"]["price"]["date"] and data["cost"]["total"] > 0
-    inference = estimate_json(estimate(Query(model="llama-3.1-8b", card="h100-sxm")))
+    inference: dict[str, Any] = estimate_json(estimate(Query(model="llama-3.1-8b", card="h100-sxm")))
     assert inference["speed"]["decode_tokens_per_s"] > 0 and inference["speed"]["ttft_s"] > 0
     assert inference["cost"]["per_million_tokens"] > 0
     assert "speed" not in estimate_json(estimate(Query(model="llama-3.1-8b")))

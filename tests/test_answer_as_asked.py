@@ -11,6 +11,7 @@ the rule is general, not a list of the examples the issue gave.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from botapi_server import ANN, BotHarness
@@ -98,7 +99,8 @@ def test_a_value_that_cannot_be_used_is_said_not_dropped(text: str, what: str, t
         assert [(r.what, r.typed) for r in parsed.rejected] == [(what, typed)]
     reply = answer(text, lang="zh" if any("\u4e00" <= c <= "\u9fff" for c in text) else "en")
     assert reply.kind == "clarify" and typed in html_to_terminal(reply.html)
-    assert reply.facts["rejected"][0]["what"] == what
+    rejected: Any = reply.facts["rejected"]
+    assert rejected[0]["what"] == what
     assert "✅" not in reply.html and "❌" not in reply.html
 
 

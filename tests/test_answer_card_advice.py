@@ -4,6 +4,7 @@ sheet: compute, bandwidth and memory as ratios, a rating with its reason, and wh
 from __future__ import annotations
 
 import tomllib
+from typing import Any
 
 import pytest
 from test_answer_kinds import LANGS, assert_well_formed
@@ -65,7 +66,7 @@ def test_ratios_are_against_the_usual_cards() -> None:
 )
 def test_questions_get_an_assessment_not_a_spec_sheet(text: str, card: str, task: str) -> None:
     reply = answer(text)
-    facts = reply.to_json()["answer"]
+    facts: dict[str, Any] = reply.to_json()["answer"]
     assert reply.kind == "card_advice", reply.html
     assert facts["card_advice"]["card"] == card and facts["card_advice"]["task"] == task
     assert "TFLOPS" in reply.html and "GB/s" in reply.html
@@ -100,7 +101,9 @@ def test_follow_ups_change_the_job_or_the_card() -> None:
     second = answer("那推理呢", previous=first.query)
     third = answer("what about the L20?", previous=second.query)
     assert second.kind == third.kind == "card_advice"
-    assert second.to_json()["answer"]["card_advice"]["task"] == "inference"
-    assert third.to_json()["answer"]["card_advice"]["card"] == "l20"
+    second_advice: Any = second.to_json()["answer"]["card_advice"]
+    third_advice: Any = third.to_json()["answer"]["card_advice"]
+    assert second_advice["task"] == "inference"
+    assert third_advice["card"] == "l20"
     model = answer("那 qwen2.5 7b 呢", previous=first.query)
     assert model.kind == "fit", "a model named asks about that model on the card"

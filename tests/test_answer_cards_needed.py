@@ -3,6 +3,8 @@ that divide the heads, ZeRO-3, nodes of 8), the asked count's verdict, and the s
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from test_answer_kinds import LANGS, assert_well_formed
 
@@ -64,7 +66,7 @@ def test_training_shards_with_zero3() -> None:
 )
 def test_how_many_answers_lead_with_the_count(text: str, card: str, count: int) -> None:
     reply = answer(text)
-    facts = reply.to_json()["answer"]
+    facts: dict[str, Any] = reply.to_json()["answer"]
     assert reply.kind == "cards_needed", reply.html
     assert facts["cards_needed"]["card"] == card and facts["cards_needed"]["count"] == count
     assert reply.html.startswith("🧮") and str(count) in reply.title
@@ -75,7 +77,7 @@ def test_how_many_answers_lead_with_the_count(text: str, card: str, count: int) 
 def test_why_names_the_heads_and_the_asked_count(lang: str) -> None:
     query = Query(model="qwen2.5-72b", card="h100-sxm", gpus=3, kind="cards_needed")
     reply = answer_query(query, lang=lang)
-    facts = reply.to_json()["answer"]
+    facts: dict[str, Any] = reply.to_json()["answer"]
     assert facts["cards_needed"]["count"] == 4 and facts["cards_needed"]["memory_count"] == 3
     assert ("64 attention heads" if lang == "en" else "64 个注意力头") in reply.html
     assert facts["verdict"] in ("fits", "tight")  # 3 cards hold it by memory; tensor parallel cannot use 3
@@ -85,13 +87,13 @@ def test_why_names_the_heads_and_the_asked_count(lang: str) -> None:
 @pytest.mark.parametrize("lang", LANGS)
 def test_more_cards_asked_than_needed(lang: str) -> None:
     query = Query(model="llama-3.1-8b", card="h100-sxm", gpus=8, kind="cards_needed")
-    facts = answer_query(query, lang=lang).to_json()["answer"]
+    facts: dict[str, Any] = answer_query(query, lang=lang).to_json()["answer"]
     assert facts["cards_needed"]["count"] == 1 and facts["verdict"] == "fits"
 
 
 def test_without_a_card_every_usual_card_gets_a_count() -> None:
     reply = answer("how many GPUs do I need to serve llama 3.1 70b?")
-    facts = reply.to_json()["answer"]
+    facts: dict[str, Any] = reply.to_json()["answer"]
     assert reply.kind == "cards_needed"
     assert len(facts["options"]) >= 3 and all(o["count"] for o in facts["options"])
     assert facts["cards_needed"] == facts["options"][0]
@@ -103,14 +105,14 @@ def test_without_a_card_every_usual_card_gets_a_count() -> None:
 )
 def test_fit_answers_that_do_not_fit_say_which_count_does(text: str, count: int) -> None:
     reply = answer(text)
-    facts = reply.to_json()["answer"]
+    facts: dict[str, Any] = reply.to_json()["answer"]
     assert reply.kind == "fit" and facts["verdict"] == "no"
     assert facts["cards_needed"]["count"] == count
     assert f"➡️ {count}" in reply.html and f"➡️ {count}" in reply.compact_html
 
 
 def test_fit_answers_that_fit_carry_no_count() -> None:
-    facts = answer("can a 4090 run llama 3.1 8b?").to_json()["answer"]
+    facts: dict[str, Any] = answer("can a 4090 run llama 3.1 8b?").to_json()["answer"]
     assert facts["verdict"] == "fits" and facts["cards_needed"] is None
 
 
@@ -119,8 +121,10 @@ def test_follow_ups_keep_asking_how_many() -> None:
     second = answer("那H20呢", previous=first.query)
     third = answer("what about int4?", previous=second.query)
     assert second.kind == third.kind == "cards_needed"
-    assert second.to_json()["answer"]["cards_needed"]["card"] == "h20"
-    assert third.to_json()["query"]["precision"] == Precision.INT4.value
+    needed: Any = second.to_json()["answer"]["cards_needed"]
+    understood: Any = third.to_json()["query"]
+    assert needed["card"] == "h20"
+    assert understood["precision"] == Precision.INT4.value
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -134,7 +138,7 @@ def test_compact_form_for_groups(lang: str) -> None:
 def test_serving_many_users_sizes_the_kv_pool_for_them(lang: str) -> None:
     query = Query(model="qwen2.5-32b", card="l20", batch=100, seq=4096, kind="cards_needed")
     reply = answer_query(query, lang=lang)
-    needed = reply.to_json()["answer"]["cards_needed"]
+    needed: Any = reply.to_json()["answer"]["cards_needed"]
     assert needed["runs_count"] == 2 and needed["count"] > 2 and needed["queued"] == 0
     assert ("queues the rest" if lang == "en" else "排队") in reply.html
     assert_well_formed(reply)

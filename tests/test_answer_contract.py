@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -16,8 +17,8 @@ from core.report import estimate_json
 def test_json_query_has_the_estimate_schema_and_honest_defaulted() -> None:
     stated = Query(task=Task.FINETUNE, method=Method.LORA, model="llama-3.1-8b", card="rtx-4090", seq=4096)
     reply = answer_query(stated, lang="en")
-    data = reply.to_json()
-    schema = estimate_json(estimate(stated))["query"]
+    data: Any = reply.to_json()
+    schema: Any = estimate_json(estimate(stated))["query"]
     assert set(data["query"]) == set(schema)
     defaulted = data["query"]["defaulted"]
     for field in ("method", "model", "card", "seq", "task"):
@@ -27,7 +28,7 @@ def test_json_query_has_the_estimate_schema_and_honest_defaulted() -> None:
 
 
 def test_json_answer_fields() -> None:
-    data = answer_query(Query(model="qwen2.5-7b", card="rtx-4090"), lang="en").to_json()
+    data: Any = answer_query(Query(model="qwen2.5-7b", card="rtx-4090"), lang="en").to_json()
     ans = data["answer"]
     for key in (
         "kind",
@@ -50,7 +51,7 @@ def test_json_answer_fields() -> None:
 
 
 def test_no_card_lists_plans_cheapest_first() -> None:
-    ans = answer_query(Query(model="llama-3.1-8b"), lang="en").to_json()["answer"]
+    ans: dict[str, Any] = answer_query(Query(model="llama-3.1-8b"), lang="en").to_json()["answer"]
     costs = [p["cost_per_hour"] for p in ans["plans"] if p["cost_per_hour"] is not None]
     assert ans["plans"] and costs == sorted(costs)
 

@@ -3,6 +3,8 @@ run the job themselves; only the job asked when one is named; never "which model
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from test_answer_kinds import LANGS, assert_well_formed
 
@@ -18,7 +20,8 @@ def _rows(text: str, previous: Query | None = None) -> dict[tuple[str, str | Non
     reply = answer(text, previous=previous)
     assert reply.kind == "largest_model", reply.html
     assert_well_formed(reply)
-    return {(r["task"], r["method"], r["precision"]): r for r in reply.to_json()["answer"]["largest_model"]}
+    rows: Any = reply.to_json()["answer"]["largest_model"]
+    return {(r["task"], r["method"], r["precision"]): r for r in rows}
 
 
 def test_serving_on_one_l40s() -> None:

@@ -5,6 +5,8 @@ says the engine's share of the card and for how many; a named image model gets t
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from bot.answer import answer
@@ -15,13 +17,14 @@ from core.query import Method, Query, Task
 
 
 def _largest(text: str) -> dict[tuple[str, str | None, str], float | None]:
-    rows = answer(text, lang="en").facts["largest_model"]
+    rows: Any = answer(text, lang="en").facts["largest_model"]
     return {(r["task"], r["method"], r["precision"]): r["params_b"] for r in rows}
 
 
 @pytest.mark.parametrize("card", ["h20", "4090", "a100 80gb", "v100", "l40s", "t4"])
 def test_the_card_sheet_and_the_largest_model_answer_agree(card: str) -> None:
-    sheet = {row["job"]: row for row in answer(f"/card {card}", lang="en").facts["what_fits"]}
+    what_fits: Any = answer(f"/card {card}", lang="en").facts["what_fits"]
+    sheet = {row["job"]: row for row in what_fits}
     inference = _largest(f"What's the largest model I can run on a {card}?")
     lora = _largest(f"What's the largest model I can LoRA on a {card}?")
     bf16 = sheet["inference"]["precision"]

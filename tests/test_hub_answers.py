@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hub_server import ANSWERING_TIMEOUT_S, HubServer, HubState
@@ -44,13 +45,12 @@ def test_hub_id_in_a_question_is_looked_up_and_the_answer_says_so(hub: HubServer
     text = html_to_terminal(reply.html)
     assert "config.json" in text and hub.url in text
     assert reply.facts["model_name"] == AWQ
-    assert reply.facts["model_source"]["kind"] == "hub" and reply.facts["model_source"]["source"].startswith(
-        hub.url
-    )
-    built_in = answer_looking_up("can a 4090 run qwen2.5 7b", lookup=None, lang="en")
-    assert built_in.facts["model_source"]["kind"] == "registry"
-    by_size = answer_looking_up("can a 4090 run vicuna 13b", lookup=None, lang="en")
-    assert by_size.facts["model_source"]["kind"] == "name"
+    source: Any = reply.facts["model_source"]
+    assert source["kind"] == "hub" and source["source"].startswith(hub.url)
+    built_in: Any = answer_looking_up("can a 4090 run qwen2.5 7b", lookup=None, lang="en").facts
+    assert built_in["model_source"]["kind"] == "registry"
+    by_size: Any = answer_looking_up("can a 4090 run vicuna 13b", lookup=None, lang="en").facts
+    assert by_size["model_source"]["kind"] == "name"
 
 
 def test_question_in_chinese_through_a_mirror_endpoint(hub: HubServer, tmp_path: Path) -> None:
@@ -63,7 +63,8 @@ def test_question_in_chinese_through_a_mirror_endpoint(hub: HubServer, tmp_path:
 def test_gated_model_says_set_hf_token(tmp_path: Path) -> None:
     with HubServer(HubState(gated={AWQ: "hf_granted"})) as gated:
         reply = answer_looking_up(f"can a 4090 run {AWQ}", lookup=lookup_for(gated, tmp_path), lang="en")
-        assert "HF_TOKEN" in reply.html and reply.facts["hub_lookup"]["status"] == "gated"
+        lookup: Any = reply.facts["hub_lookup"]
+        assert "HF_TOKEN" in reply.html and lookup["status"] == "gated"
         zh = answer_looking_up(f"{AWQ} 4090 能跑吗", lookup=lookup_for(gated, tmp_path), lang="zh")
         assert "HF_TOKEN" in zh.html
 

@@ -9,7 +9,7 @@ from bot.answer.views import FitView
 from bot.render import render
 from core.estimator import Estimate
 from core.query import Query
-from core.report import estimate_assessment, serving_json
+from core.report import estimate_assessment, serving_figures
 
 
 def estimate_view(est: Estimate, lang: str = "en") -> dict[str, FitView | bool]:
@@ -24,10 +24,10 @@ def estimate_view(est: Estimate, lang: str = "en") -> dict[str, FitView | bool]:
     if job is not None:
         view = replace(
             view,
-            speed=job.speed_json(),
+            speed=job.speed,
             cost=job.cost,
-            time=job.time_json(),
-            serving=serving_json(est, job),
+            time=job.time,
+            serving=serving_figures(est, job),
         )
     return {"v": view, "compact": False, "short": False}
 

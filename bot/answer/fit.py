@@ -18,10 +18,11 @@ from core import advisor
 from core.advisor import Fix, SortKey
 from core.advisor.fit_advice import Instead, MemoryShown, advise_fit, card_named, memory_shown
 from core.assessment import Assessment, assess
+from core.contract import speed_json
 from core.estimator import Estimate, UnknownModelError
 from core.jobs.facts import JobFacts
 from core.query import Currency, Method, Query, Task
-from core.report import memory_json, serving_json
+from core.report import memory_json, serving_figures
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +40,8 @@ def _instead_view(instead: Instead | None) -> InsteadView | None:
         fix=instead.fix,
         card_name=instead.card.name,
         count=job.count,
-        speed=job.speed_json(),
-        time=job.time_json(),
+        speed=job.speed,
+        time=job.time,
         cost=job.cost,
         job=job,
     )
@@ -65,10 +66,11 @@ def fit_view(
         notes=advice.notes,
         needed=advice.needed,
         single=advice.single,
-        speed=advice.speed_json,
+        speed=advice.speed,
+        typical=advice.speed_stand_in,
         cost=job.cost if job is not None else None,
-        time=job.time_json() if job is not None else None,
-        serving=serving_json(est, job),
+        time=job.time if job is not None else None,
+        serving=serving_figures(est, job),
         instead=_instead_view(advice.instead),
         currency=currency,
         fixes=[_fix_row(fix) for fix in advice.fixes],
@@ -141,10 +143,10 @@ def _fit_facts(query: Query, est: Estimate, view: FitView) -> dict[str, object]:
         | {
             "verdict": view.verdict.fits.value if view.verdict else None,
             "assumed": [name for name, _ in view.assumptions],
-            "speed": view.speed,
+            "speed": speed_json(view.speed, view.typical),
             "cost": view.cost.model_dump(mode="json") if view.cost else None,
-            "time": view.time,
-            "serving": view.serving,
+            "time": view.time.as_json() if view.time else None,
+            "serving": view.serving.as_json() if view.serving else None,
             "instead": _instead_facts(view.instead),
             "fixes": [
                 row.fix.model_dump(mode="json", exclude={"query"}) | {"action": row.action}
@@ -158,7 +160,7 @@ def _fit_facts(query: Query, est: Estimate, view: FitView) -> dict[str, object]:
             "cluster": cluster_facts(view.cluster),
             "budget": budget_facts(view.budget),
             "platform": platform_facts(query, card.id if card is not None else None),
-            "apple": view.apple,
+            "apple": view.apple.model_dump(mode="json") if view.apple else None,
         }
         | _setup_that_runs(view.instead)
         | _job_facts(view.jobs)
@@ -173,7 +175,7 @@ def _setup_that_runs(instead: InsteadView | None) -> dict[str, object]:
     setup = {"card": instead.fix.card, "count": instead.count, "fix": instead.fix.kind, "asked": False}
     cost = instead.cost.model_dump(mode="json") if instead.cost else None
     return {
-        "time": {**instead.time, "setup": setup} if instead.time else None,
+        "time": instead.time.as_json() | {"setup": setup} if instead.time else None,
         "cost": cost | {"setup": setup} if cost else None,
     }
 
@@ -185,8 +187,8 @@ def _instead_facts(instead: InsteadView | None) -> dict[str, object] | None:
         "fix": instead.fix.kind,
         "card": instead.fix.card,
         "count": instead.count,
-        "speed": instead.speed,
-        "time": instead.time,
+        "speed": speed_json(instead.speed),
+        "time": instead.time.as_json() if instead.time else None,
         "cost": instead.cost.model_dump(mode="json") if instead.cost else None,
     }
 

@@ -13,6 +13,7 @@ from bot.charts import adapter as charts
 from core.advisor.cards_needed import MAX_NODES, NODE_SIZE
 from core.advisor.fit_advice import card_named
 from core.advisor.needed import advise_cards_needed
+from core.contract import speed_json
 from core.estimator import UnknownModelError, resolve_model
 from core.jobs.facts import JobFacts
 from core.query import Currency, Query, Task
@@ -65,8 +66,8 @@ def cards_needed_answer(query: Query, lang: Lang) -> Answer:
         asked=advice.asked,
         asked_stated="gpus" in advice.stated.said(),
         heads=_heads(est.query),
-        speed=job.speed_json() if job else None,
-        time=job.time_json() if job else None,
+        speed=job.speed if job else None,
+        time=job.time if job else None,
         cost=job.cost if job else None,
         currency=currency,
         max_count=MAX_NODES * NODE_SIZE,
@@ -74,6 +75,7 @@ def cards_needed_answer(query: Query, lang: Lang) -> Answer:
         replicas=advice.replicas,
         cluster=advice.cluster,
         jobs=advice.jobs,
+        better=advice.better,
     )
     asked = advice.asked
     facts: dict[str, object] = {
@@ -83,11 +85,10 @@ def cards_needed_answer(query: Query, lang: Lang) -> Answer:
         "cluster": cluster_facts(advice.cluster),
         "platform": platform_facts(advice.stated, main.card.id),
         "verdict": asked.verdict.fits.value if asked.verdict else None,
-        "options": [
-            r.needed.as_json() if r.needed else {"card": r.card.id, "count": None} for r in advice.options
-        ],
-        "speed": view.speed,
-        "time": view.time,
+        "options": [r.as_json() for r in advice.options],
+        "better": advice.better.as_json() if advice.better else None,
+        "speed": speed_json(view.speed),
+        "time": view.time.as_json() if view.time else None,
         "serving": serving_json(job.estimate, job) if job else None,
         "cost": job.cost.model_dump(mode="json") if job and job.cost else None,
     } | _job_facts(advice.jobs)

@@ -9,7 +9,6 @@ offline), before the answer the message gets without it.
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from bot.answer.model import Answer, Lang
 from bot.hub.cache import SqliteModelCache
@@ -95,7 +94,7 @@ def resolve_models(text: str, parsed: Parsed, lookup: HubLookup) -> tuple[Parsed
     query = (query or Query(model=model.id)).model_copy(update={"model": model.id, "params_b": None})
     # 'which model?' was asked because of the name alone: the kind the message asked for is on its query
     intent = query.answer_kind if parsed.intent is AnswerKind.CLARIFY else parsed.intent
-    update: dict[str, Any] = {"intent": intent, "query": query, "unknown_model": None, "clarify": None}
+    update = {"intent": intent, "query": query, "unknown_model": None, "clarify": None}
     return parsed.model_copy(update=update), note
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, NamedTuple
+from typing import Literal, NamedTuple, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -12,8 +12,10 @@ from bot.render import (
 )
 from core.answer_kind import AnswerKind
 from core.query import Method, Precision, Query, Task
-from core.report import with_params
+from core.report import query_json as contract_query_json
+from core.report import with_params_b
 from core.vision.job import VisionJob
+from core.vision.result import VisionQuery
 
 Kind = AnswerKind  # one enum for the kind of answer, shared with the parser and the query
 Lang = Literal["en", "zh"]
@@ -46,6 +48,14 @@ class Button(BaseModel):
     action: str
 
 
+class AnswerJson(TypedDict):
+    """`gpufit ask --json`: what was understood (the `gpufit estimate --json` query, or a vision job's) and
+    the answer: its kind, words and buttons, then the kind's facts (the same job keys as `estimate`)."""
+
+    query: dict[str, object] | None
+    answer: dict[str, object]
+
+
 class Answer(BaseModel):
     """One reply, ready to send; frozen because answers are cached and shared."""
 
@@ -60,19 +70,25 @@ class Answer(BaseModel):
     summary: str
     title: str
     buttons: list[list[Button]] = Field(default_factory=list)
-    facts: dict[str, Any] = Field(default_factory=dict, description="JSON-ready numbers behind the answer")
+    facts: dict[str, object] = Field(
+        default_factory=dict, description="the kind's facts, dumped (JSON-ready) from core's typed results"
+    )
     vision: VisionJob | None = Field(default=None, description="the vision job answered (for follow-ups)")
-    understood: dict[str, Any] | None = Field(
-        default=None, description="the JSON `query` of an answer whose question is not a Query (a vision job)"
+    understood: VisionQuery | None = Field(
+        default=None, description="what was understood of a question that is not a Query (a vision job)"
     )
     chart: ChartSpec | None = Field(default=None, description="the figures to draw (the '📊 Chart' button)")
 
-    def to_json(self) -> dict[str, Any]:
-        """`gpufit ask --json`: what was understood (the `gpufit estimate --json` query) and the answer."""
+    def to_json(self) -> AnswerJson:
+        """`gpufit ask --json`: what was understood (the `gpufit estimate --json` query, or a vision job's)
+        and the answer: its kind, words and buttons, then the kind's facts (the same job keys as
+        `estimate`), all dumped from typed objects."""
+        if self.query or self.filled_query:
+            understood = query_json(self.query, self.filled_query)
+        else:
+            understood = self.understood.model_dump(mode="json") if self.understood is not None else None
         return {
-            "query": query_json(self.query, self.filled_query)
-            if self.query or self.filled_query
-            else self.understood,
+            "query": understood,
             "answer": {
                 "kind": self.kind,
                 "lang": self.lang,
@@ -87,23 +103,21 @@ class Answer(BaseModel):
         }
 
 
-def query_json(query: Query | None, filled: Query | None) -> dict[str, Any] | None:
-    """The filled query; `defaulted` is exactly the fields the user did not state (recomputed, so a stated
-    field is never reported as assumed whatever the fill-in step recorded)."""
+def query_json(query: Query | None, filled: Query | None) -> dict[str, object] | None:
+    """The filled query (with the model's size); `defaulted` is exactly the fields the user did not state
+    (recomputed, so a stated field is never reported as assumed whatever the fill-in step recorded)."""
     if filled is None:
-        return _with_params(query.model_dump(mode="json")) if query is not None else None
+        return contract_query_json(query) if query is not None else None
     stated = query or Query()
-    dumped = _with_params(filled.model_dump(mode="json"))
+    answered = with_params_b(filled)
     stated_fields = set(stated.said())
     if stated.task is not Task.INFERENCE or "task" in stated.model_fields_set:
         stated_fields.add("task")
-    dumped["defaulted"] = [
+    defaulted = tuple(
         name
-        for name in dumped
-        if name not in ("defaulted", "task") and dumped[name] is not None and name not in stated_fields
-    ]
-    return dumped
-
-
-def _with_params(dumped: dict[str, Any]) -> dict[str, Any]:
-    return with_params(dumped)
+        for name in Query.model_fields
+        if name not in ("defaulted", "task")
+        and getattr(answered, name) is not None
+        and name not in stated_fields
+    )
+    return answered.model_copy(update={"defaulted": defaulted}).model_dump(mode="json")

@@ -2,13 +2,12 @@
 
 Each view is a frozen dataclass whose attribute names are the names the templates read (`v.verdict`,
 `row.card_name`), so a template reads a view as it read the dicts these replace. Figures that are the JSON
-contract's own objects (`speed`, `time`, `serving`: core/report.py) are carried as that contract gives them,
-read-only; everything else is a typed core object or a label worded here.
+contract's own objects (`speed`, `time`, `serving`: core/contract.py) are carried as those typed objects,
+and the answer's JSON is dumped from them; everything else is a typed core object or a label worded here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from core.advisor.budget import BudgetAnswer, BudgetCheck
@@ -24,8 +23,10 @@ from core.advisor.traffic import Replicas, Traffic
 from core.assessment import Assessment
 from core.billing import BillingAdvice
 from core.catalog import Card
+from core.contract import JobSpeed, JobTime, ServingFigures
 from core.cost import CardPrice, JobCost
 from core.estimator import Estimate, FolkRule, Verdict
+from core.jobs.apple import AppleFacts
 from core.jobs.facts import JobFacts
 from core.platforms import Platform
 from core.query import BillingKind, Query
@@ -33,9 +34,6 @@ from core.vision.job import VisionJob
 from core.vision.plans import VisionPlan
 from core.vision.result import Fix as VisionFix
 from core.vision.result import FolkVisionRule, VisionOffload, VisionSpeed
-
-# One object of the JSON contract (core/report.py: `speed`, `time`, `serving`), as the answers' JSON has it.
-ContractObject = Mapping[str, object]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +72,8 @@ class InsteadView:
     fix: Fix
     card_name: str
     count: int
-    speed: ContractObject | None
-    time: ContractObject | None
+    speed: JobSpeed | None
+    time: JobTime | None
     cost: JobCost | None
     job: Assessment
 
@@ -106,17 +104,18 @@ class FitView:
     notes: list[str]
     currency: str = "USD"
     single: Verdict | None = None
-    speed: ContractObject | None = None
+    speed: JobSpeed | None = None
+    typical: Card | None = None  # the card whose speed stands in for a card given only by its size
     cost: JobCost | None = None
-    time: ContractObject | None = None
-    serving: ContractObject | None = None
+    time: JobTime | None = None
+    serving: ServingFigures | None = None
     instead: InsteadView | None = None
     fixes: list[FixRow] = field(default_factory=list)
     plans: list[Plan] = field(default_factory=list)
     cheaper: Plan | None = None
     needed: CardsNeeded | None = None
     jobs: JobFacts | None = None
-    apple: ContractObject | None = None  # an Apple silicon Mac (core/jobs/apple.py)
+    apple: AppleFacts | None = None  # an Apple silicon Mac (core/jobs/apple.py)
     traffic: Traffic | None = None
     cluster: Cluster | None = None
     budget: BudgetCheck | None = None
@@ -174,8 +173,8 @@ class CardsNeededView:
     asked: Assessment
     asked_stated: bool  # the question said how many cards
     heads: Heads
-    speed: ContractObject | None
-    time: ContractObject | None
+    speed: JobSpeed | None
+    time: JobTime | None
     cost: JobCost | None
     currency: str
     max_count: int
@@ -183,6 +182,7 @@ class CardsNeededView:
     replicas: Replicas | None
     cluster: Cluster | None
     jobs: JobFacts | None
+    better: NeededOption | None = None  # a usual card that suits the job, when the first is a poor choice
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,7 +297,6 @@ __all__ = [
     "CardView",
     "CardsNeededView",
     "CompareRowView",
-    "ContractObject",
     "FitView",
     "FixRow",
     "Heads",

@@ -92,7 +92,7 @@ def vision_view(est: VisionEstimate, currency: str) -> VisionView:
     )
 
 
-OFFLOAD_FIXES = ("model_offload", "sequential_offload")
+OFFLOAD_FIXES = ("model_offload", "group_offload", "sequential_offload")
 
 
 def _shown_fixes(est: VisionEstimate) -> list[Fix]:
@@ -119,11 +119,11 @@ def vision_answer(job: VisionJob, lang: Lang) -> Answer:
     est = estimate_vision(job)
     view = vision_view(est, currency)
     facts = est.as_json(view.cost)
-    understood = facts.pop("query")
+    del facts["query"]  # the answer's `query` beside it (Answer.understood)
     facts["plans"] = [plan_json(plan) for plan in view.plans]
     answer = pack("fit", lang, "vision_fit", {"v": view}, facts=facts, chart=vision_chart(est, view))
     vision = est.job.model_copy(update={"defaulted": job.defaulted})
-    return answer.model_copy(update={"vision": vision, "understood": understood})
+    return answer.model_copy(update={"vision": vision, "understood": est.understood()})
 
 
 def vision_chart(est: VisionEstimate, view: VisionView) -> ChartSpec | None:

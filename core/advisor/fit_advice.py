@@ -7,7 +7,6 @@ cards needed, the cluster, the budget) and what the memory part shows. bot/answe
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from core.advisor.budget import BudgetCheck, check_budget, plan_costs
 from core.advisor.cards_needed import CardsNeeded
@@ -20,9 +19,10 @@ from core.advisor.plan_search import plans as search_plans
 from core.advisor.traffic import Traffic, apply_traffic
 from core.assessment import Assessment, assess
 from core.catalog import Card, load_catalog
+from core.contract import JobSpeed, OffloadSpeed, speed_json
 from core.cost import price_book_in_force
 from core.estimator import COMPONENTS, Estimate, Fit, Verdict, estimate
-from core.jobs.apple import apple_facts
+from core.jobs.apple import AppleFacts, apple_facts
 from core.jobs.facts import JobFacts, job_facts
 from core.jobs.offload import InferenceOffload
 from core.query import Currency, Method, Precision, Query, SortKey, Task
@@ -113,27 +113,39 @@ class FitAdvice:
     # a card given only by its size: the slowest common card of that size stands in (Catalog.typical_of)
     typical: Card | None = None
     typical_job: Assessment | None = None
-    apple: dict[str, Any] | None = None  # an Apple silicon Mac (core/jobs/apple.py)
+    apple: AppleFacts | None = None  # an Apple silicon Mac (core/jobs/apple.py)
 
     @property
-    def speed_json(self) -> dict[str, Any] | None:
+    def speed(self) -> JobSpeed | None:
         """The answer's `speed`: the decode split with system RAM for an offloaded job, else the job's (on
-        the stand-in card when only a size was given, which it names)."""
-        stand_in = (
-            {"typical_card": self.typical.id, "typical_card_name": self.typical.name} if self.typical else {}
-        )
+        the stand-in card when only a size was given: `speed_stand_in`)."""
         if self.jobs is not None and self.jobs.inference_offload is not None:
-            return offload_speed_json(self.jobs.inference_offload) | stand_in
+            return offload_speed(self.jobs.inference_offload)
         if self.job is not None:
-            return self.job.speed_json()
-        speed = self.typical_job.speed_json() if self.typical_job is not None else None
-        return speed | stand_in if speed is not None else None
+            return self.job.speed
+        return self.typical_job.speed if self.typical_job is not None else None
+
+    @property
+    def speed_stand_in(self) -> Card | None:
+        """The card whose speed stands in for a card given only by its size (the answer names it)."""
+        if self.typical is None or (self.job is not None and self.jobs_offload is None):
+            return None
+        return self.typical if self.speed is not None else None
+
+    @property
+    def jobs_offload(self) -> InferenceOffload | None:
+        return self.jobs.inference_offload if self.jobs is not None else None
+
+    @property
+    def speed_json(self) -> dict[str, object] | None:
+        """The answer's `speed` as the JSON contract carries it."""
+        return speed_json(self.speed, self.speed_stand_in)
 
     @property
     def notes(self) -> list[str]:
         """The verdict's notes less those the speed line already words (each note once per answer)."""
-        speed = self.speed_json
-        said = set(speed["notes"]) if speed else set()
+        speed = self.speed
+        said = set(speed.notes) if speed else set()
         return [note for note in self.memory.notes if note not in said]
 
 
@@ -218,19 +230,14 @@ def memory_shown(est: Estimate, stated: Query) -> MemoryShown:
     )
 
 
-def offload_speed_json(plan: InferenceOffload) -> dict[str, Any]:
+def offload_speed(plan: InferenceOffload) -> OffloadSpeed:
     """The answers' `speed` for a job split between the card and system RAM (core/jobs/offload.py)."""
-    return {
-        "kind": "inference",
-        "decode_tokens_per_s": plan.decode_tokens_per_s,
-        "aggregate_tokens_per_s": plan.decode_tokens_per_s,
-        "batch": 1,
-        "parallelism": "offload",
-        "band": OFFLOAD_SPEED_BAND,
-        "calibrated_on": [],
-        "kv_cache_dtype": plan.kv_cache_dtype,
-        "notes": [],
-    }
+    return OffloadSpeed(
+        decode_tokens_per_s=plan.decode_tokens_per_s,
+        aggregate_tokens_per_s=plan.decode_tokens_per_s,
+        band=OFFLOAD_SPEED_BAND,
+        kv_cache_dtype=plan.kv_cache_dtype,
+    )
 
 
 def smallest_change_that_runs(fixes: list[Fix], currency: Currency) -> Instead | None:
@@ -360,7 +367,7 @@ __all__ = [
     "card_named",
     "main_verdict",
     "memory_shown",
-    "offload_speed_json",
+    "offload_speed",
     "shown_components",
     "smallest_change_that_runs",
 ]

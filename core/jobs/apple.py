@@ -4,7 +4,7 @@ the limit when the job needs more than the default share but less than the RAM."
 
 from __future__ import annotations
 
-from typing import Any
+from pydantic import BaseModel, ConfigDict
 
 from core.catalog import Card
 from core.estimator import Estimate
@@ -17,7 +17,26 @@ from core.units import GIB, MIB
 MACOS_KEEPS_BYTES = 8 * GIB
 
 
-def apple_facts(card: Card | None, asked: Query, est: Estimate) -> dict[str, Any] | None:
+class AppleFacts(BaseModel):
+    """What a Mac answer adds (the answers' `apple`): the unified memory and the GPU's default share of it,
+    the engines that run on Metal, and the limit to raise when the job needs more than that share."""
+
+    model_config = ConfigDict(frozen=True)
+
+    device: str
+    unified_memory_bytes: int
+    gpu_bytes: int
+    gpu_share: float
+    bandwidth_gb_s: float
+    runtime: str | None
+    runtimes: list[str]  # the engines that run on Metal
+    unsupported_runtime: str | None  # the engine asked for, when it does not run on a Mac
+    unsupported_runtime_name: str | None
+    training: bool
+    wired_limit_mb: int | None  # `sudo sysctl iogpu.wired_limit_mb=…` that makes it fit, when one does
+
+
+def apple_facts(card: Card | None, asked: Query, est: Estimate) -> AppleFacts | None:
     """What a Mac answer adds; None on any other card."""
     if card is None or not card.unified_memory:
         return None
@@ -28,16 +47,16 @@ def apple_facts(card: Card | None, asked: Query, est: Estimate) -> dict[str, Any
     raise_to = None
     if need > card.memory_bytes and need + MACOS_KEEPS_BYTES <= unified:
         raise_to = (unified - MACOS_KEEPS_BYTES) // MIB
-    return {
-        "device": card.id,
-        "unified_memory_bytes": unified,
-        "gpu_bytes": card.memory_bytes,
-        "gpu_share": round(card.memory_bytes / unified, 3),
-        "bandwidth_gb_s": card.bandwidth_gb_s,
-        "runtime": est.query.runtime,
-        "runtimes": [p.id for p in load_runtimes().profiles if p.metal],
-        "unsupported_runtime": unsupported,
-        "unsupported_runtime_name": runtime_profile(unsupported).name if unsupported else None,
-        "training": est.query.task is not Task.INFERENCE,
-        "wired_limit_mb": raise_to,
-    }
+    return AppleFacts.model_construct(  # every value comes from validated catalog, query and estimate
+        device=card.id,
+        unified_memory_bytes=unified,
+        gpu_bytes=card.memory_bytes,
+        gpu_share=round(card.memory_bytes / unified, 3),
+        bandwidth_gb_s=card.bandwidth_gb_s,
+        runtime=est.query.runtime,
+        runtimes=[p.id for p in load_runtimes().profiles if p.metal],
+        unsupported_runtime=unsupported,
+        unsupported_runtime_name=runtime_profile(unsupported).name if unsupported else None,
+        training=est.query.task is not Task.INFERENCE,
+        wired_limit_mb=raise_to,
+    )

@@ -12,6 +12,7 @@ over two bandwidths: `decode_step_s(..., host_bytes=..., host_bytes_s=...)` adds
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -210,6 +211,7 @@ class InferenceSpeed(BaseModel):
     """Generation speed of one job: per sequence, for the batch, and the wait for the first token."""
 
     model_config = ConfigDict(frozen=True)
+    kind: ClassVar[Literal["inference"]] = "inference"  # the answers' `speed.kind`
 
     decode_tokens_per_s: float
     aggregate_tokens_per_s: float

@@ -16,6 +16,7 @@ check (core/speed/published.py) use. Each term's formula and source: core/speed/
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -32,6 +33,7 @@ class TrainingSpeed(BaseModel):
     """Training throughput over all cards, and the wall-clock hours for `tokens` when given."""
 
     model_config = ConfigDict(frozen=True)
+    kind: ClassVar[Literal["training"]] = "training"  # the answers' `speed.kind`
 
     tokens_per_s: float
     training_hours: float | None

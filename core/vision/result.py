@@ -108,6 +108,20 @@ class VisionOffload(BaseModel):
     host_bytes: int
     streamed_bytes_per_step: int
     runs: bool
+    # the system RAM the weights in host memory and the OS need, against what the user said (None: not said)
+    host_need_bytes: int = 0
+    host_memory_bytes: int | None = None
+    host_fits: bool | None = None
+
+
+class VisionQuery(VisionJob):
+    """What was understood of a vision job (the answers' `query`, as a `Query` is for a language model):
+    the filled job, the model as answers name it, its family and size, and the resolution."""
+
+    model_name: str
+    family: str
+    params_b: float
+    resolution: str | None  # "1024x1024"
 
 
 class VisionEstimate(BaseModel):
@@ -143,21 +157,29 @@ class VisionEstimate(BaseModel):
     def verdict(self) -> str | None:
         """The answer's verdict: fits / tight / no on the card, or "offload" when it runs only because part
         of it waits in system RAM."""
+        if self.offload is not None and self.offload.host_fits is False:
+            return "no"  # the card holds its part, but the system RAM said cannot hold the rest
         if self.runs_with_offload:
             return "offload"
         return self.verdicts[0].fits.value if self.verdicts else None
 
-    def query_json(self) -> dict[str, object]:
-        """What was understood (the answers' `query`, as for a language model): the filled job, the model,
-        its size, the resolution and the task."""
+    def understood(self) -> VisionQuery:
+        """What was understood: the filled job, the model, its size, the resolution and the task."""
         job = self.job
         resolution = f"{job.width}x{job.height}" if job.width and job.height else None
-        return job.model_dump(mode="json") | {
-            "model_name": self.model_name,
-            "family": self.family,
-            "params_b": round(self.params / 1e9, 3),
-            "resolution": resolution,
-        }
+        added = {"model_name", "family", "params_b", "resolution"}
+        return VisionQuery.model_construct(  # the job is validated already; the rest is the estimate's
+            job.model_fields_set | added,
+            **dict(job),
+            model_name=self.model_name,
+            family=self.family,
+            params_b=round(self.params / 1e9, 3),
+            resolution=resolution,
+        )
+
+    def query_json(self) -> dict[str, object]:
+        """The answers' `query` for this job (VisionQuery's fields)."""
+        return self.understood().model_dump(mode="json")
 
     def speed_json(self) -> dict[str, object] | None:
         """`speed` as every job carries it: its kind, then its figures."""
