@@ -1,8 +1,9 @@
 """Telegram HTML from templates: one jinja2 environment per language, number filters, console view and
 message splitting.
 
-Templates hold the layout and the English sentences; the sentences of each language live in gettext
-catalogs (templates/locale/<lang>/LC_MESSAGES/gpufit.po). This module only formats numbers, moves markup
+Templates hold the layout and the English sentences (English is the messages' source language: its sentences
+are the msgids); the sentences of each other language live in a gettext catalog
+(templates/locale/<lang>/LC_MESSAGES/gpufit.po). This module only formats numbers, moves markup
 around and installs the catalogs. Telegram counts message length in UTF-16 code units, so every length here
 does too.
 """
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     pass
 
 LANGS = ("en", "zh")
+SOURCE_LANG = "en"  # the templates' own language: a message's English is its msgid, so English has no catalog
 TELEGRAM_LIMIT = int(MessageLimit.MAX_TEXT_LENGTH)
 ALLOWED_TAGS = frozenset(
     {
@@ -242,13 +244,15 @@ TEMPLATE_OPTIONS: dict[str, Any] = {
 
 
 def catalog_path(lang: str) -> Any:
-    """templates/locale/<lang>/LC_MESSAGES/gpufit.po: the sentences of one language."""
+    """templates/locale/<lang>/LC_MESSAGES/gpufit.po: the sentences of one translated language."""
     return LOCALE_DIR / lang / "LC_MESSAGES" / f"{DOMAIN}.po"
 
 
 @cache
-def translations(lang: str) -> gettext.GNUTranslations:
-    """One language's catalog as gettext translations.
+def translations(lang: str) -> gettext.NullTranslations:
+    """One language's catalog as gettext translations; English, the source language, prints the msgids
+    themselves (gettext's fallback, plurals by n != 1), so a new English sentence is written once, in its
+    template.
 
     The .po file is the source (what people edit and review); `make run` / `make test` compile it to the
     .mo beside it (`pybabel compile`, the Makefile's `catalogs` step), which loads with the standard library
@@ -256,6 +260,8 @@ def translations(lang: str) -> gettext.GNUTranslations:
     make, a catalog just edited), the .po itself is read with Babel's reader and compiled in memory: slower
     to start (Babel's import, ~0.1 s) but never stale, and nothing is written.
     """
+    if lang == SOURCE_LANG:
+        return gettext.NullTranslations()
     po = catalog_path(lang)
     mo = po.with_suffix(".mo")
     if mo.exists() and mo.stat().st_mtime >= po.stat().st_mtime:
@@ -297,7 +303,7 @@ class CompiledTranslations(InternationalizationExtension):
             return super()._make_node(
                 singular, plural, context, variables, plural_expr, vars_referenced, num_called_num
             )
-        catalog: gettext.GNUTranslations = self.environment.gpufit_translations  # type: ignore[attr-defined]
+        catalog: gettext.NullTranslations = self.environment.gpufit_translations  # type: ignore[attr-defined]
         if not vars_referenced:
             singular = singular.replace("%%", "%")
         text = catalog.pgettext(context, singular) if context else catalog.gettext(singular)

@@ -1,13 +1,19 @@
-"""What kind of answer a message gets: one enum shared by the parser, the query, the bot and the JSON.
+"""What kind of answer a message gets: one enum shared by the parser, the query, the bot and the JSON, and
+the words a message asks for a kind by.
 
 The parser decides the kind (`Parsed.intent`); a `Query` keeps it (`Query.kind`) when the answer can be
 rebuilt from the query alone, so a stored question, a button or a follow-up rebuilds the same kind of
-answer. What each kind needs (its advisor, view, templates, whether it is recomputable, whether it depends on
-the currency) is registered in one table, `bot/answer/kinds_table.py`.
+answer. A kind a message asks for by its words ('最大能跑多大的模型', 'is a T4 OK for fine-tuning?') has
+one row in `ASKED_BY_WORDS` below, beside its value: the words, what the message may name, and where the
+parser (core/parser/pipeline.py) weighs it among its fixed decisions; the parser reads the table and has no
+branch per such kind. What the bot does with each kind (its advisor, view, templates, whether it is
+recomputable, whether it depends on the currency) is one table too, `bot/answer/kinds_table.py`.
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from enum import StrEnum
 
 
@@ -42,4 +48,93 @@ QUERY_KINDS = frozenset(
         AnswerKind.BUDGET,
         AnswerKind.BILLING,
     }
+)
+
+
+class ParserStep(StrEnum):
+    """The parser's fixed decisions, in the order it takes them (core/parser/pipeline.py). Each is decided
+    by what a message names (a FAQ wording, a budget, a vision job, a model, several cards) rather than by one
+    kind's words; a row of `ASKED_BY_WORDS` is weighed just before the step it names."""
+
+    FAQ = "faq"  # a frequently asked question's wording ('为什么显存大的卡更贵')
+    MARKET = "market"  # a budget or a billing kind without a model ('预算每月5000元 能跑什么')
+    VISION = "vision"  # an image, video, vision, speech or embedding job
+    SMALL_TALK = "small_talk"  # a greeting or something outside gpufit's job, with nothing named
+    UNKNOWN_MODEL = "unknown_model"  # a model the registry lacks is asked about
+    COMPARE = "compare"  # two cards or more
+    MODEL_JOB = "model_job"  # a job of a model named: fit, plans, cards needed
+    FOLLOW_UP = "follow_up"  # the rest: scenarios, follow-ups of the chat's job, a card's facts, clarify
+
+
+@dataclass(frozen=True)
+class AskedBy:
+    """How a message asks for one kind of answer by its words.
+
+    A message asks for the kind when every pattern of `words` is found (in the normalized message, or in its
+    `residue`: what is left once cards, models and amounts are read), it names between `cards[0]` and
+    `cards[1]` cards, and it names no one model (its job would be a fit question), a class of sizes ('7B
+    models') aside where `sizes_in_general`. A kind a `Query` carries is also followed up: after an answer
+    of the kind, a message that names no model and states anything (a field, cards added) changes that
+    question; asked anew, it keeps the previous setup unless it names cards or a memory size.
+    """
+
+    kind: AnswerKind
+    words: tuple[re.Pattern[str], ...]
+    before: ParserStep
+    in_residue: bool = False
+    cards: tuple[int, int] = (0, 1_000)
+    sizes_in_general: bool = False
+
+    def asked(self, norm: str, residue: str) -> bool:
+        text = residue if self.in_residue else norm
+        return all(pattern.search(text) for pattern in self.words)
+
+
+def _words(*patterns: str) -> tuple[re.Pattern[str], ...]:
+    return tuple(re.compile(pattern) for pattern in patterns)
+
+
+# The kinds a message asks for by its words, in the order they are weighed (before the same step: top first).
+# `\ue000` stands where a card's name was read (core/parser/entities.py).
+ASKED_BY_WORDS: tuple[AskedBy, ...] = (
+    AskedBy(
+        AnswerKind.HELP,
+        _words(
+            r"^\s*/?(?:help|start|menu|帮助|菜单)(?:@\w+)?\s*$|怎么用|如何使用|怎么使用|使用方法|使用说明|用法|你能做什么|"
+            r"你会什么|你能干什么|能干嘛|能做什么|有什么功能|有啥功能|功能介绍|what\s+can\s+you\s+do|"
+            r"how\s+(?:do\s+i|to|can\s+i)\s+use|what\s+do\s+you\s+do|what\s+are\s+you|who\s+are\s+you|你是谁|"
+            r"commands|^\s*/?help\b|instructions|教程|怎么问"
+        ),
+        before=ParserStep.MARKET,
+        cards=(0, 0),
+    ),
+    # "The largest model": a size asked for, on the cards the user has ('两张3090最大能LoRA多大的模型')
+    AskedBy(
+        AnswerKind.LARGEST_MODEL,
+        _words(
+            r"(?:最大|多大|多少\s*b)(?:的|能|可以|能够|可|参数)?.{0,12}(?:模型|model|llm)|"
+            r"(?:模型|model).{0,6}(?:最大|多大)|最大.{0,10}(?:多大|多少\s*b|多少参数)|能(?:跑|训|推理|微调|部署)多大|"
+            r"(?:biggest|largest|max(?:imum)?|how\s+(?:big|large))\s+(?:\w+\s+){0,2}(?:models?|llms?|size|params?)|"
+            r"what\s+(?:size|sizes)\s+(?:of\s+)?(?:models?|llms?)|(?:models?|llms?)\s+size\s+(?:can|could|for|on)|"
+            r"what\s+(?:models?|llms?)\s+can\s+i\s+(?:run|serve|fit|train|fine[\s-]*tune|lora|qlora)|"
+            r"what\s+can\s+i\s+(?:run|serve|fit|train|fine[\s-]*tune)\s+on|最大能|能跑的最大"
+        ),
+        before=ParserStep.UNKNOWN_MODEL,
+    ),
+    # "Is card X good for Y": an opinion asked about one card for a kind of job ('H20适合训练吗')
+    AskedBy(
+        AnswerKind.CARD_ADVICE,
+        _words(
+            r"适合|适不适合|合适|怎么样|如何|好不好|行不行|值得|够不够|够用|值不值|靠谱|推荐吗|能用吗|可以吗|"
+            r"good\s+(?:for|enough|choice|idea|option|card|at)|any\s+good|ok(?:ay)?\s+(?:for|to)|suitable|"
+            r"reasonable|worth\s+it|worth\s+(?:buying|renting|using)|enough\s+for|decent|viable|sensible|"
+            r"how\s+(?:good|well)|is\s+(?:it|an?|the)\s+\ue000\s+(?:good|ok|fine|enough)",
+            r"训练|微调|推理|部署|服务|跑大模型|跑模型|大模型|lora|qlora|training|train|fine[\s-]*tun|inference|"
+            r"serv(?:e|ing)|deploy|llms?|language\s+models?|running\s+(?:llms?|models?)|跑",
+        ),
+        before=ParserStep.UNKNOWN_MODEL,
+        in_residue=True,
+        cards=(1, 1),
+        sizes_in_general=True,
+    ),
 )

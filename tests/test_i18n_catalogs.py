@@ -1,11 +1,13 @@
 """Both languages, always, and in step with the templates (issue 17).
 
-Templates hold the layout once, with the English sentences in `{% trans %}` / `_()`; the sentences of each
+Templates hold the layout once, with the English sentences in `{% trans %}` / `_()`: English is the source
+language, a message's English is its msgid, so English needs no catalog. The sentences of every other
 language live in templates/locale/<lang>/LC_MESSAGES/gpufit.po. These tests hold that every message the
-templates can print has a non-empty translation in every language, that the catalogs hold exactly the
-templates' messages (extracted with Babel's jinja2 extractor and babel.cfg's options, as `pybabel extract`
-does: none missing, none stale), that a translation keeps its message's placeholders, and that a template
-kept per language exists in every language.
+templates can print has both languages (English: the msgid itself; every other language: a non-empty,
+non-fuzzy translation), that the catalogs hold exactly the templates' messages (extracted with Babel's
+jinja2 extractor and babel.cfg's options, as `pybabel extract` does: none missing, none stale), that a
+translation keeps its message's placeholders, and that a template kept per language exists in every
+language.
 """
 
 from __future__ import annotations
@@ -20,13 +22,23 @@ from babel.messages.catalog import Catalog
 from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import read_po
 
-from bot.render import LANGS, TEMPLATE_OPTIONS, catalog_path, environment, render, template_name
+from bot.render import (
+    LANGS,
+    SOURCE_LANG,
+    TEMPLATE_OPTIONS,
+    catalog_path,
+    environment,
+    render,
+    template_name,
+    translations,
+)
 from core.paths import TEMPLATES_DIR
 
 ROOT = Path(__file__).resolve().parent.parent
 PLACEHOLDER = re.compile(r"%\((\w+)\)s")
 
 MessageKey = tuple[str, str | None]  # (msgid, msgctxt)
+TRANSLATED = tuple(lang for lang in LANGS if lang != SOURCE_LANG)  # the languages with a catalog
 
 
 @cache
@@ -71,7 +83,22 @@ def test_babel_cfg_parses_templates_as_bot_render_compiles_them() -> None:
     assert options.get("silent") == "false"  # a template Babel cannot parse fails here, not silently
 
 
-@pytest.mark.parametrize("lang", LANGS)
+def test_english_is_the_source_language_and_has_no_catalog() -> None:
+    """A message's English is its msgid: adding a sentence edits its template and the other languages'
+    catalogs only. English plurals are gettext's fallback, the msgid's two forms by n != 1."""
+    assert SOURCE_LANG == "en"
+    assert not catalog_path("en").exists(), "English is the msgids; a catalog would be a second copy"
+    english = translations("en")
+    some_plural = next(message for message in extracted().values() if isinstance(message, tuple))
+    assert english.ngettext(some_plural[0], some_plural[1], 1) == some_plural[0]
+    assert english.ngettext(some_plural[0], some_plural[1], 2) == some_plural[1]
+    fits = "✅ <b>%(job)s fits on %(cards)s</b>"
+    assert english.gettext(fits) == fits
+    assert english.pgettext("any", fits) == fits
+    assert TRANSLATED == ("zh",)
+
+
+@pytest.mark.parametrize("lang", TRANSLATED)
 def test_every_message_has_a_translation(lang: str) -> None:
     empty = []
     for message in catalog(lang):
@@ -83,7 +110,7 @@ def test_every_message_has_a_translation(lang: str) -> None:
     assert empty == [], f"{lang}: {len(empty)} messages without a (non-fuzzy) translation: {empty[:10]}"
 
 
-@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("lang", TRANSLATED)
 def test_catalog_holds_exactly_the_templates_messages(lang: str) -> None:
     in_templates = set(extracted())
     in_catalog = {
@@ -100,7 +127,7 @@ def test_catalog_holds_exactly_the_templates_messages(lang: str) -> None:
 
 def test_plural_messages_are_plural_in_every_catalog() -> None:
     plural_ids = {key for key, message in extracted().items() if isinstance(message, tuple)}
-    for lang in LANGS:
+    for lang in TRANSLATED:
         forms = catalog(lang).num_plurals
         for message in catalog(lang):
             key = (message.id[0] if isinstance(message.id, tuple) else message.id, message.context)
@@ -108,10 +135,9 @@ def test_plural_messages_are_plural_in_every_catalog() -> None:
                 assert isinstance(message.string, tuple), (lang, key)
                 assert len(message.string) == forms, (lang, key)
     assert catalog("zh").num_plurals == 1  # Chinese has one form
-    assert catalog("en").num_plurals == 2
 
 
-@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("lang", TRANSLATED)
 def test_translations_keep_the_messages_placeholders(lang: str) -> None:
     """A translation may reorder `%(name)s`, not lose one or invent one (a lost number is a wrong answer)."""
     wrong = []

@@ -15,6 +15,10 @@ misses, and why as far as the sources tell (each an older or a different stack t
 - vLLM 0.4.2's MoE and long-context decode (Qwen2-57B-A14B x1.4-1.9).
 So this test holds the level reached (FLOOR_WITHIN_25, MAX_OUTSIDE_2X), so that it can only rise, and the
 target stays the issue's (TARGET_WITHIN_25).
+
+Since then (issue 22, servespeed): TensorRT-LLM releases before the XQA kernel (0.8) re-read each KV head per
+query head for GQA models (data/speed.toml legacy_gqa_kv_read_factor, fitted on speed.csv's 0.6.1 row only):
+27 of 50 within ±25%, all 50 within 2x (worst x1.95, vLLM 0.4.2's Qwen2-57B-A14B at 30k).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from pathlib import Path
 from core.speed.fitting import load_raw, ratios, summary
 from core.speed.published import (
     FITTED_TABLE,
+    HELD_OUT_2_TABLE,
     HELD_OUT_TABLE,
     PreparedFigure,
     load_published,
@@ -33,8 +38,8 @@ from core.speed.published import (
 )
 
 TARGET_WITHIN_25 = 0.8  # the issue's bar, not met yet (see the docstring)
-FLOOR_WITHIN_25 = 0.5  # the level reached: it may only rise
-MAX_OUTSIDE_2X = 1  # h200-70b-b512-tp2-128-2048 (TensorRT-LLM 0.5's pre-XQA GQA decode)
+FLOOR_WITHIN_25 = 27 / 50  # the level reached: it may only rise
+MAX_OUTSIDE_2X = 0
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -67,6 +72,47 @@ def test_held_out_figures_are_predicted_at_the_level_reached() -> None:
     s = summary(pairs)
     within = s["within_25"] / s["n"]
     outside_2x = [(f.figure.id, round(r, 2)) for f, r in pairs if not 0.5 <= r <= 2.0]
-    assert within >= FLOOR_WITHIN_25, (within, TARGET_WITHIN_25)
+    assert within >= FLOOR_WITHIN_25 - 1e-9, (within, TARGET_WITHIN_25)
     assert len(outside_2x) <= MAX_OUTSIDE_2X, outside_2x
+    assert abs(math.log(s["median"])) < math.log(1.3)
+
+
+# The second held-out set (speed_heldout2.csv): serving at saturation (trtllm-bench), static batches and TTFT
+# of TensorRT-LLM 0.9.0, SGLang on 8x B200 and llama.cpp, written down before any prediction was looked at.
+# First look (the constants of commit e4c6b28, before any change of the speed model made after reading it):
+# 16 of 26 within ±25% (median x0.98), 25 of 26 within 2x (worst x0.40, Qwen3-235B at saturation
+# under TensorRT-LLM's expert parallelism + attention DP). The floor holds the level reached; the
+# target is the issue's. Since: TensorRT-LLM's own batch cap (max_batch_size 2048, not vLLM's 256) for the
+# requests that run at once, and the pre-XQA GQA term (which leaves 0.9.0 and 1.0 as they were):
+# 19 of 26 within ±25%, all within 2x (worst x0.52, Llama 3.1 8B at saturation: the page does not say the
+# KV dtype; 16-bit is assumed, which halves the requests the pool holds if the checkpoint's KV is FP8).
+HELD_OUT_2 = HELD_OUT_2_TABLE
+FLOOR_2_WITHIN_25 = 19 / 26
+MAX_2_OUTSIDE_2X = 0
+
+
+def test_the_second_held_out_table_is_sourced_fresh_and_never_fitted() -> None:
+    figures = load_published(HELD_OUT_2)
+    sources = load_sources(HELD_OUT_2)
+    assert len(figures) >= 20
+    assert {f.kind for f in figures} >= {"serve", "static_batch", "ttft", "generate"}
+    assert {f.runtime for f in figures} >= {"tensorrt-llm", "sglang", "llama.cpp"}
+    for figure in figures:
+        assert figure.status == "held_out", figure.id
+        assert figure.source in sources, figure.id
+        assert figure.published > 0
+    for source in sources.values():
+        assert source.url.startswith("http") and source.date and source.setup
+    older = set(load_sources(FITTED_TABLE)) | set(load_sources(HELD_OUT_TABLE))
+    assert not older & set(sources), "a second-held-out source is in an older table"
+    older_ids = {f.id for f in load_published(FITTED_TABLE)} | {f.id for f in load_published(HELD_OUT_TABLE)}
+    assert not older_ids & {f.id for f in figures}
+
+
+def test_second_held_out_figures_are_predicted_at_the_level_reached() -> None:
+    pairs = ratios(load_raw(), prepared_figures(HELD_OUT_2))
+    s = summary(pairs)
+    outside_2x = [(f.figure.id, round(r, 2)) for f, r in pairs if not 0.5 <= r <= 2.0]
+    assert s["within_25"] / s["n"] >= FLOOR_2_WITHIN_25 - 1e-9, (s, TARGET_WITHIN_25)
+    assert len(outside_2x) <= MAX_2_OUTSIDE_2X, outside_2x
     assert abs(math.log(s["median"])) < math.log(1.3)

@@ -46,6 +46,11 @@ ONLY_FIGURE: dict[str, str] = {
         "which no other figure constrains as tightly"
     ),
     "trt-ttft-l40s-7b-2048": "TensorRT-LLM's only L40S prefill: the L40S's FP8 prefill comes from it",
+    "trt-h100-70b-b64-2048-2048": (
+        "the only fitted decode of a GQA model at long KV before TensorRT-LLM's XQA kernel: it sets "
+        "legacy_gqa_kv_read_factor (5.0); left out, the factor falls back to the XQA blog's 2.4x and the "
+        "row comes out 1.45x too fast"
+    ),
     "trt-l40s-7b-b64-128-2048": (
         "TensorRT-LLM's L40S batch-64 decode: left out, the AD10x family's bandwidth comes from llama.cpp's "
         "batch-1 runs alone"

@@ -13,12 +13,6 @@ def _c(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
 
-_HELP = _c(
-    r"^\s*/?(?:help|start|menu|帮助|菜单)(?:@\w+)?\s*$|怎么用|如何使用|怎么使用|使用方法|使用说明|用法|你能做什么|你会什么|"
-    r"你能干什么|能干嘛|能做什么|有什么功能|有啥功能|功能介绍|what\s+can\s+you\s+do|how\s+(?:do\s+i|to|can\s+i)\s+use|"
-    r"what\s+do\s+you\s+do|what\s+are\s+you|who\s+are\s+you|你是谁|commands|^\s*/?help\b|instructions|教程|怎么问"
-)
-
 _WHY = r"(?:为什么|为啥|为何|why|咋|怎么会|how\s+come|原因|reason)"
 _VRAM = r"(?:显存|vram|gpu\s*memory|memory|mem(?![a-z]))"
 _FAQ: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = (
@@ -152,26 +146,6 @@ _HOW_MANY = _c(
     r"(?:min(?:imum)?|最少|至少)\s*(?:\ue000s?|cards?|gpus?)\s*(?:needed|required|to|for)|"
     r"\ue000\s*(?:需要|要)?\s*(?:几|多少)\s*(?:张|块|台|个|卡)?\s*(?:才|就|够|呢|合适|[?？]|$)"
 )
-# "The largest model": a size asked for, on the cards the user has.
-_LARGEST = _c(
-    r"(?:最大|多大|多少\s*b)(?:的|能|可以|能够|可|参数)?.{0,12}(?:模型|model|llm)|"
-    r"(?:模型|model).{0,6}(?:最大|多大)|最大.{0,10}(?:多大|多少\s*b|多少参数)|能(?:跑|训|推理|微调|部署)多大|"
-    r"(?:biggest|largest|max(?:imum)?|how\s+(?:big|large))\s+(?:\w+\s+){0,2}(?:models?|llms?|size|params?)|"
-    r"what\s+(?:size|sizes)\s+(?:of\s+)?(?:models?|llms?)|(?:models?|llms?)\s+size\s+(?:can|could|for|on)|"
-    r"what\s+(?:models?|llms?)\s+can\s+i\s+(?:run|serve|fit|train|fine[\s-]*tune|lora|qlora)|"
-    r"what\s+can\s+i\s+(?:run|serve|fit|train|fine[\s-]*tune)\s+on|最大能|能跑的最大"
-)
-# "Is card X good for Y": an opinion asked about one card for a job (the job words are _ADVICE_TASK).
-_ADVICE = _c(
-    r"适合|适不适合|合适|怎么样|如何|好不好|行不行|值得|够不够|够用|值不值|靠谱|推荐吗|能用吗|可以吗|"
-    r"good\s+(?:for|enough|choice|idea|option|card|at)|any\s+good|ok(?:ay)?\s+(?:for|to)|suitable|"
-    r"reasonable|worth\s+it|worth\s+(?:buying|renting|using)|enough\s+for|decent|viable|sensible|"
-    r"how\s+(?:good|well)|is\s+(?:it|an?|the)\s+\ue000\s+(?:good|ok|fine|enough)"
-)
-_ADVICE_TASK = _c(
-    r"训练|微调|推理|部署|服务|跑大模型|跑模型|大模型|lora|qlora|training|train|fine[\s-]*tun|inference|"
-    r"serv(?:e|ing)|deploy|llms?|language\s+models?|running\s+(?:llms?|models?)|跑"
-)
 # Clearly about something else: weather, poems, jokes, stocks, food, films, translation, books, small talk.
 _OFF_TOPIC = _c(
     r"天气|下雨|气温|写.{0,4}诗|诗歌|作诗|笑话|股票|股价|电影|电视剧|吃什么|菜谱|做饭|翻译|游戏|旅游|八卦|"
@@ -191,23 +165,9 @@ def is_empty(text: str) -> bool:
     return not _MEANINGFUL.search(text)
 
 
-def is_help(text: str) -> bool:
-    return bool(_HELP.search(text))
-
-
 def asks_how_many_cards(text: str) -> bool:
     """'要几张 L20', 'how many H100s', 'minimum number of GPUs': the answer's headline is a count."""
     return bool(_HOW_MANY.search(text))
-
-
-def asks_largest_model(text: str) -> bool:
-    """'最大能跑多大的模型', "what's the biggest model I can serve": a size for the cards the user has."""
-    return bool(_LARGEST.search(text))
-
-
-def asks_card_advice(text: str) -> bool:
-    """'H20适合训练吗', 'is a T4 OK for fine-tuning?': an opinion on one card for a job."""
-    return bool(_ADVICE.search(text) and _ADVICE_TASK.search(text))
 
 
 _SIZE_CLASS = _c(r"\bmodels\b|\bllms\b|这类模型|这种模型|级别的模型|级模型")

@@ -1,4 +1,7 @@
-"""parse(): message (+ the chat's previous query) -> Parsed. The order of decisions lives here."""
+"""parse(): message (+ the chat's previous query) -> Parsed. The order of the fixed decisions lives here;
+the kinds a message asks for by its words are rows of core/answer_kind.py's `ASKED_BY_WORDS`, each weighed
+before the fixed decision its row names (`_asked_by_words`): a new such kind adds a row there, not a branch
+here."""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from core.answer_kind import AnswerKind
+from core.answer_kind import ASKED_BY_WORDS, QUERY_KINDS, AnswerKind, AskedBy, ParserStep
 from core.jobs.defaults import method_decided
 from core.parser import intent as words
 from core.parser.entities import Extraction, extract
@@ -81,15 +84,22 @@ def parse(text: str, previous: Query | None = None, previous_vision: VisionJob |
     if ex.rejected:
         return _rejected(ex, text, norm, previous, seen)
 
+    def asked_before(step: ParserStep) -> Parsed | None:
+        return _asked_by_words(step, ex, norm, previous, seen)
+
+    if asked := asked_before(ParserStep.FAQ):
+        return asked
     faq_id = words.faq(norm, bool(card_ids), ex.has_model)
     if faq_id:
         return seen.reply(Intent.FAQ, faq=faq_id, wanted_memory_bytes=words.wanted_memory_bytes(norm))
     nothing_named = not ex.has_model and not card_ids
-    if nothing_named and words.is_help(norm):
-        return seen.reply(Intent.HELP)
+    if asked := asked_before(ParserStep.MARKET):
+        return asked
     market = _market(ex, seen)
     if market is not None:
         return market
+    if asked := asked_before(ParserStep.VISION):
+        return asked
     vision = _vision(ex, norm)
     follow_vision = False
     short_or_follow_up = len(norm) <= _SHORT or words.sounds_like_follow_up(norm)
@@ -103,14 +113,12 @@ def parse(text: str, previous: Query | None = None, previous_vision: VisionJob |
         if not card_ids and words.scenario(norm) == "vision" and not memory_of_a_named_model:
             return seen.reply(Intent.SCENARIO, scenario="vision", vision=vision)
         return seen.reply(Intent.FIT, vision=vision, cards=card_ids)
+    if asked := asked_before(ParserStep.SMALL_TALK):
+        return asked
     if nothing_named and not ex.fields and (words.is_small_talk(norm) or words.is_off_topic(norm)):
         return seen.reply(Intent.OUT_OF_SCOPE)
-    largest = _largest(ex, norm, previous, seen)
-    if largest is not None:
-        return largest
-    advice = _card_advice(ex, norm, previous, seen)
-    if advice is not None:
-        return advice
+    if asked := asked_before(ParserStep.UNKNOWN_MODEL):
+        return asked
     named = _unknown_name(ex, norm, text, follow_up=previous is not None)
     if named is not None:
         # a model we do not know is asked about, never answered with the chat's previous model
@@ -119,14 +127,20 @@ def parse(text: str, previous: Query | None = None, previous_vision: VisionJob |
         if names_a_vision_family(named):
             named = None  # 'run yolov8': which variant? (the examples name the vision models)
         return _Seen(lang, card_ids, ambiguous, named).reply(Intent.CLARIFY, query=query, clarify="model")
+    if asked := asked_before(ParserStep.COMPARE):
+        return asked
     if len(card_ids) >= 2:
         return seen.reply(
             Intent.COMPARE,
             query=build_query(ex.fields) if ex.has_model else None,
             card_counts=ex.card_counts,
         )
+    if asked := asked_before(ParserStep.MODEL_JOB):
+        return asked
     if ex.has_model:
         return _fit(ex, norm, previous, seen)
+    if asked := asked_before(ParserStep.FOLLOW_UP):
+        return asked
     scenario_id = None if card_ids else words.scenario(norm)
     if scenario_id:
         return seen.reply(Intent.SCENARIO, scenario=scenario_id)
@@ -193,45 +207,53 @@ def _rejected(ex: Extraction, text: str, norm: str, previous: Query | None, seen
     return seen.reply(Intent.CLARIFY, clarify="rejected", query=query, rejected=rejected)
 
 
-def _about_the_card(ex: Extraction, norm: str) -> bool:
-    """An opinion on the card itself: no model named, or only a class of sizes ('for 7B models'); a
-    question about one model on the card ('跑个7b的模型，4080可以吗') is a fit question."""
-    if "model" in ex.fields:
-        return False
-    return "params_b" not in ex.fields or words.sizes_in_general(norm)
+# The rows of ASKED_BY_WORDS weighed before each fixed decision (steps without rows cost nothing).
+_ROWS_BEFORE: dict[ParserStep, tuple[AskedBy, ...]] = {
+    step: tuple(row for row in ASKED_BY_WORDS if row.before is step) for step in ParserStep
+}
 
 
-def _card_advice(ex: Extraction, norm: str, previous: Query | None, seen: _Seen) -> Parsed | None:
-    """'H20适合训练吗', or its follow-up changing the card or the job ('那推理呢', 'what about L20?')."""
-    if len(seen.cards) == 1 and _about_the_card(ex, norm) and words.asks_card_advice(ex.residue):
-        return seen.reply(Intent.CARD_ADVICE, query=build_query(ex.fields | {"kind": AnswerKind.CARD_ADVICE}))
-    again = previous is not None and previous.kind is AnswerKind.CARD_ADVICE
-    if not again or previous is None or ex.has_model or len(seen.cards) > 1:
+def _asked_by_words(
+    step: ParserStep, ex: Extraction, norm: str, previous: Query | None, seen: _Seen
+) -> Parsed | None:
+    """The first row weighed before `step` that the message asks for (or follows up), if any."""
+    for row in _ROWS_BEFORE[step]:
+        parsed = _asked_for(row, ex, norm, previous, seen)
+        if parsed is not None:
+            return parsed
+    return None
+
+
+def _asked_for(row: AskedBy, ex: Extraction, norm: str, previous: Query | None, seen: _Seen) -> Parsed | None:
+    """'H20适合训练吗', '最大能跑多大的模型', or a follow-up of such a question changing its card or its job
+    ('那推理呢', 'what about L20?', '那QLoRA呢'): the kind's query from the message (and the previous one)."""
+    fewest, most = row.cards
+    if not _names_no_one_model(ex, norm, row.sizes_in_general) or len(seen.cards) > most:
         return None
-    if not (ex.cards or "task" in ex.fields or "method" in ex.fields):
-        return None
-    fields = merge(previous, ex.fields)
-    fields.pop("sort", None)
-    cards = seen.cards or ([previous.card] if previous.card else [])
-    return seen.reply(Intent.CARD_ADVICE, query=build_query(fields), cards=cards, follow_up=True)
-
-
-def _largest(ex: Extraction, norm: str, previous: Query | None, seen: _Seen) -> Parsed | None:
-    """'最大能跑多大的模型' on the cards named, or a follow-up of that question ('那QLoRA呢')."""
-    if "model" in ex.fields or "params_b" in ex.fields:
-        return None
-    again = previous is not None and previous.kind is AnswerKind.LARGEST_MODEL
-    if words.asks_largest_model(norm):
+    again = previous is not None and row.kind in QUERY_KINDS and previous.kind is row.kind
+    if len(seen.cards) >= fewest and row.asked(norm, ex.residue):
         fields = dict(ex.fields)
         if again and previous is not None and not (ex.cards or "card_memory_bytes" in fields):
-            fields = merge(previous, fields, ex.gpus_added)
+            fields = merge(previous, fields, ex.gpus_added)  # asked anew about the same setup
     elif again and previous is not None and (ex.fields or ex.gpus_added):
         fields = merge(previous, ex.fields, ex.gpus_added)
     else:
         return None
-    fields["kind"] = AnswerKind.LARGEST_MODEL
+    if row.kind not in QUERY_KINDS:
+        return seen.reply(row.kind)
+    fields["kind"] = row.kind
     fields.pop("sort", None)
-    return seen.reply(Intent.LARGEST_MODEL, query=build_query(fields), follow_up=again)
+    query = build_query(fields)
+    cards = seen.cards or ([query.card] if query.card else [])
+    return seen.reply(row.kind, query=query, cards=cards, follow_up=again)
+
+
+def _names_no_one_model(ex: Extraction, norm: str, sizes_in_general: bool) -> bool:
+    """No model named, nor one model's size; a class of sizes ('for 7B models', '适合部署7b模型吗') where the
+    kind is about such classes. A question about one model ('跑个7b的模型，4080可以吗') is a fit question."""
+    if "model" in ex.fields:
+        return False
+    return "params_b" not in ex.fields or (sizes_in_general and words.sizes_in_general(norm))
 
 
 def _vision(ex: Extraction, norm: str) -> VisionJob | None:

@@ -34,6 +34,11 @@ class RuntimeSpeed(BaseModel):
         1.0  # KV bytes touched per KV byte held, per step (transformers' repeat_kv copies)
     )
     expands_kv_groups: bool = False  # reads the KV once per query head (transformers' eager repeat_kv)
+    # Releases before this one decode grouped-query attention without a GQA-aware kernel (TensorRT-LLM before
+    # its new XQA kernel): each query head's thread block loads its KV head again, so a step touches the KV
+    # `legacy_gqa_kv_read_factor` times (part of the re-reads hit L2). None: every release reads it once.
+    legacy_gqa_before: str | None = None
+    legacy_gqa_kv_read_factor: float = 1.0
     prefill_mfu: float = 0.5  # share of the tensor peak a prompt's prefill reaches
     prefill_fixed_s: float = 0.0  # per request's prefill: scheduling, the first step's own fixed cost
     launch_overlaps: bool = False  # eager runtimes: the CPU launches kernels while the GPU runs earlier ones

@@ -47,6 +47,7 @@ class Generation:
     kv_group_expansion: float  # query heads per KV head (what reading the KV per query head costs)
     attention_flops_per_token2: float  # prefill attention FLOPs per (prompt token)²: 2·L·h·d (causal)
     weight_bytes: dict[int, float] = field(default_factory=dict)  # batch -> weight bytes one step reads
+    legacy_gqa: bool = False  # a release before the runtime's GQA-aware decode kernel (RuntimeSpeed)
 
 
 def runtime_name(runtime: str | None, precision: Precision, card: Card | None = None) -> str:
@@ -84,6 +85,7 @@ def generation(
     kv_dtype_bytes: float,
     ranks: int,
     batches: tuple[int, ...],
+    legacy_gqa: bool = False,
 ) -> Generation:
     layers = model.decoder_layers or model.layers
     compressed_mla = runtime != "transformers"
@@ -102,6 +104,7 @@ def generation(
         kv_group_expansion=expansion,
         attention_flops_per_token2=2.0 * layers * model.heads * model.dim_head,
         weight_bytes={b: decode_weight_bytes(model, precision, b) for b in set(batches) | {1}},
+        legacy_gqa=legacy_gqa,
     )
 
 
@@ -128,7 +131,10 @@ def kv_read_bytes(c: SpeedConstants, g: Generation, sequences: int, kv_tokens: f
     """KV bytes a step touches for `sequences` sequences of `kv_tokens` cached tokens each."""
     runtime = c.runtime(g.runtime)
     expansion = g.kv_group_expansion if runtime.expands_kv_groups else 1.0
-    return sequences * kv_tokens * g.kv_bytes_per_token * runtime.kv_read_factor * expansion
+    factor = runtime.kv_read_factor
+    if g.legacy_gqa and g.kv_group_expansion > 1:
+        factor *= speed_terms.legacy_gqa_read_factor(runtime, g.kv_group_expansion)
+    return sequences * kv_tokens * g.kv_bytes_per_token * factor * expansion
 
 
 def decode_step_s(

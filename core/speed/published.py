@@ -30,6 +30,7 @@ from core.speed.inference import (
     prefill_s,
     serving_step_s,
 )
+from core.speed.terms import release_before
 from core.speed.training import (
     TrainingJob,
     attention_flops_per_token,
@@ -133,10 +134,13 @@ class Source(BaseModel):
     url: str
     date: str
     setup: str
+    runtime_version: str = ""  # the engine release the figures were measured with, where the source says it
 
 
 FITTED_TABLE = "speed"  # speed.csv + speed_sources.toml: what tools/fit_speed.py fits
 HELD_OUT_TABLE = "speed_heldout"  # speed_heldout.csv + speed_heldout_sources.toml: checked, never fitted
+HELD_OUT_2_TABLE = "speed_heldout2"  # a second held-out set, recorded before it was predicted
+TABLES = (FITTED_TABLE, HELD_OUT_TABLE, HELD_OUT_2_TABLE)
 
 
 @cache
@@ -186,6 +190,16 @@ def expert_share(model: ModelArch) -> float:
     return min(1.0, model.moe_layers * model.experts_active * model.expert_params / model.active_params)
 
 
+@cache
+def runtime_version(source: str) -> str:
+    """The engine release a source's figures were measured with ('' where it does not say)."""
+    for table in TABLES:
+        found = load_sources(table).get(source)
+        if found is not None:
+            return found.runtime_version
+    return ""
+
+
 def _kv_bytes(figure: PublishedFigure) -> float:
     return terms.kv_dtype_bytes(figure.precision, figure.kv_dtype)
 
@@ -222,12 +236,18 @@ def _read(figure: PublishedFigure, columns: dict[str, str], **fixed: object) -> 
     return {field: getattr(figure, column) for field, column in columns.items()} | fixed
 
 
-def _serving_concurrency(figure: PublishedFigure, catalog: Catalog) -> int:
-    """Requests that run at once: the asked concurrency, or what the KV pool holds of I + O tokens each."""
+def _serving_concurrency(figure: PublishedFigure, catalog: Catalog, batch_cap: int | None) -> int:
+    """Requests that run at once: the asked concurrency, at most what the KV pool holds of I + O tokens each
+    and the runtime's own batch cap (`batch_cap`: TensorRT-LLM's max_batch_size 2048; None: the pool's
+    default scheduler cap, vLLM's max_num_seqs 256, as the estimator applies it)."""
     seq = figure.input_len + figure.output_len
     query = Query.model_validate(_read(figure, _SERVING_QUERY, runtime=Runtime.VLLM, seq=seq))
     pool = estimate(query).vllm
-    return max(1, pool.concurrent_sequences) if pool else figure.batch
+    if pool is None:
+        return figure.batch
+    if batch_cap is None:
+        return max(1, pool.concurrent_sequences)
+    return max(1, min(figure.batch, pool.max_sequences, batch_cap))
 
 
 def _prepare_diffusion(figure: PublishedFigure, card: Card, c: SpeedConstants) -> PreparedFigure:
@@ -281,7 +301,8 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
         return PreparedFigure(figure=figure, training=job)
     runtime = c.runtime(figure.runtime)
     ranks = figure.tp if runtime.tensor_parallel else 1
-    concurrency = _serving_concurrency(figure, catalog) if figure.kind == "serve" else figure.batch
+    cap = runtime.max_num_seqs
+    concurrency = _serving_concurrency(figure, catalog, cap) if figure.kind == "serve" else figure.batch
     g = generation(
         model,
         card,
@@ -290,6 +311,7 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
         kv_dtype_bytes=_kv_bytes(figure),
         ranks=ranks,
         batches=(figure.batch, concurrency),
+        legacy_gqa=release_before(runtime_version(figure.source), runtime.legacy_gqa_before),
     )
     return PreparedFigure(figure=figure, generation=g, concurrency=concurrency)
 

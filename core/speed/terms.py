@@ -20,6 +20,10 @@ said):
   and Blackwell run at up to twice the BF16 rate (cards.toml fp8_tflops), of which a step keeps `fp8_gain`.
 - Pipeline parallelism idles (p − 1) / (m·v) of each step (Narayanan et al. 2021, §2.2: the bubble of the
   interleaved 1F1B schedule with m micro-batches and v virtual stages).
+- Grouped-query attention decoded without a GQA-aware kernel re-reads each KV head once per query head of
+  its group (TensorRT-LLM before the XQA kernel: its 0.6.1 performance.md calls the GQA kernels experimental
+  and off by default; the XQA blog of 2024-01-30 gives 2.4x the Llama-70B throughput): the KV bytes a step
+  touches grow by a fitted factor, at most the group size (L2 serves part of the re-reads).
 - Expert parallelism sends each routed token's hidden state to its k experts and back, forward and backward
   (DeepSeek-V3 report §3.2; GShard): bytes = 2·2·k·hidden·2 per token per MoE layer, over NVLink inside a node
   and the network between nodes.
@@ -28,6 +32,7 @@ said):
 from __future__ import annotations
 
 import math
+import re
 
 from core.catalog import Card
 from core.query import Precision
@@ -71,6 +76,23 @@ def moe_experts_touched(experts: int, active: int, batch: int) -> float:
     if experts <= 0:
         return 0.0
     return experts * (1 - (1 - active / experts) ** max(batch, 1))
+
+
+def legacy_gqa_read_factor(runtime: RuntimeSpeed, group: float) -> float:
+    """KV bytes touched per KV byte held when a release decodes GQA without a GQA-aware kernel: the fitted
+    factor, never more than the query heads per KV head (each re-reading it) nor less than once."""
+    return min(max(runtime.legacy_gqa_kv_read_factor, 1.0), group)
+
+
+def release_before(version: str, bound: str | None) -> bool:
+    """Whether a release ("0.6.1", "0.7a") is older than `bound` ("0.8"); an unstated release is current."""
+    if not version or not bound:
+        return False
+
+    def parts(text: str) -> tuple[int, ...]:
+        return tuple(int(re.sub(r"\D.*", "", p) or 0) for p in text.split("."))
+
+    return parts(version) < parts(bound)
 
 
 def average_kv_tokens(prompt: int, output: int) -> float:
