@@ -3,12 +3,15 @@
 A month (包月) bills every hour of the term whether the instance runs or not, so it pays only past a
 number of hours a day: the break-even, monthly price ÷ (30 × hourly price). Spot / preemptible capacity is
 cheaper but can be reclaimed; reserved capacity is committed in advance. The advice compares the kinds one
-provider sells (the platform named, else the card's market), at the hours a day the user said.
+provider sells (the platform named, else the card's market), at the hours a day the user said, over a
+30-day month or over the days the rental lasts when the user said that ("连续跑两周": 14 days, where a month's
+term costs a whole month and an hourly rental only the hours used).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import math
 
 from pydantic import BaseModel, ConfigDict
 
@@ -29,7 +32,8 @@ class BillingOption(BaseModel):
     price: float  # per hour for hourly kinds, per term (day / week / month) for term kinds
     per_hour: float  # the hourly figure (a term's price ÷ its hours: the floor at full use)
     term_hours: int | None
-    month_cost: float | None  # 30 days at `hours_per_day` (a term kind: the terms that cover them)
+    # 30 days (or the rental's days) at `hours_per_day` (a term kind: the terms that cover them)
+    month_cost: float | None
     provider: str
     date: dt.date
     source: str
@@ -42,6 +46,7 @@ class BillingAdvice(BaseModel):
     card: str
     currency: Currency
     hours_per_day: float | None
+    days: float | None  # how long the rental lasts, when said (month_cost is then the cost over these days)
     asked: BillingKind | None
     platform: str | None
     options: list[BillingOption]
@@ -59,9 +64,18 @@ def _median(rows: list[PriceRow], book: PriceBook, currency: Currency) -> PriceR
     return ranked[(len(ranked) - 1) // 2]
 
 
-def _month_cost(kind: BillingKind, price: float, hours_per_day: float | None) -> float | None:
+def _month_cost(
+    kind: BillingKind, price: float, hours_per_day: float | None, days: float | None = None
+) -> float | None:
+    """A 30-day month at the use said; over `days` when the rental's length is said (whole terms: a
+    two-week job on a monthly term pays the month)."""
     if hours_per_day is None:
         return None
+    if days is not None:
+        terms = {"daily": 1, "weekly": 7, "monthly": DAYS_PER_MONTH}.get(kind)
+        if terms is not None:
+            return round(price * math.ceil(days / terms - 1e-9), 2)
+        return round(price * hours_per_day * days, 2)
     if kind == "daily":
         return round(price * DAYS_PER_MONTH, 2)  # a day is rented for each day used
     if kind == "weekly":
@@ -77,6 +91,7 @@ def billing_advice(
     book: PriceBook,
     *,
     hours_per_day: float | None = None,
+    days: float | None = None,
     asked: BillingKind | None = None,
     platform: Platform | None = None,
 ) -> BillingAdvice | None:
@@ -108,7 +123,7 @@ def billing_advice(
                 price=round(price, 4),
                 per_hour=round(row.per_hour(currency, rate), 4),
                 term_hours=TERM_HOURS.get(kind),
-                month_cost=_month_cost(kind, price, hours_per_day),
+                month_cost=_month_cost(kind, price, hours_per_day, days),
                 provider=row.provider,
                 date=row.date,
                 source=row.source,
@@ -123,13 +138,14 @@ def billing_advice(
     vs: tuple[float, float] | None = None
     if hourly is not None and monthly is not None and hourly.per_hour > 0:
         break_even = round(monthly.price / (DAYS_PER_MONTH * hourly.per_hour), 1)
-        if hours_per_day is not None and hourly.month_cost is not None:
-            vs = (hourly.month_cost, monthly.price)
+        if hours_per_day is not None and hourly.month_cost is not None and monthly.month_cost is not None:
+            vs = (hourly.month_cost, monthly.month_cost)
     best = _best(options, by_kind, hours_per_day, asked)
     return BillingAdvice(
         card=card_id,
         currency=currency,
         hours_per_day=hours_per_day,
+        days=days,
         asked=asked,
         platform=platform.id if platform is not None else None,
         options=options,

@@ -56,6 +56,8 @@ class Card(BaseModel):
     # modded boards (issue 19): the stock card whose chip they keep, and the risks an answer states
     modded: bool = False
     base: str | None = None
+    # a card standing in for a size ("显存8g", Catalog.typical_of): the memory it is really sold with
+    sold_memory_gib: float | None = None
     caveats: list[Literal["no_warranty", "blower_noise", "driver", "availability", "turing"]] = []
 
     @property
@@ -155,7 +157,6 @@ class Catalog:
         exactly the size said, so its bandwidth can stand in for speed and the offload split (the answer
         names it). None when no card is sold with that size or more."""
         sold = self.with_memory(memory_bytes)
-        name_suffix = ""
         if not sold:
             # no card of that size in the catalogue (an 8 GB or 6 GB card): the slowest consumer card with at
             # least that much lends its bandwidth (4060 Ti: 288 GB/s, between a 4060's 272 and a 2060's 336)
@@ -166,12 +167,11 @@ class Catalog:
             ]
             if not sold:
                 return None
-            name_suffix = f" (its bandwidth, with {memory_bytes / GIB:g} GB)"
         sold = sorted(sold, key=lambda c: (c.segment is not Segment.CONSUMER, c.modded, c.bandwidth_gb_s))
         return sold[0].model_copy(
             update={
-                "name": sold[0].name + name_suffix,
                 "memory_gib": memory_bytes / GIB,
+                "sold_memory_gib": sold[0].memory_gib,
                 "memory_mib_visible": None,
                 "aliases": [],
             }
@@ -204,7 +204,7 @@ def _apple_devices(raw: dict[str, object]) -> list[Card]:
             devices.append(
                 Card(
                     id=f"{chip['id']}-{memory}gb",
-                    name=f"{chip['name']}, {memory} GB unified memory",
+                    name=f"{chip['name']} {memory}GB",  # as cards are named ("RTX 4090 24GB"): in no language
                     vendor="Apple",
                     architecture="Apple silicon",
                     year=chip["year"],

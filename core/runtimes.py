@@ -61,8 +61,13 @@ class RuntimeRl(BaseModel):
     grpo_reference: bool = True  # the KL term's reference model is loaded for GRPO (TRL's beta 0: no)
     completion_tokens: int | None = Field(default=None, ge=1)  # max completion length when not said
     rollout_tensor_parallel: int | None = Field(default=None, ge=1)  # None: over all the training cards
+    # the engine's tensor parallelism grows from that default up to the cards of one node (larger models)
+    rollout_tensor_parallel_grows: bool = False
     rollout_share: float | None = Field(default=None, gt=0, le=1)  # the rollout engine's share of a card
     rollout_shares_weights: bool = False  # generation reads the training weights (no second copy)
+    # the colocated engine sleeps during the update (vLLM sleep level 1: weights to host RAM, KV cache freed),
+    # so the rollout and the update step are two phases, not one sum
+    rollout_sleeps: bool = False
 
 
 class RuntimeProfile(BaseModel):
@@ -170,10 +175,18 @@ class VisionRuntimeProfile(BaseModel):
     name: str
     words: tuple[str, ...]
     auto_offload: bool
-    offload_modes: tuple[Literal["model", "partial", "sequential"], ...]
+    offload_modes: tuple[Literal["model", "partial", "sequential", "group"], ...]
     inference_reserve_gib: float = Field(ge=0)
     stream_factor: float | None = Field(default=None, gt=0)
+    # model offload: every component moved to the card and back once per item, at this share of the PCIe
+    # link (pageable host memory, per-tensor copies); absent: one pinned copy in, at pcie_efficiency
+    model_offload_efficiency: float | None = Field(default=None, gt=0, le=1)
+    # sequential offload: every leaf module crosses PCIe on every step at this share of the link, not
+    # overlapped with compute (absent: pcie_efficiency × stream_factor)
+    leaf_offload_efficiency: float | None = Field(default=None, gt=0, le=1)
     vae_tiled_fallback: bool
+    # the whole pipeline is loaded into system RAM before offload hooks move a component to the card
+    loads_pipeline_to_host: bool = False
     source: str
 
 
@@ -188,6 +201,14 @@ def load_vision_runtimes() -> tuple[VisionRuntimeProfile, ...]:
 def vision_runtime(runtime_id: str) -> VisionRuntimeProfile:
     """The profile of a vision runtime id (`VisionJob.runtime`)."""
     return next(p for p in load_vision_runtimes() if p.id == runtime_id)
+
+
+def vision_runtime_of(runtime_id: str | None) -> VisionRuntimeProfile:
+    """The engine a vision job runs in: the one named, else the first that offloads only when asked (a job
+    naming no engine and asking for offload asks for enable_*_offload(); ComfyUI is named when used)."""
+    if runtime_id:
+        return vision_runtime(runtime_id)
+    return next(p for p in load_vision_runtimes() if not p.auto_offload)
 
 
 def vision_runtime_named_in(text: str) -> VisionRuntimeProfile | None:

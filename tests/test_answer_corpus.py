@@ -39,6 +39,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from core.query import Query
+from core.vision.job import VisionJob
 
 CORPUS_DIR = Path(__file__).parent / "corpus"
 CORPUS_FILES = (
@@ -66,17 +67,19 @@ BATCH4_KINDS = ("offload", "runtime", "rl", "launch", "long_context", "precision
 TESTS = ("one_of", "ge", "le", "contains", "not_contains", "matches", "not_matches")
 
 
-def ask_json(text: str, previous: Query | None) -> tuple[dict[str, Any], Query | None]:
-    """One message through the answer path `gpufit ask --json` uses: (its JSON, the query the bot remembers
-    for the next turn). The answer layer is moving from core/answer to bot/answer; this is the one place
-    that knows where it lives."""
+def ask_json(
+    text: str, previous: Query | None, previous_vision: VisionJob | None = None
+) -> tuple[dict[str, Any], Query | None, VisionJob | None]:
+    """One message through the answer path `gpufit ask --json` uses: (its JSON, the query and the vision job
+    the bot remembers for the next turn). The answer layer is moving from core/answer to bot/answer; this is
+    the one place that knows where it lives."""
     module: Any
     try:
         module = importlib.import_module("bot.answer")
     except ModuleNotFoundError:
         module = importlib.import_module("core.answer")
-    reply = module.answer(text, previous=previous)
-    return reply.to_json(), reply.query
+    reply = module.answer(text, previous=previous, previous_vision=previous_vision)
+    return reply.to_json(), reply.query, reply.vision
 
 
 class Entry(NamedTuple):
@@ -225,6 +228,7 @@ def facts_of(entry: Entry) -> int:
 
 
 _RESULTS: dict[tuple[str, str], list[str]] = {}
+_ANSWERS: dict[tuple[str, str], dict[str, Any]] = {}
 
 
 def run_entry(entry: Entry) -> list[str]:
@@ -233,6 +237,12 @@ def run_entry(entry: Entry) -> list[str]:
     if key not in _RESULTS:
         _RESULTS[key] = _run_entry(entry)
     return _RESULTS[key]
+
+
+def answer_of(entry: Entry) -> dict[str, Any]:
+    """The JSON of the entry's last turn (computed once per entry per session, with its facts)."""
+    run_entry(entry)
+    return _ANSWERS[(entry.source, entry.id)]
 
 
 def report_pass_rate(label: str, entries: list[Entry]) -> None:
@@ -246,11 +256,16 @@ def report_pass_rate(label: str, entries: list[Entry]) -> None:
 
 def _run_entry(entry: Entry) -> list[str]:
     previous: Query | None = None
+    previous_vision: VisionJob | None = None
     data: dict[str, Any] = {}
     for turn in entry.turns:
-        data, remembered = ask_json(turn, previous)
-        if remembered is not None:
-            previous = remembered
+        data, remembered, vision = ask_json(turn, previous, previous_vision)
+        # as the bot's store keeps them (bot/store.py set_last_question): a language-model answer's query
+        # (its vision job cleared), or a vision job (the last query kept)
+        if remembered is not None or vision is not None:
+            previous = remembered or previous
+            previous_vision = vision
+    _ANSWERS[(entry.source, entry.id)] = data
     failures = check_fact(data, "lang", entry.lang)
     for path, expected in entry.expect.items():
         failures.extend(check_fact(data, path, expected))

@@ -1,7 +1,7 @@
 """An RL or preference run reads as one in the text, not only in the JSON.
 
-The title names the algorithm and the models it holds (policy, reference, rollout) are listed, in both
-languages, for "how many cards" answers too."""
+The title names the algorithm and the models it holds (policy, reference, rollout; 策略模型, 参考模型, rollout
+in Chinese) are listed, in both languages, for "how many cards" answers too."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from bot.answer import answer
 @pytest.mark.parametrize(
     ("question", "algorithm", "roles"),
     [
-        ("用verl做grpo训练qwen2.5-7b 需要几张卡", "GRPO", ("policy", "reference", "rollout")),
+        ("用verl做grpo训练qwen2.5-7b 需要几张卡", "GRPO", ("策略模型", "参考模型", "rollout")),
         ("how many A100s for DPO full fine-tuning of qwen2.5 7b with llama-factory?", "DPO", ("policy",)),
     ],
 )

@@ -106,30 +106,89 @@ def test_asked_sequential_offload_is_what_makes_bf16_flux_run_on_24gb() -> None:
 
 
 def test_model_offload_saves_about_what_diffusers_reports_for_cogvideox() -> None:
-    """diffusers' CogVideoX docs (memory table): enable_model_cpu_offload 19 GB against ~33 GB without, a
-    ratio of 0.58. gpufit: 14.5 / 26.6 GiB = 0.55. gpufit's absolute figures are lower than the table's
-    (whose diffusers version decoded the video without frame batching); the saving itself agrees."""
-    plain = need_bytes(VisionJob(model="cogvideox-5b"))
-    model = need_bytes(VisionJob(model="cogvideox-5b", offload=Offload.MODEL))
+    """diffusers' CogVideoX docs (api/pipelines/cogvideox.md, "Memory optimization", CogVideoX-2b in fp16,
+    720×480, 49 frames): enable_model_cpu_offload 19 GB against 33 GB without, a ratio of 0.58; gpufit
+    20.9 / 34.2 GiB = 0.61."""
+    plain = need_bytes(VisionJob(model="cogvideox-2b"))
+    model = need_bytes(VisionJob(model="cogvideox-2b", offload=Offload.MODEL))
     assert model / plain == pytest.approx(19 / 33, abs=0.08)
 
 
+@pytest.mark.parametrize(
+    ("offload", "tiling", "published_gib"),
+    [(None, False, 33.0), (Offload.MODEL, False, 19.0), (Offload.SEQUENTIAL, True, 4.0)],
+)
+def test_cogvideox_absolute_memory_is_not_below_the_diffusers_table(
+    offload: Offload | None, tiling: bool, published_gib: float
+) -> None:
+    """The same table in absolute terms (torch.cuda.max_memory_allocated, GiB; gpufit adds the CUDA context
+    and allocator slack on top, so its total must not be below the table). "CogVideoX-2b requires about 19 GB
+    of GPU memory to decode 49 frames": the VAE decode is the peak, 2 of the 13 latent frames at a time
+    (diffusers' num_latent_frames_batch_size, 9 frames in the first batch). gpufit held it at 4.5 GiB over
+    4 frames with Wan's coefficient and said 19.2 / 10.5 GiB where the table says 33 / 19 (a wrong "fits" on
+    a 24 GB card); the CogVideoX VAE now has its own coefficient, fitted to the 19 GB figure. The table's
+    "under 4 GB" for sequential offload holds only with VAE tiling (the decode's maps do not offload), as
+    the model card's 4 GB minimum is stated with tiling and slicing on. Not matched: model offload with
+    tiling, 11 GB in the table, is 10.5 GiB here (its peak is then the T5 encoder, 9.1 GiB of fp16
+    weights; the table's extra 1.5 GB is unexplained)."""
+    result = estimate_vision(VisionJob(model="cogvideox-2b", offload=offload, vae_tiling=tiling))
+    if offload is Offload.SEQUENTIAL:
+        assert result.total_bytes <= 1.3 * published_gib * GIB  # "under 4 GB", plus gpufit's overhead
+        return
+    assert published_gib * GIB <= result.total_bytes <= 1.2 * published_gib * GIB
+    tracked = result.total_bytes - result.breakdown.overhead
+    assert tracked == pytest.approx(published_gib * GIB, rel=0.06)
+
+
+@pytest.mark.parametrize(
+    ("question", "words"),
+    [
+        ("用diffusers跑CogVideoX-2b生成视频 4090够吗", ("装不下", "34.2 GiB")),
+        ("can I generate a CogVideoX-2b video with diffusers on a 4090?", ("does not fit", "34.2 GiB")),
+    ],
+)
+def test_cogvideox_on_a_24gb_card_is_not_a_plain_fit(question: str, words: tuple[str, ...]) -> None:
+    from bot.answer import answer
+
+    reply = answer(question)
+    assert reply.facts["verdict"] == "no"
+    for word in words:
+        assert word in reply.html, reply.html
+    listed = reply.facts["fixes"]
+    assert isinstance(listed, list)
+    fixes = {f["code"]: f["fits"] for f in listed}
+    assert fixes["model_offload"] and fixes["vae_tiling"]
+
+
 def test_flux_nf4_time_on_a_4090_is_within_the_published_band() -> None:
-    """diffusers 'Compile and offloading quantized models' (FLUX.1-dev, transformer and T5 in bnb nf4, RTX
-    4090): 32.6 s per image without compile; model CPU offload (with compile) 32.3 s against 25.8 s. gpufit:
-    44 s, 35% slower than published (the nf4 dequantisation factor is torchtune's QLoRA one), and model
-    offload costs it 0.3 s, where the published run paid 6.5 s (the compiled graph's re-entry after each
-    offload hook; gpufit counts the PCIe copies only)."""
+    """diffusers 'Compiling and offloading quantized models' (FLUX.1-dev, transformer and T5 in bnb nf4, RTX
+    4090): 32.6 s per image without compile; model CPU offload (with compile) 32.3 s against 25.8 s, so
+    offloading costs 6.5 s. gpufit: 44 s, 35% slower than published (the nf4 dequantisation factor is
+    torchtune's QLoRA one). Model offload cost 0.3 s when it was one pinned copy in at 80% of PCIe; it is
+    now each component to the card and back per image at a tenth of the link (accelerate's hooks copy
+    pageable memory tensor by tensor), fitted to this figure: 5.5 s."""
     plain = estimate_vision(VisionJob(model="flux.1-dev", precision=Precision.NF4, card="rtx-4090"))
     offloaded = estimate_vision(
         VisionJob(model="flux.1-dev", precision=Precision.NF4, card="rtx-4090", offload=Offload.MODEL)
     )
     assert plain.speed is not None and offloaded.speed is not None
     assert 0.8 * 32.6 <= plain.speed.seconds_per_item <= 1.6 * 32.6
-    assert (
-        plain.speed.seconds_per_item < offloaded.speed.seconds_per_item < 1.3 * plain.speed.seconds_per_item
-    )
+    assert offloaded.speed.offload_s_per_item == pytest.approx(32.3 - 25.8, rel=0.2)
     assert offloaded.total_bytes < plain.total_bytes
+
+
+@pytest.mark.parametrize(("precision", "published_s"), [(Precision.NF4, 17 - 12), (Precision.BF16, 20 - 12)])
+def test_model_offload_cost_on_an_h100_is_near_the_quantization_blog(
+    precision: Precision, published_s: float
+) -> None:
+    """Hugging Face's "Exploring Quantization Backends in Diffusers" (2025-05-21, its benchmark CSV,
+    derekl35/diffusers-quantization-benchmarks; FLUX.1-dev, 12 s per image in bf16, so an H100 class card):
+    CPU offload adds 5 s with bitsandbytes 4-bit and 8 s in bf16. The same term on an H100's PCIe 5.0 link:
+    2.7 s and 10.6 s, within a factor 2 (the blog keeps T5 in bf16 with 4-bit, and names no card)."""
+    job = VisionJob(model="flux.1-dev", precision=precision, card="h100-sxm", offload=Offload.MODEL)
+    speed = estimate_vision(job).speed
+    assert speed is not None
+    assert published_s / 2 <= speed.offload_s_per_item <= published_s * 2
 
 
 @pytest.mark.parametrize(

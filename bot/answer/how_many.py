@@ -75,6 +75,7 @@ def cards_needed_answer(query: Query, lang: Lang) -> Answer:
         replicas=advice.replicas,
         cluster=advice.cluster,
         jobs=advice.jobs,
+        better=advice.better,
     )
     asked = advice.asked
     facts: dict[str, object] = {
@@ -84,9 +85,8 @@ def cards_needed_answer(query: Query, lang: Lang) -> Answer:
         "cluster": cluster_facts(advice.cluster),
         "platform": platform_facts(advice.stated, main.card.id),
         "verdict": asked.verdict.fits.value if asked.verdict else None,
-        "options": [
-            r.needed.as_json() if r.needed else {"card": r.card.id, "count": None} for r in advice.options
-        ],
+        "options": [r.as_json() for r in advice.options],
+        "better": advice.better.as_json() if advice.better else None,
         "speed": speed_json(view.speed),
         "time": view.time.as_json() if view.time else None,
         "serving": serving_json(job.estimate, job) if job else None,

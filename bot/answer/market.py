@@ -88,7 +88,13 @@ def billing_answer(query: Query, lang: Lang) -> Answer:
     named = platform(query.platform)
     advice = (
         billing_advice(
-            card.id, currency, book, hours_per_day=query.hours_per_day, asked=query.billing, platform=named
+            card.id,
+            currency,
+            book,
+            hours_per_day=query.hours_per_day,
+            days=query.rental_days,
+            asked=query.billing,
+            platform=named,
         )
         if book is not None
         else None
@@ -117,6 +123,7 @@ def billing_facts(advice: BillingAdvice | None) -> dict[str, object] | None:
         "provider": advice.best.provider,
         "break_even_hours_per_day": advice.break_even_hours_per_day,
         "hours_per_day": advice.hours_per_day,
+        "days": advice.days,
         "currency": advice.currency.value,
         "options": [o.model_dump(mode="json") for o in advice.options],
     }

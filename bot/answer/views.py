@@ -182,6 +182,7 @@ class CardsNeededView:
     replicas: Replicas | None
     cluster: Cluster | None
     jobs: JobFacts | None
+    better: NeededOption | None = None  # a usual card that suits the job, when the first is a poor choice
 
 
 @dataclass(frozen=True, slots=True)

@@ -92,7 +92,7 @@ def vision_view(est: VisionEstimate, currency: str) -> VisionView:
     )
 
 
-OFFLOAD_FIXES = ("model_offload", "sequential_offload")
+OFFLOAD_FIXES = ("model_offload", "group_offload", "sequential_offload")
 
 
 def _shown_fixes(est: VisionEstimate) -> list[Fix]:

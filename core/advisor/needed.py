@@ -3,10 +3,17 @@ that one does not run the job (fit answers, 'how many cards' answers)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core.advisor.card_advice import usual_cards
-from core.advisor.cards_needed import NODE_SIZE, CardsNeeded, as_served, cards_needed, fits_as_asked
+from core.advisor.cards_needed import (
+    MAX_NODES,
+    NODE_SIZE,
+    CardsNeeded,
+    as_served,
+    cards_needed,
+    fits_as_asked,
+)
 from core.advisor.cluster import Cluster, cluster_for
 from core.advisor.traffic import Replicas, Traffic, apply_traffic, size_replicas
 from core.assessment import Assessment, assess
@@ -43,16 +50,75 @@ def needed_when_short(stated: Query, card: Card, currency: Currency) -> CardsNee
     return needed_for(on_card, card, currency)
 
 
+# A card is a poor choice for a job when it needs more than one machine of it, what every card holds
+# whatever the count (activations, logits, ZeRO buffers, a colocated engine's copy, the runtime) takes at
+# least POOR_FLOOR_SHARE of each card, and the cards it takes hold at least POOR_MEMORY_RATIO times the memory
+# of the usual card that needs the least: each added card brings little room for the shards, so the count
+# balloons.
+POOR_FLOOR_SHARE = 0.5
+POOR_MEMORY_RATIO = 2.0
+
+
+def per_card_floor_bytes(query: Query, card: Card) -> int:
+    """The bytes one card holds however many cards share the job: the job's per-card need at the search's
+    largest count, where the sharded states have shrunk to almost nothing."""
+    most = MAX_NODES * NODE_SIZE
+    on_card = as_served(
+        query.model_copy(
+            update={"kind": None, "sort": None, "card": card.id, "card_memory_bytes": None, "gpus": most}
+        )
+    )
+    return estimate(on_card).breakdown.total
+
+
 @dataclass(frozen=True, slots=True)
 class NeededOption:
-    """The smallest count of one card for the job (None: no count within the search's limit runs it)."""
+    """The smallest count of one card for the job (None: no count within the search's limit runs it), the
+    bytes each card holds whatever the count, and whether that makes the card a poor choice for the job."""
 
     card: Card
     needed: CardsNeeded | None
+    floor_bytes: int = 0
+    poor_choice: bool = False
 
     @property
     def job(self) -> Assessment | None:
         return self.needed.job if self.needed is not None else None
+
+    @property
+    def floor_share(self) -> float:
+        return self.floor_bytes / self.card.memory_bytes
+
+    @property
+    def bought_bytes(self) -> float:
+        """The memory of the cards the job takes (infinite when no count within the limit runs it)."""
+        return self.needed.count * self.card.memory_bytes if self.needed else float("inf")
+
+    @property
+    def may_be_poor(self) -> bool:
+        """More than one machine of this card, most of each card spent on what every card holds."""
+        many = self.needed is None or self.needed.count > NODE_SIZE
+        return many and self.floor_share >= POOR_FLOOR_SHARE
+
+    def as_json(self) -> dict[str, object]:
+        counted = self.needed.as_json() if self.needed else {"card": self.card.id, "count": None}
+        return counted | {"per_card_floor_bytes": self.floor_bytes, "poor_choice": self.poor_choice}
+
+
+def needed_option(query: Query, card: Card, currency: Currency) -> NeededOption:
+    return NeededOption(
+        card=card,
+        needed=needed_for(query, card, currency),
+        floor_bytes=per_card_floor_bytes(query, card),
+    )
+
+
+def judged(options: list[NeededOption], against: list[NeededOption]) -> list[NeededOption]:
+    """`options` with poor_choice set, judged against the usual cards' options `against`."""
+    least = min((o.bought_bytes for o in against), default=float("inf"))
+    return [
+        replace(o, poor_choice=o.may_be_poor and o.bought_bytes >= POOR_MEMORY_RATIO * least) for o in options
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +135,7 @@ class CardsNeededAdvice:
     replicas: Replicas | None
     cluster: Cluster | None
     jobs: JobFacts | None
+    better: NeededOption | None = None  # when the first card is a poor choice: a usual card that suits it
 
     @property
     def main(self) -> NeededOption:
@@ -85,7 +152,7 @@ class CardsNeededAdvice:
         needed = self.main.needed
         if needed is None:
             return None
-        counted = needed.as_json()
+        counted = self.main.as_json()
         replicas, traffic = self.replicas, self.traffic
         if replicas is None or traffic is None:
             return counted
@@ -105,7 +172,18 @@ def advise_cards_needed(query: Query, named: Card | None, currency: Currency) ->
     query, traffic = apply_traffic(query)
     est = estimate(query.model_copy(update={"kind": None, "sort": None}))
     cards = [named] if named is not None else usual_cards(est.query.task)
-    options = [NeededOption(card=card, needed=needed_for(query, card, currency)) for card in cards]
+    options = [needed_option(query, card, currency) for card in cards]
+    better = None
+    if named is None:
+        options = judged(options, options)
+    elif options[0].may_be_poor:
+        # a card named that may suit the job badly: judged against the usual cards, the best of them offered
+        usual = [
+            needed_option(query, card, currency) for card in usual_cards(est.query.task) if card != named
+        ]
+        options = judged(options, [*options, *usual])
+        if options[0].poor_choice:
+            better = min(usual, key=lambda o: o.bought_bytes)
     main = options[0]
     asked = asked_count(query, main.card, currency)
     needed, job = main.needed, main.job
@@ -128,6 +206,7 @@ def advise_cards_needed(query: Query, named: Card | None, currency: Currency) ->
         replicas=replicas,
         cluster=cluster,
         jobs=jobs,
+        better=better,
     )
 
 
@@ -136,6 +215,9 @@ __all__ = [
     "NeededOption",
     "advise_cards_needed",
     "asked_count",
+    "judged",
     "needed_for",
+    "needed_option",
     "needed_when_short",
+    "per_card_floor_bytes",
 ]

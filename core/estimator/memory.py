@@ -224,10 +224,14 @@ def _training(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> tu
 
     # -- the other models of preference / RL training (reference, critic, reward, rollout) --
     kv_cache = 0.0
+    asleep: list[rl.RlModel] = []  # a colocated engine that sleeps during the update: its own phase
     if query.algorithm is not None:
         per_param = (weights + gradients + optimizer) / max(params, 1) * (gpus if zero >= 3 else 1)
         for other in rl.extra_models(asked, model, gpus, per_param):
             if not other.on_training_cards:
+                continue
+            if other.asleep_in_update:
+                asleep.append(other)
                 continue
             weights += other.weights_bytes
             optimizer += other.states_bytes
@@ -252,9 +256,24 @@ def _training(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> tu
         optimizer=int(optimizer),
         adapters=int(adapters),
     )
-    if backward_start.total >= backward_end.total:
-        return backward_start, "backward", int(trainable)
-    return backward_end, "optimizer_step", int(trainable)
+    phases = [(backward_start, "backward"), (backward_end, "optimizer_step")]
+    if asleep:
+        # The rollout phase: the engine awake with its weights and the generations' KV cache, beside what
+        # the training cards keep between updates (the policy's weight and optimizer shards, the frozen
+        # models); no activations, and no gradients (the update ends with optimizer.zero_grad(), set_to_none).
+        phases.append(
+            (
+                Breakdown(
+                    weights=int(weights + sum(m.weights_bytes for m in asleep)),
+                    kv_cache=int(kv_cache + sum(m.kv_bytes for m in asleep)),
+                    optimizer=int(optimizer),
+                    adapters=int(adapters),
+                ),
+                "rollout",
+            )
+        )
+    peak, phase = max(phases, key=lambda item: item[0].total)  # the first of equal peaks
+    return peak, phase, int(trainable)
 
 
 def _with_overhead(breakdown: Breakdown, cal: Calibration, gpus: int, runtime: str | None) -> Breakdown:

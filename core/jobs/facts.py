@@ -15,6 +15,7 @@ from core.jobs import rl, zero_offload
 from core.jobs.host import effective_bytes_s, host_memory
 from core.jobs.launch import Launch, launch_line
 from core.jobs.offload import InferenceOffload, offload_plan
+from core.jobs.tables import TableFigure, size_tables, table_figures
 from core.query import Offload, Task
 from core.registry import ModelArch, load_registry
 from core.runtimes import runtime_profile
@@ -47,6 +48,11 @@ class JobFacts(BaseModel):
     inference_offload: InferenceOffload | None
     rl: RlFacts | None
     launch: Launch | None
+    # the trainers' published VRAM tables for this fine-tune, shown when it does not fit or is tight, or when
+    # the table's own runtime is named (core/jobs/tables.py)
+    tables: list[TableFigure] = []
+    estimate_bytes: int = 0  # the per-card figure the tables are set beside, and its activations and logits
+    context_bytes: int = 0
 
 
 def _model(est: Estimate) -> ModelArch | None:
@@ -84,8 +90,20 @@ def job_facts(est: Estimate, card: Card | None, count: int, fits: Fit | None) ->
             verdict = "no"
     rl_facts = _rl_facts(est, model, card, count) if q.algorithm is not None and model is not None else None
     launch = launch_line(est, model, count, plan)
+    tables: list[TableFigure] = []
+    named = q.runtime in size_tables()  # the trainer whose own table it is
+    if model is not None and count == 1 and (fits in (Fit.NO, Fit.TIGHT) or named):
+        tables = table_figures(q, model.total_params)
     return JobFacts(
-        runtime=runtime, verdict=verdict, offload=offload, inference_offload=plan, rl=rl_facts, launch=launch
+        runtime=runtime,
+        verdict=verdict,
+        offload=offload,
+        inference_offload=plan,
+        rl=rl_facts,
+        launch=launch,
+        tables=tables,
+        estimate_bytes=est.breakdown.total,
+        context_bytes=est.breakdown.activations + est.breakdown.logits,
     )
 
 
@@ -116,11 +134,28 @@ def _rl_facts(est: Estimate, model: ModelArch, card: Card | None, count: int) ->
     assert q.algorithm is not None
     sequences, tokens = rl.update_step(q)
     others = rl.extra_models(q, model, count, 16.0)
-    extra_on_cards = sum(m.bytes for m in others if m.on_training_cards)
-    policy = max(0, est.breakdown.total - extra_on_cards)
-    models = [{"role": "policy", "bytes": policy, "trained": True, "on_training_cards": True}]
+    # the models alive at the peak: an engine asleep during the update only when the rollout is the peak
+    in_peak = [
+        m for m in others if m.on_training_cards and (not m.asleep_in_update or est.peak_phase == "rollout")
+    ]
+    policy = max(0, est.breakdown.total - sum(m.bytes for m in in_peak))
+    models = [
+        {
+            "role": "policy",
+            "bytes": policy,
+            "trained": True,
+            "on_training_cards": True,
+            "asleep_in_update": False,
+        }
+    ]
     models += [
-        {"role": m.role, "bytes": m.bytes, "trained": m.trained, "on_training_cards": m.on_training_cards}
+        {
+            "role": m.role,
+            "bytes": m.bytes,
+            "trained": m.trained,
+            "on_training_cards": m.on_training_cards,
+            "asleep_in_update": m.asleep_in_update,
+        }
         for m in others
     ]
     rollout = next((m for m in others if m.role == "rollout"), None)
@@ -135,6 +170,7 @@ def _rl_facts(est: Estimate, model: ModelArch, card: Card | None, count: int) ->
             "weights_bytes": rollout.weights_bytes,
             "kv_bytes": rollout.kv_bytes,
             "engine_share": engine_share if rollout.on_training_cards else None,
+            "asleep_in_update": rollout.asleep_in_update,
         }
     if card is not None and q.task is not Task.INFERENCE:
         update = training_speed(est, card, count, None)

@@ -10,7 +10,10 @@ each;
   a reference when the KL term is on (verl's GRPO recipe `use_kl_loss`, OpenRLHF's init_kl_coef; TRL's beta
   is 0 since v0.19, so no reference); a rollout engine (vLLM) with its own 16-bit copy of the weights and the
   KV cache of the generations, colocated on the training cards by default (TRL vllm_mode "colocate", verl's
-  hybrid engine) or on cards of its own.
+  hybrid engine) or on cards of its own. verl and OpenRLHF's hybrid engine put the engine to sleep during
+  the update (vLLM sleep level 1: its weights go to host RAM, its KV cache is freed), so the rollout and the
+  update are two phases whose peaks do not add; TRL's colocated engine keeps its memory unless
+  vllm_enable_sleep_mode.
 - PPO: also a critic (a second trained model; with LoRA, LLaMA-Factory puts the value head on the policy)
 and a
   reward model in 16-bit.
@@ -50,6 +53,8 @@ class RlModel(BaseModel):
     kv_bytes: int = 0
     trained: bool = False
     on_training_cards: bool = True
+    # a colocated rollout engine that sleeps while the policy trains: alive only in the rollout phase
+    asleep_in_update: bool = False
 
     @property
     def bytes(self) -> int:
@@ -102,6 +107,12 @@ def rollout_placement(query: Query) -> Literal["colocated", "separate"]:
     return query.rollout or "colocated"
 
 
+def rollout_sleeps(query: Query) -> bool:
+    """The colocated engine frees its GPU memory while the policy trains (the runtime's layout)."""
+    rl = runtime_profile(query.runtime).rl
+    return rl is not None and rl.rollout_sleeps and rollout_placement(query) == "colocated"
+
+
 def _sharded(nbytes: float, query: Query, gpus: int) -> int:
     """Frozen copies are sharded with the policy under ZeRO-3 / FSDP (DeepSpeed wraps the reference too)."""
     return int(nbytes / gpus) if (query.zero_stage or 0) >= 3 and gpus > 1 else int(nbytes)
@@ -131,6 +142,23 @@ def extra_models(query: Query, model: ModelArch, gpus: int, policy_states_per_pa
     return out
 
 
+ENGINE_TP_MAX = 8  # a vLLM engine's tensor parallelism stays inside one node
+
+
+def _tp_allowed(model: ModelArch, size: int) -> bool:
+    """vLLM's rule: the size divides the attention heads, and the KV heads or is a multiple of them."""
+    kv = model.n_kv_heads
+    return model.heads % size == 0 and (model.is_mla or kv % size == 0 or size % kv == 0)
+
+
+def _rollout_tensor_parallel(model: ModelArch, gpus: int, default: int) -> int:
+    """The largest engine tensor parallelism from the runtime's default up to the cards of one node that
+    splits the heads evenly: what verl's tuning scripts set for larger models (examples/tuning: 7B on 2 cards
+    at rollout TP 2, 14B and 32B on 4 at TP 4), and each card then holds the least of the engine."""
+    sizes = [size for size in range(default, min(gpus, ENGINE_TP_MAX) + 1) if _tp_allowed(model, size)]
+    return max(sizes, default=default)
+
+
 def _rollout(query: Query, model: ModelArch, gpus: int, half: int) -> RlModel:
     """The generation engine: vLLM's copy of the weights (TRL colocate: tensor parallel 1, a whole copy per
     card;
@@ -139,6 +167,8 @@ def _rollout(query: Query, model: ModelArch, gpus: int, half: int) -> RlModel:
     tp = max(
         1, min(gpus, rl.rollout_tensor_parallel) if rl is not None and rl.rollout_tensor_parallel else gpus
     )
+    if rl is not None and rl.rollout_tensor_parallel and rl.rollout_tensor_parallel_grows:
+        tp = _rollout_tensor_parallel(model, gpus, tp)
     # Unsloth's fast_inference shares the weights between vLLM and training: no second copy
     weights = 0 if rl is not None and rl.rollout_shares_weights else half // tp
     sequences, tokens = update_step(query)
@@ -149,4 +179,5 @@ def _rollout(query: Query, model: ModelArch, gpus: int, half: int) -> RlModel:
         weights_bytes=weights,
         kv_bytes=int(kv),
         on_training_cards=rollout_placement(query) == "colocated",
+        asleep_in_update=rollout_sleeps(query),
     )

@@ -13,7 +13,13 @@ from dataclasses import dataclass, field
 from core.parser.card_names import CARD_MARK, CardMention, find_cards, mask
 from core.parser.hub_ref import find_reference
 from core.parser.jobs import read_jobs
-from core.parser.market import read_billing, read_hours_per_day, read_platform, read_traffic
+from core.parser.market import (
+    read_billing,
+    read_hours_per_day,
+    read_platform,
+    read_rental_days,
+    read_traffic,
+)
 from core.parser.model_names import MODEL_MARK, find_family_only, find_model
 from core.parser.numbers import EN_NUMBERS, MAGNITUDE_RE, NUMBER_RE, context_tokens, magnitude
 from core.parser.result import Rejected
@@ -64,6 +70,8 @@ _MONEY = (
         rf"(?P<kw>预算|budget|不超过|以内|under|below|less than|at most|最多|控制在|within|max|不高于|低于)"
         rf"\s*(?:是|为|of|:|=|大概|大约|在|只有|就|有)?\s*(?<![a-z0-9.]){_AMOUNT}(?![a-z0-9.%])"
     ),
+    # '一个月5000预算', '5000的预算': the amount before the word
+    _c(rf"(?<![a-z0-9.]){_AMOUNT}\s*(?:的)?\s*(?P<kw>预算)"),
 )
 _PER_HOUR = _c(
     r"/\s*(?:h|hr|hrs|hour|小时|时|卡时|gpu\s*h)(?![a-z])|per\s*(?:gpu[\s-]*)?h(?:ou)?r|an\s*hour|hourly|a\s*hour"
@@ -87,6 +95,9 @@ def _read_market(text: str, ex: Extraction) -> str:
     billing = read_billing(text)
     if billing:
         ex.fields["billing"] = billing
+    days = read_rental_days(text) if billing else None  # a rental's length ('训练3天' alone is a time)
+    if days is not None:
+        ex.fields["rental_days"] = days
     hours, text = read_hours_per_day(text)
     if hours is not None:
         ex.fields["hours_per_day"] = hours
@@ -281,6 +292,10 @@ def _moe_model(experts: str, size: str) -> str | None:
     return None
 
 
+# the Hub-style name a size is glued to ('seed-oss-36b', 'my_model-7b'): letters first, joined by - or _
+_NAME_BEFORE_SIZE = _c(r"(?<![a-z0-9.\-_])[a-z][a-z0-9.]*(?:[\-_][a-z0-9.]+)*[\-_]$")
+
+
 def _read_sizes(text: str, ex: Extraction) -> str:
     spans: list[tuple[int, int]] = []
     for pattern in _SIZES:
@@ -303,6 +318,9 @@ def _read_sizes(text: str, ex: Extraction) -> str:
                 value *= int(groups["n"])
             if _SMALLEST_B <= value <= _LARGEST_B:
                 ex.fields["params_b"] = round(value, 6)
+                named = _NAME_BEFORE_SIZE.search(text, 0, match.start())
+                if named and ex.unknown_model is None:  # 'seed-oss-36b': a name the registry lacks, sized
+                    ex.unknown_model = text[named.start() : spans[-1][1]].strip()
             elif "params_b" not in ex.fields:  # '10000000B', '0B': said, but no model has that size
                 reason = "not_positive" if value <= 0 else "too_large" if value > _LARGEST_B else "too_small"
                 ex.rejected.append(Rejected(what="size", typed=match.group(0).strip(), reason=reason))
@@ -406,6 +424,9 @@ _SEQ = (
         r"(?!\s*(?:个|路|位|名)?\s*(?:人|并发|concurren|users?|用户|requests?|请求|qps|张|卡|gpus?|cards?))"
     ),
     _c(rf"(?<![a-z0-9.]){_CTX_NUM}\s*(?:的)?\s*(?:tokens?\s*)?{_SEQ_KW}"),
+    # '8k-token requests', 'concurrent 8k requests' (requests of that length, not 8,000 of them)
+    _c(rf"(?<![a-z0-9.]){_CTX_NUM}[\s-]*tokens?\s+(?:requests?|prompts?|sequences?|inputs?|conversations?)"),
+    _c(rf"(?:concurrent|simultaneous|parallel)\s+{_CTX_NUM}(?<=k)\s+(?:requests?|prompts?|sequences?)"),
     _c(
         r"(?<![a-z0-9.$¥])(?P<num>\d+(?:\.\d+)?)\s*(?P<unit>k)(?![a-z0-9])"
         r"(?!\s*(?:samples?|条|examples?|rows?|steps?|images?|张|users?|个|instructions?|conversations?|对话|数据|data|"
@@ -457,7 +478,7 @@ def _read_seq(text: str, ex: Extraction) -> str:
     for i, pattern in enumerate(_SEQ):
         for match in pattern.finditer(text):
             value = context_tokens(match.group("num"), match.group("unit"))
-            if i == 2 and not 512 <= value <= 4 * 1024 * 1024:
+            if i == len(_SEQ) - 1 and not 512 <= value <= 4 * 1024 * 1024:
                 continue
             if 16 <= value <= 10_000_000:
                 ex.fields.setdefault("seq", value)
@@ -713,6 +734,17 @@ def _read_repo_id(text: str, ex: Extraction) -> str:
     return mask(text, [(start, end)], MODEL_MARK)
 
 
+_SIZED_CARD = re.compile(r"\d\s*(?:gb|gib|g)\s*$")
+_VRAM_WORD_AFTER = re.compile(r"\s*显存")
+
+
+def _with_vram_word(text: str, start: int, end: int) -> int:
+    """The end of a card mention, with the '显存' right after a size it carries ('4090d 24g显存 64g内存': that
+    显存 is the card's, so the 64g after it is system RAM, not the card's size)."""
+    after = _VRAM_WORD_AFTER.match(text, end)
+    return after.end() if after and _SIZED_CARD.search(text[start:end]) else end
+
+
 def extract(text: str) -> Extraction:
     """All stated fields of one normalized message."""
     ex = Extraction()
@@ -729,7 +761,7 @@ def extract(text: str) -> Extraction:
         text = mask(text, [(model.start, model.end)], MODEL_MARK)
     ex.cards = find_cards(text)
     ex.card_counts = _counts_before_cards(text, ex.cards)
-    text = mask(text, [(c.start, c.end) for c in ex.cards], CARD_MARK)
+    text = mask(text, [(c.start, _with_vram_word(text, c.start, c.end)) for c in ex.cards], CARD_MARK)
     unknown_cards, spans = read_unknown_cards(text)
     ex.rejected += unknown_cards
     text = mask(text, spans, CARD_MARK)

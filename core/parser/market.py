@@ -76,7 +76,10 @@ _HOURS_PER_DAY = (
     _c(r"(?P<h>\d+(?:\.\d+)?)\s*(?:个)?\s*小时\s*(?:一天|每天|/天|每日)"),
     _c(r"(?P<h>\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h)\s*(?:a|per|each|/)\s*day"),
     _c(r"(?P<h>24)\s*(?:个)?\s*小时\s*(?:不关机|不停|开着|运行|跑)"),
-    _c(r"(?P<all>24\s*/\s*7|24x7|全天候|全天|around\s+the\s+clock|all\s+day)"),
+    _c(
+        r"(?P<all>24\s*/\s*7|24x7|全天候|全天|around\s+the\s+clock|all\s+day|连续\s*(?:跑|训练|运行|用|开)|不间断|不停机"
+        r"|non[\s-]*stop|continuously|without\s+a\s+break)"
+    ),
 )
 
 
@@ -89,6 +92,42 @@ def read_hours_per_day(text: str) -> tuple[float | None, str]:
         if 0 < value <= 24:
             return value, mask(text, [match.span()], MARKET_MARK)
     return None, text
+
+
+# counts as Chinese and English write them ('两周', 'two weeks', '半个月')
+_ZH_COUNT: dict[str, float] = dict(
+    zip("一两二三四五六七八九十半", (1, 2, 2, 3, 4, 5, 6, 7, 8, 9, 10, 0.5), strict=True)
+)
+_EN_COUNT: dict[str, float] = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+_EN_COUNT |= {"ten": 10, "a couple of": 2}
+_DAYS_IN = {"天": 1, "日": 1, "周": 7, "星期": 7, "礼拜": 7, "月": 30, "day": 1, "week": 7, "month": 30}
+# '连续跑两周', '租3天', 'for two weeks': how long the card is rented (never '一天10小时', a day's use)
+_RENTAL_DAYS = (
+    _c(
+        r"(?:连续|持续|一共|总共|共|要|需要|打算|准备)?\s*(?:跑|租|用|训练|训|开)\s*(?:上)?\s*"
+        r"(?P<n>\d+(?:\.\d+)?|[一两二三四五六七八九十半])\s*(?:个)?\s*(?P<u>天|日|周|星期|礼拜|月)"
+        r"(?!\s*(?:就|只|大概|约|能)?\s*\d+(?:\.\d+)?\s*(?:个)?\s*(?:小时|h(?![a-z])))"
+    ),
+    _c(
+        r"(?:for|over|lasting|takes?)\s+(?:about\s+)?"
+        r"(?P<n>\d+(?:\.\d+)?|a couple of|a|one|two|three|four|five|six|ten)"
+        r"\s+(?P<u>day|week|month)s?(?![a-z])"
+    ),
+)
+
+
+def read_rental_days(text: str) -> float | None:
+    """How many days the card is rented for, when the message says it ('连续跑两周训练' = 14)."""
+    for pattern in _RENTAL_DAYS:
+        match = pattern.search(text)
+        if match is None:
+            continue
+        n = match.group("n")
+        count = float(n) if n[0].isdigit() else float(_ZH_COUNT.get(n) or _EN_COUNT.get(n) or 0)
+        days = count * _DAYS_IN[match.group("u")]
+        if 0 < days <= 3650:
+            return days
+    return None
 
 
 # -- traffic -----------------------------------------------------------------------------------------

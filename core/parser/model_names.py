@@ -164,6 +164,10 @@ def _from_grammar(match: re.Match[str]) -> ModelMention:
     total, active = moe_name_sizes(value, match.group("active"), match.group("experts"))
     experts = int(match.group("experts")) if match.group("experts") else None
     said = _tokens(match.group("mid"))
+    if said and said[-1] == "a" and match.group("mid").endswith("a") and not match.group("active"):
+        # 'hunyuan-a13b': the A-count is the active parameters (Hunyuan-A13B is 80B in all), never the size
+        total, active = None, value
+        said = said[:-1]
     numbers = [t for t in said if t[0].isdigit()]
     words = [t for t in said if not t[0].isdigit() and t not in _NOISE]
     candidates = [e for e in table.entries if _family_of(e, fam) and _size_matches(e, label, value)]

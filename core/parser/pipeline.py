@@ -95,7 +95,7 @@ def parse(text: str, previous: Query | None = None, previous_vision: VisionJob |
     nothing_named = not ex.has_model and not card_ids
     if asked := asked_before(ParserStep.MARKET):
         return asked
-    market = _market(ex, seen)
+    market = _market(ex, seen, previous, norm)
     if market is not None:
         return market
     if asked := asked_before(ParserStep.VISION):
@@ -103,6 +103,8 @@ def parse(text: str, previous: Query | None = None, previous_vision: VisionJob |
     vision = _vision(ex, norm)
     follow_vision = False
     short_or_follow_up = len(norm) <= _SHORT or words.sounds_like_follow_up(norm)
+    if vision is not None and previous_vision is not None and not card_ids and short_or_follow_up:
+        vision = _on_the_previous_setup(vision, previous_vision)  # '换成 flux dev 呢': the same card, engine
     if vision is None and previous_vision is not None and not ex.has_model and short_or_follow_up:
         vision = follow_up_vision(norm, ex.fields, previous_vision)
         follow_vision = vision is not None
@@ -167,11 +169,38 @@ def parse(text: str, previous: Query | None = None, previous_vision: VisionJob |
     return seen.reply(Intent.OUT_OF_SCOPE)
 
 
-def _market(ex: Extraction, seen: _Seen) -> Parsed | None:
-    """'autodl 4090 包月还是按小时': a card's billing kinds; '预算每月5000元 能跑什么': what a budget buys.
-    Both only without a model (a job named with a budget is planned within it)."""
+_SETUP_FIELDS = ("card", "card_memory_bytes", "gpus", "runtime", "currency")
+
+
+def _on_the_previous_setup(vision: VisionJob, previous: VisionJob) -> VisionJob:
+    """Another model asked on the last vision job's setup ('换成 flux dev 呢' after 'comfyui 跑 sdxl …
+    4060ti'): the card, count and engine said before are kept unless this message says its own."""
+    kept = {
+        name: getattr(previous, name)
+        for name in _SETUP_FIELDS
+        if getattr(vision, name) is None
+        and getattr(previous, name) is not None
+        and name not in previous.defaulted
+    }
+    return vision.model_copy(update=kept) if kept else vision
+
+
+def _market(ex: Extraction, seen: _Seen, previous: Query | None, norm: str) -> Parsed | None:
+    """'autodl 4090 包月还是按小时': a card's billing kinds; '预算每月5000元 能跑什么': what a budget buys,
+    and its follow-ups ('那微调呢': the same budget). Only without a model (a job named with a budget is
+    planned within it)."""
     if ex.has_model:
         return None
+    follows_budget = (
+        previous is not None
+        and previous.kind is Intent.BUDGET
+        and "budget" not in ex.fields
+        and not seen.cards
+        and (len(norm) <= _SHORT or words.sounds_like_follow_up(norm))
+    )
+    if follows_budget and previous is not None:
+        fields = merge(previous, ex.fields, ex.gpus_added) | {"kind": Intent.BUDGET}
+        return seen.reply(Intent.BUDGET, query=build_query(fields))
     if "billing" in ex.fields and (seen.cards or "hours_per_day" in ex.fields):
         fields = ex.fields | {"kind": Intent.BILLING}
         if not seen.cards:

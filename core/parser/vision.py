@@ -85,6 +85,7 @@ _ITEMS = _c(
     r"(?:生成|出|画|做|跑|处理|转|generate|make|render|produce|process)\s*(\d[\d,]*(?:\.\d+)?)\s*(万|k)?\s*"
     r"(?:张|个|段|条|幅|images?|pictures?|pics?|videos?|clips?|texts?|documents?)"
 )
+_OFFLOAD_GROUP = _c(r"group[\s_-]*offload|apply_group_offloading|分组卸载|组卸载")
 _OFFLOAD_SEQ = _c(r"sequential[\s_-]*(?:cpu[\s_-]*)?offload|逐层卸载|顺序卸载|novram")
 # ComfyUI's (and the WebUI's) --lowvram: part of the denoiser on the card, the rest streamed every step
 _OFFLOAD_PARTIAL = _c(r"lowvram|low[\s_-]vram\s*mode|低显存模式")
@@ -259,7 +260,9 @@ def _stated(
     runtime = vision_runtime_named_in(rest) if diffusion else None
     if runtime is not None:
         values["runtime"] = runtime.id
-    if _OFFLOAD_SEQ.search(rest):
+    if _OFFLOAD_GROUP.search(rest):
+        values["offload"] = Offload.GROUP
+    elif _OFFLOAD_SEQ.search(rest):
         values["offload"] = Offload.SEQUENTIAL
     elif _OFFLOAD_PARTIAL.search(rest):
         values["offload"] = Offload.PARTIAL
@@ -273,6 +276,9 @@ def _stated(
     if task is VisionTask.TRAIN and diffusion and _NO_CACHE.search(rest):
         values["cache_latents"] = False
         values["cache_text"] = False
+    host = fields.get("host_memory_bytes")
+    if isinstance(host, int) and diffusion:
+        values["host_memory_bytes"] = host  # where offloaded weights wait: checked against them
     card = fields.get("card")
     memory = fields.get("card_memory_bytes")
     if isinstance(memory, int) and not card:

@@ -18,8 +18,9 @@ from core.catalog import Card, Catalog, load_catalog
 from core.estimator.calibration import load_calibration
 from core.estimator.memory import UnknownCardError, verdict_for
 from core.estimator.result import Fit, Verdict
+from core.jobs.offload import OS_RESERVE_BYTES
 from core.query import Precision
-from core.runtimes import vision_runtime
+from core.runtimes import vision_runtime, vision_runtime_of
 from core.units import GIB
 from core.vision import terms
 from core.vision.defaults import fill_defaults, load_vision_constants
@@ -231,11 +232,13 @@ def _generation(
     if job.offload is Offload.PARTIAL:
         split = partial_split(job, model, registry, capacity)
         return VisionBreakdown(denoiser=split.resident_bytes, activations=split.activation_bytes), "denoise"
-    # sequential: one block's weights at a time (a denoiser layer, the largest unit streamed).
+    # sequential: one block's weights at a time (a denoiser layer, the largest unit streamed); group offload
+    # with a stream holds the block running and the next one it prefetches
     block = weights(denoiser) // max(denoiser.layers, 1)
+    blocks = 2 if job.offload is Offload.GROUP else 1
     phases = {"text_encode": text_t, "denoise": den_t, "vae_decode": vae_t}
     phase = max(phases, key=lambda k: phases[k])
-    return VisionBreakdown(denoiser=block, activations=phases[phase]), phase
+    return VisionBreakdown(denoiser=blocks * block, activations=phases[phase]), phase
 
 
 def full_training_peak(
@@ -433,18 +436,29 @@ def _offload_facts(
     streamed = 0
     if job.offload is Offload.PARTIAL:
         streamed = partial_split(job, model, registry, capacity).streamed_bytes
-    elif job.offload is Offload.SEQUENTIAL:
+    elif job.offload in (Offload.SEQUENTIAL, Offload.GROUP):
         denoiser = registry.component(model.denoiser)
         streamed = terms.weight_bytes(denoiser, _component_precision(denoiser, job.precision))
     total_weights = pipeline_weight_bytes(model, registry, job.precision)
+    host = max(0, total_weights - on_card)
+    # What system RAM must hold: diffusers loads the whole pipeline there (from_pretrained, before
+    # enable_*_offload() hooks move a component to the card), ComfyUI the weights it keeps off the card;
+    # plus what the OS and the runtime keep (as for llama.cpp's offload)
+    in_ram = total_weights if vision_runtime_of(job.runtime).loads_pipeline_to_host else host
+    need = in_ram + OS_RESERVE_BYTES
+    have = job.host_memory_bytes
+    host_fits = None if have is None else need <= have
     return VisionOffload(
         mode=job.offload.value,
         chosen_by=chosen_by,
         runtime=job.runtime,
         gpu_weight_bytes=on_card,
-        host_bytes=max(0, total_weights - on_card),
+        host_bytes=host,
         streamed_bytes_per_step=streamed,
-        runs=capacity is None or breakdown.total <= capacity,
+        runs=(capacity is None or breakdown.total <= capacity) and host_fits is not False,
+        host_need_bytes=need,
+        host_memory_bytes=have,
+        host_fits=host_fits,
     )
 
 
@@ -463,7 +477,7 @@ def _uncertainty(
         ids = list(model.components)
     measured = all(registry.component(c).measured for c in ids)
     band = 0.10 if measured else 0.25
-    if job.offload is Offload.SEQUENTIAL:
+    if job.offload in (Offload.SEQUENTIAL, Offload.GROUP):
         band += 0.10
     return round(band, 2), measured
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from core.catalog import Card
 from core.query import Precision
+from core.runtimes import vision_runtime_of
 from core.vision.job import Offload, TrainMethod, VisionJob, VisionTask
 from core.vision.registry import VisionModel, load_vision_registry
 from core.vision.result import Fix, VisionEstimate
@@ -28,6 +29,8 @@ def _candidates(job: VisionJob, model: VisionModel) -> list[tuple[str, dict[str,
             out.append(("vae_tiling", {"vae_tiling": True}))
         if job.offload is Offload.NONE:
             out.append(("model_offload", {"offload": Offload.MODEL}))
+            if "group" in vision_runtime_of(job.runtime).offload_modes:
+                out.append(("group_offload", {"offload": Offload.GROUP}))
             out.append(("sequential_offload", {"offload": Offload.SEQUENTIAL}))
     if job.task is VisionTask.TRAIN:
         if not job.grad_checkpointing:

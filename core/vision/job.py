@@ -36,6 +36,9 @@ class Offload(StrEnum):
     # ComfyUI's lowvram mode: as many of the denoiser's weights as fit stay on the card, the rest cross PCIe
     # on every step
     PARTIAL = "partial"
+    # diffusers' group offloading (enable_group_offload / apply_group_offloading, block_level, one block per
+    # group, use_stream=True): each component's blocks stream through the card, the next one prefetched
+    GROUP = "group"
 
 
 class VisionJob(BaseModel):
@@ -66,6 +69,7 @@ class VisionJob(BaseModel):
     )
     card: str | None = None
     card_memory_bytes: int | None = Field(default=None, gt=0, description="a '24G' mention without a card")
+    host_memory_bytes: int | None = Field(default=None, gt=0, description="the system RAM the user said")
     gpus: int | None = Field(default=None, ge=1, le=4096)
     currency: Currency | None = None
     defaulted: tuple[str, ...] = ()

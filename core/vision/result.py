@@ -108,6 +108,10 @@ class VisionOffload(BaseModel):
     host_bytes: int
     streamed_bytes_per_step: int
     runs: bool
+    # the system RAM the weights in host memory and the OS need, against what the user said (None: not said)
+    host_need_bytes: int = 0
+    host_memory_bytes: int | None = None
+    host_fits: bool | None = None
 
 
 class VisionQuery(VisionJob):
@@ -153,6 +157,8 @@ class VisionEstimate(BaseModel):
     def verdict(self) -> str | None:
         """The answer's verdict: fits / tight / no on the card, or "offload" when it runs only because part
         of it waits in system RAM."""
+        if self.offload is not None and self.offload.host_fits is False:
+            return "no"  # the card holds its part, but the system RAM said cannot hold the rest
         if self.runs_with_offload:
             return "offload"
         return self.verdicts[0].fits.value if self.verdicts else None

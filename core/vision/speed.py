@@ -10,7 +10,7 @@ from __future__ import annotations
 from core.catalog import Card
 from core.estimator.terms import BYTES_PER_WEIGHT
 from core.query import Precision
-from core.runtimes import vision_runtime
+from core.runtimes import vision_runtime, vision_runtime_of
 from core.speed import load_speed_constants
 from core.speed import terms as speed_terms
 from core.vision import terms
@@ -68,8 +68,25 @@ def _generation(job: VisionJob, model: VisionModel, registry: VisionRegistry, ca
     all_weights = sum(terms.weight_bytes(registry.component(x), job.precision) for x in model.components)
     profile = vision_runtime(job.runtime) if job.runtime else None
     stream_factor = (profile.stream_factor if profile else None) or c.offload_sequential_factor
-    if job.offload is Offload.MODEL:
+    # an offload asked of no engine named is diffusers' (ComfyUI offloads by itself and is named when used)
+    moving = vision_runtime_of(job.runtime)
+    if job.offload is Offload.MODEL and moving.model_offload_efficiency:
+        # to the card and back, once per item, from pageable memory
+        link = _pcie_bytes_s(card, c.pcie_gb_s, moving.model_offload_efficiency)
+        offload_s = 2 * all_weights / link
+    elif job.offload is Offload.MODEL:
         offload_s = all_weights / pcie
+    elif job.offload is Offload.GROUP:
+        # blocks prefetched on a CUDA stream from pinned memory while the previous one computes: each step
+        # pays only the transfer its compute does not hide; the other components cross once per item
+        den_bytes = terms.weight_bytes(denoiser, job.precision)
+        unhidden = max(0.0, den_bytes / pcie - step / peak)
+        offload_s = unhidden * job.steps + all_weights / pcie
+    elif job.offload is Offload.SEQUENTIAL and moving.leaf_offload_efficiency:
+        # every leaf module to the card on every step, one after another (diffusers' leaf-level benchmark)
+        link = _pcie_bytes_s(card, c.pcie_gb_s, moving.leaf_offload_efficiency)
+        den_bytes = terms.weight_bytes(denoiser, job.precision)
+        offload_s = (den_bytes * job.steps + all_weights) / link
     elif job.offload is Offload.SEQUENTIAL:
         den_bytes = terms.weight_bytes(denoiser, job.precision)
         offload_s = (den_bytes * job.steps + all_weights) / pcie * stream_factor
