@@ -474,18 +474,22 @@ def _toast(lang: str, note: str) -> str:
 async def checklist_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """A typed answer to the current step; other messages go on to the plain-question handlers."""
     message = update.effective_message
-    who = await _who(update, context)
-    if message is None or who is None or not message.text:
+    chat, user = update.effective_chat, update.effective_user
+    if message is None or chat is None or user is None or not message.text:
         return
     reply = message.reply_to_message
-    if who.group and (reply is None or reply.from_user is None or reply.from_user.id != context.bot.id):
+    group = chat.type != Chat.PRIVATE
+    if group and (reply is None or reply.from_user is None or reply.from_user.id != context.bot.id):
         return  # in a group only a reply to the bot's prompt is an answer
     try:
         store = _store(context)
-        state = await store.get_checklist(who.chat.id, who.user.id)
+        state = await store.get_checklist(chat.id, user.id)
     except StoreUnavailable:
         return  # no memory: let the message be answered as a plain question
     if state is None or state.done:
+        return  # most messages: a question (the user's language is not read for them)
+    who = await _who(update, context)
+    if who is None:
         return
     if who.group and (reply is None or reply.message_id != state.prompt_message_id):
         return  # a reply to another bot message is a follow-up question, not an answer

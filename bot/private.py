@@ -49,12 +49,12 @@ async def chat_context(
     question and vision job — as the answer service's inputs."""
     chat = update.effective_chat
     chat_id, user_id = session.ids(update)
-    stored = await session.last_query(context, chat_id, user_id)
+    memory = await session.chat_memory(context, chat_id, user_id)
     return ChatContext(
-        lang=await session.lang_override(context, chat, user_id),
-        currency=chat_currency((await session.group_settings(context, chat_id)).currency),
-        previous=stored or previous,
-        previous_vision=await session.last_vision(context, chat_id, user_id),
+        lang=session.lang_from(memory, chat),
+        currency=chat_currency(memory.group.currency),
+        previous=memory.last_query or previous,
+        previous_vision=memory.last_vision,
     )
 
 
@@ -68,13 +68,13 @@ def chat_currency(value: str | None) -> Currency | None:
 
 async def ask(update: Update, context: ContextTypes.DEFAULT_TYPE, question: str) -> None:
     """Answer one question in its chat's context; remember the query for follow-ups; compact in groups."""
-    chat_id, user_id = session.ids(update)
+    _, user_id = session.ids(update)
     inputs = await chat_context(update, context)
     # A model the registry lacks is looked up on the Hub (I/O, a few seconds at most): in a worker thread.
     lookup = context.bot_data.get(HUB_LOOKUP_KEY)
     reply = await asyncio.to_thread(answer_message, question, inputs, lookup=lookup)
-    await remember(context, chat_id, user_id, reply)
-    await send_answer(update, context, reply, compact=in_group(update))
+    # remembered for the next message and the buttons' query stored in one commit, before it is sent
+    await send_answer(update, context, reply, compact=in_group(update), remember_for=user_id)
 
 
 async def remember(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int, reply: Answer) -> None:

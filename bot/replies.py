@@ -30,6 +30,7 @@ from bot.answer.kinds_table import rebuildable
 from bot.charts.spec import spec_json
 from bot.keyboards import CHART, DETAILS, answer_keyboard
 from bot.render import plain_text, render, split_message
+from bot.store import KeyboardRow
 from core.query import Query
 
 logger = logging.getLogger(__name__)
@@ -166,11 +167,17 @@ async def keyboard_for(
     rows = visible_rows(reply, compact=compact)
     if not rows:
         return None
-    chart = spec_json(reply.chart) if reply.chart is not None else None
+    keyboard = keyboard_row(reply, anchor_id)
     key = await session.save_keyboard(
-        context, chat_id, anchor_id, reply.query or Query(), reply.lang, chart=chart
+        context, chat_id, anchor_id, keyboard.query, keyboard.lang, chart=keyboard.chart
     )
     return answer_keyboard(rows, key) if key else None
+
+
+def keyboard_row(reply: Answer, anchor_id: int | None) -> KeyboardRow:
+    """What the store keeps behind an answer's buttons: its query, language and chart."""
+    chart = spec_json(reply.chart) if reply.chart is not None else None
+    return KeyboardRow(message_id=anchor_id, query=reply.query or Query(), lang=reply.lang, chart=chart)
 
 
 def body(reply: Answer, *, compact: bool) -> str:
@@ -178,13 +185,27 @@ def body(reply: Answer, *, compact: bool) -> str:
 
 
 async def send_answer(
-    update: Update, context: ContextTypes.DEFAULT_TYPE, reply: Answer, *, compact: bool
+    update: Update,
+    context: ContextTypes.DEFAULT_TYPE,
+    reply: Answer,
+    *,
+    compact: bool,
+    remember_for: int | None = None,
 ) -> None:
-    """Send an answer under the user's message, with its keyboard."""
+    """Send an answer under the user's message, with its keyboard. With `remember_for` (a user id) the
+    answer is also this user's context for their next message here, written in the keyboard's commit."""
     message = update.effective_message
     if message is None:
         return
-    markup = await keyboard_for(context, message.chat_id, message.message_id, reply, compact=compact)
+    if remember_for is None:
+        markup = await keyboard_for(context, message.chat_id, message.message_id, reply, compact=compact)
+    else:
+        rows = visible_rows(reply, compact=compact)
+        keyboard = keyboard_row(reply, message.message_id) if rows else None
+        key = await session.remember_with_keyboard(
+            context, message.chat_id, remember_for, reply.query, reply.vision, keyboard=keyboard
+        )
+        markup = answer_keyboard(rows, key) if rows and key else None
     await reply_html(message, body(reply, compact=compact), reply_markup=markup)
 
 

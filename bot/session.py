@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from telegram import Chat, Update, User
 from telegram.ext import ContextTypes
 
-from bot.store import GroupSettings, SessionStore, StoreUnavailable
+from bot.store import ChatMemory, GroupSettings, KeyboardRow, SessionStore, StoreUnavailable
 from core.query import Query
 from core.vision.job import VisionJob
 
@@ -77,6 +77,38 @@ async def remember_answer(
     if query is None and vision is None:
         return
     await _safely(context, lambda s: s.set_last_question(chat_id, user_id, query, vision), None)
+
+
+async def chat_memory(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int) -> ChatMemory:
+    """Everything the store holds for this user here before a question (one read; nothing if it is down)."""
+    return await _safely(context, lambda s: s.get_chat_memory(chat_id, user_id), ChatMemory())
+
+
+def lang_from(memory: ChatMemory, chat: Chat | None) -> str | None:
+    """lang_override's choice from a ChatMemory already read: the user's /lang, else a group's language."""
+    if chat is None:
+        return None
+    if memory.lang in ("en", "zh"):
+        return memory.lang
+    if chat.type != Chat.PRIVATE and memory.group.lang in ("en", "zh"):
+        return memory.group.lang
+    return None
+
+
+async def remember_with_keyboard(
+    context: ContextTypes.DEFAULT_TYPE,
+    chat_id: int,
+    user_id: int,
+    query: Query | None,
+    vision: VisionJob | None,
+    *,
+    keyboard: KeyboardRow | None,
+) -> str | None:
+    """remember_answer and save_keyboard in one commit; the keyboard's key (None: no keyboard, or the store
+    is down, and then the answer goes without buttons as save_keyboard's would)."""
+    return await _safely(
+        context, lambda s: s.remember_answer(chat_id, user_id, query, vision, keyboard), None
+    )
 
 
 async def lang_override(context: ContextTypes.DEFAULT_TYPE, chat: Chat | None, user_id: int) -> str | None:

@@ -21,7 +21,8 @@ import re
 import secrets
 import sqlite3
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
@@ -141,6 +142,27 @@ class GroupSettings(BaseModel):
     currency: str | None = None
 
 
+@dataclass(frozen=True)
+class ChatMemory:
+    """What the store holds about one user in one chat before their message: the session row (their /lang
+    choice, the last question and vision job) and the chat's group settings, read in one trip."""
+
+    lang: str | None = None
+    last_query: Query | None = None
+    last_vision: VisionJob | None = None
+    group: GroupSettings = field(default_factory=GroupSettings)
+
+
+@dataclass(frozen=True)
+class KeyboardRow:
+    """The query behind one message's buttons, and the chart spec (JSON) its "📊 Chart" button draws."""
+
+    message_id: int | None
+    query: Query
+    lang: str
+    chart: str | None = None
+
+
 class SessionStore:
     """Sessions, checklists, group settings and keyboard queries in one SQLite file."""
 
@@ -235,16 +257,48 @@ class SessionStore:
         payload = query.model_dump_json()
         now = self._clock()
 
-        async def op(db: aiosqlite.Connection) -> None:
-            await db.execute(
+        def op(db: sqlite3.Connection) -> None:
+            db.execute(
                 """INSERT INTO sessions (chat_id, user_id, last_query, updated_at) VALUES (?, ?, ?, ?)
                    ON CONFLICT (chat_id, user_id)
                    DO UPDATE SET last_query = excluded.last_query, updated_at = excluded.updated_at""",
                 (chat_id, user_id, payload, now),
             )
-            await db.execute("DELETE FROM blocked_chats WHERE chat_id = ?", (chat_id,))
+            db.execute("DELETE FROM blocked_chats WHERE chat_id = ?", (chat_id,))
 
         await self._write(op)
+
+    async def get_chat_memory(self, chat_id: int, user_id: int) -> ChatMemory:
+        """The session row and the group settings at once: what get_lang, get_last_query, get_last_vision
+        and get_group_settings give, in one trip to SQLite's thread instead of four (a question reads them
+        all before it is answered)."""
+        params = (chat_id, user_id, self._cutoff())
+
+        def op(db: sqlite3.Connection) -> tuple[sqlite3.Row | None, sqlite3.Row | None]:
+            own = db.execute(
+                "SELECT lang, last_query, last_vision FROM sessions"
+                " WHERE chat_id = ? AND user_id = ? AND updated_at >= ?",
+                params,
+            ).fetchone()
+            group = db.execute(
+                "SELECT lang, currency FROM group_settings WHERE chat_id = ?", (chat_id,)
+            ).fetchone()
+            return own, group
+
+        own, group = await self._run(op, transaction=False)
+        where = f"chat={chat_id} user={user_id}"
+        return ChatMemory(
+            lang=_optional_str(own[0]) if own is not None else None,
+            last_query=_parse(Query, own[1], f"sessions.last_query {where}")
+            if own is not None and own[1] is not None
+            else None,
+            last_vision=_parse(VisionJob, own[2], f"sessions.last_vision {where}")
+            if own is not None and own[2] is not None
+            else None,
+            group=GroupSettings(lang=_optional_str(group[0]), currency=_optional_str(group[1]))
+            if group is not None
+            else GroupSettings(),
+        )
 
     async def get_last_vision(self, chat_id: int, user_id: int) -> VisionJob | None:
         row = await self._fetchone(
@@ -260,22 +314,41 @@ class SessionStore:
     ) -> None:
         """The context of this user's next message here, in one write: a language-model question's query
         (its vision job cleared), or a vision job (the last language-model query kept for later)."""
+        await self.remember_answer(chat_id, user_id, query, vision, None)
+
+    async def remember_answer(
+        self,
+        chat_id: int,
+        user_id: int,
+        query: Query | None,
+        vision: VisionJob | None,
+        keyboard: KeyboardRow | None,
+    ) -> str | None:
+        """What an answer leaves behind before it is sent, in one commit: the context of the user's next
+        message (set_last_question, when the answer has a query or a vision job) and the query behind its
+        buttons (save_keyboard_query, when it has buttons; its key is returned). Two commits before; with
+        `synchronous=FULL` each is a flush to disk, and both are made before the reply goes out either way."""
         query_json = query.model_dump_json() if query is not None else None
         vision_json = vision.model_dump_json() if vision is not None else None
+        remembered = query is not None or vision is not None
         now = self._clock()
 
-        async def op(db: aiosqlite.Connection) -> None:
-            await db.execute(
-                """INSERT INTO sessions (chat_id, user_id, last_query, last_vision, updated_at)
-                   VALUES (?, ?, ?, ?, ?)
-                   ON CONFLICT (chat_id, user_id)
-                   DO UPDATE SET last_query = COALESCE(excluded.last_query, sessions.last_query),
-                                 last_vision = excluded.last_vision, updated_at = excluded.updated_at""",
-                (chat_id, user_id, query_json, vision_json, now),
-            )
-            await db.execute("DELETE FROM blocked_chats WHERE chat_id = ?", (chat_id,))
+        def op(db: sqlite3.Connection) -> str | None:
+            if remembered:
+                db.execute(
+                    """INSERT INTO sessions (chat_id, user_id, last_query, last_vision, updated_at)
+                       VALUES (?, ?, ?, ?, ?)
+                       ON CONFLICT (chat_id, user_id)
+                       DO UPDATE SET last_query = COALESCE(excluded.last_query, sessions.last_query),
+                                     last_vision = excluded.last_vision, updated_at = excluded.updated_at""",
+                    (chat_id, user_id, query_json, vision_json, now),
+                )
+                db.execute("DELETE FROM blocked_chats WHERE chat_id = ?", (chat_id,))
+            return _insert_keyboard(db, chat_id, keyboard, now) if keyboard is not None else None
 
-        await self._write(op)
+        if not remembered and keyboard is None:
+            return None
+        return await self._write(op)
 
     async def get_lang(self, chat_id: int, user_id: int) -> str | None:
         row = await self._fetchone(
@@ -287,8 +360,8 @@ class SessionStore:
     async def set_lang(self, chat_id: int, user_id: int, lang: str | None) -> None:
         now = self._clock()
 
-        async def op(db: aiosqlite.Connection) -> None:
-            await db.execute(
+        def op(db: sqlite3.Connection) -> None:
+            db.execute(
                 """INSERT INTO sessions (chat_id, user_id, lang, updated_at) VALUES (?, ?, ?, ?)
                    ON CONFLICT (chat_id, user_id)
                    DO UPDATE SET lang = excluded.lang, updated_at = excluded.updated_at""",
@@ -304,22 +377,11 @@ class SessionStore:
     ) -> str:
         """Keep the query behind a message's buttons (and the chart spec its "📊 Chart" button draws, as
         JSON); the short key goes into callback data."""
-        payload = query.model_dump_json()
+        keyboard = KeyboardRow(message_id=message_id, query=query, lang=lang, chart=chart)
         now = self._clock()
 
-        async def op(db: aiosqlite.Connection) -> str:
-            while True:
-                key = secrets.token_urlsafe(6)  # 8 characters of [A-Za-z0-9_-]
-                try:
-                    await db.execute(
-                        """INSERT INTO keyboard_queries
-                               (key, chat_id, message_id, query, lang, created_at, chart)
-                           VALUES (?, ?, ?, ?, ?, ?, ?)""",
-                        (key, chat_id, message_id, payload, lang, now, chart),
-                    )
-                except sqlite3.IntegrityError:
-                    continue
-                return key
+        def op(db: sqlite3.Connection) -> str:
+            return _insert_keyboard(db, chat_id, keyboard, now)
 
         return await self._write(op)
 
@@ -362,15 +424,15 @@ class SessionStore:
             raise ValueError(f"unknown group settings: {sorted(unknown)}")
         now = self._clock()
 
-        async def op(db: aiosqlite.Connection) -> None:
-            await db.execute(
+        def op(db: sqlite3.Connection) -> None:
+            db.execute(
                 """INSERT INTO group_settings (chat_id, updated_at) VALUES (?, ?)
                    ON CONFLICT (chat_id) DO NOTHING""",
                 (chat_id, now),
             )
             for name, value in fields.items():
                 column = GROUP_SETTING_COLUMNS[name]  # a fixed column name, never user text
-                await db.execute(
+                db.execute(
                     f"UPDATE group_settings SET {column} = ?, updated_at = ? WHERE chat_id = ?",
                     (value, now, chat_id),
                 )
@@ -381,8 +443,8 @@ class SessionStore:
         """Remember that this chat blocked or removed the bot (cleared when it talks to the bot again)."""
         now = self._clock()
 
-        async def op(db: aiosqlite.Connection) -> None:
-            await db.execute(
+        def op(db: sqlite3.Connection) -> None:
+            db.execute(
                 """INSERT INTO blocked_chats (chat_id, blocked_at) VALUES (?, ?)
                    ON CONFLICT (chat_id) DO UPDATE SET blocked_at = excluded.blocked_at""",
                 (chat_id, now),
@@ -407,8 +469,8 @@ class SessionStore:
         """Remember an update as answered; committed before the update is confirmed to Telegram."""
         now = self._clock()
 
-        async def op(db: aiosqlite.Connection) -> None:
-            await db.execute(
+        def op(db: sqlite3.Connection) -> None:
+            db.execute(
                 """INSERT INTO handled_updates (bot_id, update_id, handled_at) VALUES (?, ?, ?)
                    ON CONFLICT (bot_id, update_id) DO NOTHING""",
                 (bot_id, update_id, now),
@@ -421,10 +483,10 @@ class SessionStore:
     async def forget_user(self, user_id: int) -> int:
         """Delete every row about this user (in every chat); returns how many rows went."""
 
-        async def op(db: aiosqlite.Connection) -> int:
+        def op(db: sqlite3.Connection) -> int:
             deleted = 0
             for table in USER_TABLES:
-                cursor = await db.execute(
+                cursor = db.execute(
                     f"DELETE FROM {table.name} WHERE {table.user_column} = ?",
                     (user_id,),
                 )
@@ -437,15 +499,15 @@ class SessionStore:
         """Delete rows of `USER_TABLES` untouched for longer than the retention period."""
         cutoff = self._cutoff()
 
-        async def op(db: aiosqlite.Connection) -> int:
+        def op(db: sqlite3.Connection) -> int:
             deleted = 0
             for table in USER_TABLES:
-                cursor = await db.execute(
+                cursor = db.execute(
                     f"DELETE FROM {table.name} WHERE {table.time_column} < ?",
                     (cutoff,),
                 )
                 deleted += max(cursor.rowcount, 0)
-            cursor = await db.execute(
+            cursor = db.execute(
                 "DELETE FROM handled_updates WHERE handled_at < ?",
                 (self._clock() - HANDLED_UPDATE_DAYS * SECONDS_PER_DAY,),
             )
@@ -476,9 +538,9 @@ class SessionStore:
         payload = state.model_dump_json()
         now = self._clock()
 
-        async def op(db: aiosqlite.Connection) -> bool:
+        def op(db: sqlite3.Connection) -> bool:
             if expected_step is None:
-                await db.execute(
+                db.execute(
                     """INSERT INTO checklists (chat_id, user_id, step, state, updated_at)
                        VALUES (?, ?, ?, ?, ?)
                        ON CONFLICT (chat_id, user_id) DO UPDATE
@@ -486,7 +548,7 @@ class SessionStore:
                     (chat_id, user_id, state.step, payload, now),
                 )
                 return True
-            cursor = await db.execute(
+            cursor = db.execute(
                 """UPDATE checklists SET step = ?, state = ?, updated_at = ?
                    WHERE chat_id = ? AND user_id = ? AND step = ?""",
                 (state.step, payload, now, chat_id, user_id, expected_step),
@@ -496,8 +558,8 @@ class SessionStore:
         return await self._write(op)
 
     async def clear_checklist(self, chat_id: int, user_id: int) -> None:
-        async def op(db: aiosqlite.Connection) -> None:
-            await db.execute("DELETE FROM checklists WHERE chat_id = ? AND user_id = ?", (chat_id, user_id))
+        def op(db: sqlite3.Connection) -> None:
+            db.execute("DELETE FROM checklists WHERE chat_id = ? AND user_id = ?", (chat_id, user_id))
 
         await self._write(op)
 
@@ -512,17 +574,16 @@ class SessionStore:
         return self._db
 
     async def _fetchone(self, sql: str, params: tuple[object, ...]) -> sqlite3.Row | None:
-        """The row of a lookup by key, in one trip to aiosqlite's thread: a cursor's execute, fetchone and
-        close are three, and those trips (not SQLite) were most of a read's cost; a bot reads five times
-        per update."""
+        """The row of a lookup by key, in one trip to aiosqlite's thread (a cursor's execute, fetchone and
+        close would be three: those trips, not SQLite, were most of a read's cost)."""
 
-        async def op(db: aiosqlite.Connection) -> sqlite3.Row | None:
-            rows = await db.execute_fetchall(sql, params)
-            return next(iter(rows), None)
+        def op(db: sqlite3.Connection) -> sqlite3.Row | None:
+            row: sqlite3.Row | None = db.execute(sql, params).fetchone()
+            return row
 
         return await self._run(op, transaction=False)
 
-    async def _write(self, op: Callable[[aiosqlite.Connection], Awaitable[T]]) -> T:
+    async def _write(self, op: Callable[[sqlite3.Connection], T]) -> T:
         result = await self._run(op, transaction=True)
         if self._clock() - self._last_purge >= SECONDS_PER_DAY:
             # A daily purge without a scheduler: the first write of each day drops what expired.
@@ -532,20 +593,19 @@ class SessionStore:
                 logger.info("session store: purged %d expired rows", purged)
         return result
 
-    async def _run(self, op: Callable[[aiosqlite.Connection], Awaitable[T]], *, transaction: bool) -> T:
+    async def _run(self, op: Callable[[sqlite3.Connection], T], *, transaction: bool) -> T:
+        """`op` on SQLite's connection in aiosqlite's thread, in one trip there: a write's BEGIN IMMEDIATE,
+        its statements and its COMMIT (with `synchronous=FULL`, durable when this returns) go together.
+        A trip per statement was most of what a write cost the event loop (~80 µs of CPU each, three or
+        four per write); the commit, and so what survives a crash, is the same."""
         async with self._lock:
             db = self._connection()
             try:
-                if not transaction:
-                    result = await op(db)
-                else:
-                    await db.execute("BEGIN IMMEDIATE")
-                    try:
-                        result = await op(db)
-                        await db.execute("COMMIT")
-                    except BaseException:
-                        await _rollback(db)
-                        raise
+                # aiosqlite's own way in (its execute, commit and close all go through it): a function run in
+                # the connection's thread, its result awaited; a closed connection raises ValueError.
+                result: T = await db._execute(  # type: ignore[no-untyped-call]
+                    _in_transaction if transaction else _alone, op, db
+                )
             except sqlite3.Error as exc:
                 self._report_failure(exc, writing=transaction)
                 raise StoreUnavailable(_describe(exc)) from exc
@@ -576,6 +636,42 @@ async def _rollback(db: aiosqlite.Connection) -> None:
     # No transaction may be left to roll back (it failed to begin or already ended).
     with contextlib.suppress(sqlite3.Error, ValueError):
         await db.execute("ROLLBACK")
+
+
+def _insert_keyboard(db: sqlite3.Connection, chat_id: int, keyboard: KeyboardRow, now: float) -> str:
+    """Insert a keyboard row under a fresh random key (drawn again on the rare collision); its key."""
+    payload = keyboard.query.model_dump_json()
+    while True:
+        key = secrets.token_urlsafe(6)  # 8 characters of [A-Za-z0-9_-]
+        try:
+            db.execute(
+                """INSERT INTO keyboard_queries
+                       (key, chat_id, message_id, query, lang, created_at, chart)
+                   VALUES (?, ?, ?, ?, ?, ?, ?)""",
+                (key, chat_id, keyboard.message_id, payload, keyboard.lang, now, keyboard.chart),
+            )
+        except sqlite3.IntegrityError:
+            continue
+        return key
+
+
+def _alone(op: Callable[[sqlite3.Connection], T], db: aiosqlite.Connection) -> T:
+    """In aiosqlite's thread: a read on its own (autocommit)."""
+    return op(db._conn)
+
+
+def _in_transaction(op: Callable[[sqlite3.Connection], T], db: aiosqlite.Connection) -> T:
+    """In aiosqlite's thread: `op` between BEGIN IMMEDIATE and COMMIT, rolled back if anything fails."""
+    conn = db._conn  # ValueError once the connection is closed, as aiosqlite's own calls raise
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        result = op(conn)
+        conn.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+        raise
+    return result
 
 
 async def _migrate(db: aiosqlite.Connection, path: str) -> None:

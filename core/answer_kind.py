@@ -13,6 +13,7 @@ recomputable, whether it depends on the currency) is one table too, `bot/answer/
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -35,6 +36,7 @@ class AnswerKind(StrEnum):
     OUT_OF_SCOPE = "out_of_scope"
     BUDGET = "budget"  # what a budget buys ("预算每月5000元 能跑什么")
     BILLING = "billing"  # which billing kind to rent a card on ("包月还是按小时")
+    CARDS_WITH_MEMORY = "cards_with_memory"  # which cards are sold with a memory size ("哪些卡有48G显存")
 
 
 # The kinds a `Query` can carry: their answer is a function of the query (and the price book) alone.
@@ -47,6 +49,7 @@ QUERY_KINDS = frozenset(
         AnswerKind.CARD_ADVICE,
         AnswerKind.BUDGET,
         AnswerKind.BILLING,
+        AnswerKind.CARDS_WITH_MEMORY,
     }
 )
 
@@ -71,11 +74,12 @@ class AskedBy:
     """How a message asks for one kind of answer by its words.
 
     A message asks for the kind when every pattern of `words` is found (in the normalized message, or in its
-    `residue`: what is left once cards, models and amounts are read), it names between `cards[0]` and
-    `cards[1]` cards, and it names no one model (its job would be a fit question), a class of sizes ('7B
-    models') aside where `sizes_in_general`. A kind a `Query` carries is also followed up: after an answer
-    of the kind, a message that names no model and states anything (a field, cards added) changes that
-    question; asked anew, it keeps the previous setup unless it names cards or a memory size.
+    `residue`: what is left once cards, models and amounts are read), it states every Query field of
+    `states`, it names between `cards[0]` and `cards[1]` cards, and it names no one model (its job would be
+    a fit question), a class of sizes ('7B models') aside where `sizes_in_general`. A kind a `Query`
+    carries is also followed up: after an answer of the kind, a message that names no model and states
+    anything (a field, cards added) changes that question; asked anew, it keeps the previous setup unless it
+    names cards or a memory size.
     """
 
     kind: AnswerKind
@@ -84,10 +88,11 @@ class AskedBy:
     in_residue: bool = False
     cards: tuple[int, int] = (0, 1_000)
     sizes_in_general: bool = False
+    states: tuple[str, ...] = ()
 
-    def asked(self, norm: str, residue: str) -> bool:
+    def asked(self, norm: str, residue: str, stated: Collection[str]) -> bool:
         text = residue if self.in_residue else norm
-        return all(pattern.search(text) for pattern in self.words)
+        return all(field in stated for field in self.states) and all(p.search(text) for p in self.words)
 
 
 def _words(*patterns: str) -> tuple[re.Pattern[str], ...]:
@@ -136,5 +141,18 @@ ASKED_BY_WORDS: tuple[AskedBy, ...] = (
         in_residue=True,
         cards=(1, 1),
         sizes_in_general=True,
+    ),
+    # Which cards are sold with a memory size: a listing asked for, the size stated, no card or model named
+    AskedBy(
+        AnswerKind.CARDS_WITH_MEMORY,
+        _words(
+            r"(?:which|what|list|show(?:\s+me)?|are\s+there|any)\b.{0,30}?\b(?:cards?|gpus?)\b|"
+            r"(?:cards?|gpus?)\s+(?:are\s+there\s+)?(?:with|have|has|come\s+with)\b|"
+            r"哪些|哪几(?:张|款|种|个)|有什么(?:卡|显卡|gpu)|有啥(?:卡|显卡)|都有什么|列出|列一下"
+        ),
+        before=ParserStep.UNKNOWN_MODEL,
+        in_residue=True,
+        cards=(0, 0),
+        states=("card_memory_bytes",),
     ),
 )

@@ -5,8 +5,9 @@ Field names and values are a public contract (`gpufit estimate --json`, `gpufit 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
-from typing import Annotated, Final, Literal
+from typing import Annotated, Any, Final, Literal, Self
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
@@ -307,9 +308,35 @@ class Query(BaseModel):
         return self.tokens is not None or self.samples is not None or self.text_bytes is not None
 
     def said(self) -> dict[str, object]:
-        """The fields the user actually stated (for follow-ups that change only what was said)."""
+        """The fields the user actually stated (for follow-ups that change only what was said), in field
+        order. Read from the fields themselves: every field is a plain value (no nested model), so this is
+        what `model_dump(exclude={"defaulted"})` gave, at a fraction of its cost (~25 calls per answer)."""
+        values = self.__dict__
+        defaulted = self.defaulted
         return {
             name: value
-            for name, value in self.model_dump(exclude={"defaulted"}).items()
-            if value is not None and name not in self.defaulted
+            for name in _SAID_FIELDS
+            if (value := values[name]) is not None and name not in defaulted
         }
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """pydantic's shallow copy, as pydantic makes it (fields copied, `update` applied unvalidated and
+        counted as set), without its generic steps for extras and private attributes, which a Query has
+        none of: copying queries is the advisor's commonest step (~120 per answer)."""
+        if deep:
+            return super().model_copy(update=update, deep=True)
+        values = self.__dict__.copy()
+        fields_set = set(self.__pydantic_fields_set__)
+        if update:
+            values.update(update)
+            fields_set.update(update)
+        copied = self.__class__.__new__(self.__class__)
+        object.__setattr__(copied, "__dict__", values)
+        object.__setattr__(copied, "__pydantic_extra__", None)
+        object.__setattr__(copied, "__pydantic_fields_set__", fields_set)
+        object.__setattr__(copied, "__pydantic_private__", None)
+        return copied
+
+
+# Query.said's fields: every field but `defaulted`, in the model's order (model_dump's).
+_SAID_FIELDS: Final = tuple(name for name in Query.model_fields if name != "defaulted")

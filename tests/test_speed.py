@@ -252,3 +252,86 @@ def test_training_terms_by_framework_scale_power_and_method() -> None:
         return q / training_speed(estimate(lora.model_copy(update={"seq": seq})), card, 1, None).tokens_per_s
 
     assert ratio(512) < ratio(8192) < 1
+
+
+def test_tensorrt_llm_answers_use_its_own_calibrated_terms() -> None:
+    """What is tested is what is answered: TensorRT-LLM's fitted terms (data/speed.toml), and the sources that
+    fitted them as where it was calibrated."""
+    catalog = load_catalog()
+    served = inference_speed(
+        estimate(Query(model="llama-3.1-8b", card="h100-sxm", runtime="tensorrt-llm", batch=8)),
+        catalog.get("h100-sxm"),
+        1,
+    )
+    assert served.runtime == "tensorrt-llm"
+    assert "trtllm-perf-0.6" in served.calibrated_on
+
+
+def test_releases_before_the_xqa_kernel_reread_gqa_kv_per_query_head() -> None:
+    from core.speed.inference import generation, kv_read_bytes
+
+    c = load_speed_constants()
+    trt = c.runtime("tensorrt-llm")
+    assert speed_terms.release_before("0.6.1", trt.legacy_gqa_before)
+    assert speed_terms.release_before("0.7a", trt.legacy_gqa_before)
+    assert not speed_terms.release_before("0.9.0", trt.legacy_gqa_before)
+    assert not speed_terms.release_before("", trt.legacy_gqa_before)  # an unstated release is the current one
+    card = load_catalog().get("h100-sxm")
+    registry = load_registry()
+
+    def kv(model: str, legacy: bool) -> float:
+        g = generation(
+            registry.get(model),
+            card,
+            runtime="tensorrt-llm",
+            precision=Precision.FP8,
+            kv_dtype_bytes=1.0,
+            ranks=1,
+            batches=(8,),
+            legacy_gqa=legacy,
+        )
+        return kv_read_bytes(c, g, 8, 2048)
+
+    group = 8  # Llama 2 70B: 64 query heads over 8 KV heads
+    assert kv("llama-2-70b", True) == pytest.approx(kv("llama-2-70b", False) * trt.legacy_gqa_kv_read_factor)
+    assert trt.legacy_gqa_kv_read_factor <= group
+    assert kv("llama-2-7b", True) == kv("llama-2-7b", False)  # multi-head attention: nothing to re-read
+
+
+def test_a_served_figure_runs_what_its_runtime_batches() -> None:
+    """TensorRT-LLM's in-flight batch is capped at its max_batch_size (2048), not at vLLM's 256."""
+    from core.speed.published import PublishedFigure, prepare
+
+    row = dict(
+        id="x",
+        source="x",
+        kind="serve",
+        model="qwen2.5-0.5b",
+        card="h100-sxm",
+        gpus=1,
+        precision="bf16",
+        kv_dtype="",
+        batch=3000,
+        input_len=128,
+        output_len=128,
+        tp=1,
+        pp=1,
+        ep=1,
+        vp="",
+        gbs="",
+        mbs="",
+        seq="",
+        tokens="",
+        method="",
+        width="",
+        height="",
+        steps="",
+        metric="output_tok_s",
+        published=1.0,
+        status="held_out",
+        note="",
+    )
+    trt = prepare(PublishedFigure.model_validate(row | {"runtime": "tensorrt-llm"}))
+    vllm = prepare(PublishedFigure.model_validate(row | {"runtime": "vllm"}))
+    assert vllm.concurrency == 256
+    assert 256 < trt.concurrency <= 2048

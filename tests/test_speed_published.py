@@ -24,10 +24,11 @@ LEFT_OUT_WITHIN_35 = 0.83
 # to its prior and the source cannot be predicted from the others. They are still held to ±25% when fitted.
 ONLY_SOURCE: dict[str, str] = {
     "qwen3-speed": (
-        "the only H20 figures and the only fitted SGLang ones: the H20 decodes at ~35-45% of its 4.0 TB/s "
-        "under SGLang 0.4.6, far below the 72-98% of the other families, so no other source predicts it "
-        "(dstack's SGLang DeepSeek runs on H200 and MI300X are in the table, excluded: one set of SGLang "
-        "terms does not fit both)"
+        "the only H20 figures and the only fitted SGLang ones: one card and one runtime cannot be told "
+        "apart, so the H20's ~35-45% of its 4.0 TB/s under SGLang 0.4.6 sits in SGLang's bandwidth_factor; "
+        "dstack's SGLang DeepSeek runs (H200, MI300X) are excluded because one set of SGLang terms does not "
+        "fit both, and the held-out SGLang 0.5.8 runs on 8x B200 (speed_heldout2) disagree with it in both "
+        "directions (Qwen3-235B 0.6x, GLM-4.6 1.2x), so no other source predicts it"
     ),
     "dzhsurf-deepseek": (
         "the only int4 (AWQ, Marlin kernels) MoE served: dstack's FP8 DeepSeek-R1 runs on vLLM predict its "
@@ -38,8 +39,10 @@ ONLY_SOURCE: dict[str, str] = {
         "the diffusion pipeline's utilisation are measured nowhere else"
     ),
     "qwen2.5-speed": (
-        "the only transformers runs at 30k-token contexts (repeat_kv's per-query-head KV reads) and "
-        "the only vLLM runs on an A100 80GB besides one 8B figure"
+        "the only dense int4 served (GPTQ-Int4 through Marlin): left out, the int4 kernels' factor is set "
+        "by DeepSeek-V3 AWQ's MoE rows alone, whose grouped Marlin MoE kernels are slower, and its two int4 "
+        "rows come out 1.5-2x too slow; its other rows (vLLM on A100 80GB to 129k tokens, transformers at "
+        "30k with kv_read_factor's derived prior of 3 passes) are predicted by the others within ±35%"
     ),
 }
 # Single figures the others cannot predict, and why.
@@ -51,7 +54,7 @@ ONLY_FIGURE: dict[str, str] = {
     "trt-ttft-l40s-7b-2048": "TensorRT-LLM's only L40S prefill: the L40S's FP8 prefill comes from it",
     "trt-h100-70b-b64-2048-2048": (
         "the only fitted decode of a GQA model at long KV before TensorRT-LLM's XQA kernel: it sets "
-        "legacy_gqa_kv_read_factor (5.0); left out, the factor falls back to the XQA blog's 2.4x and the "
+        "legacy_gqa_kv_read_factor (4.8); left out, the factor falls back to the XQA blog's 2.4x and the "
         "row comes out 1.45x too fast"
     ),
     "mb-gpt-oss-120b-bf16": (

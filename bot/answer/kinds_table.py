@@ -1,9 +1,12 @@
 """Every kind of answer in one table: its advisor in core, its view builder, its templates, whether a stored
 query rebuilds it and whether the chat's currency changes it.
 
-Adding a kind of answer is one `AnswerKind` value (core/answer_kind.py), the parser's words for it, one
-view builder and its templates, and one row here; the answer service (bot/answer/service.py), the buttons,
-"Details ▸" and the stored follow-ups all read this table rather than testing kinds by name.
+Adding a kind of answer is its `AnswerKind` value and the words that ask for it (core/answer_kind.py), its
+advisor in core/advisor/, one row here and its template (templates/<kind>.j2, with the Chinese of its
+sentences in templates/locale/zh/LC_MESSAGES/gpufit.po). A kind whose template shows just its advisor's
+typed result needs no view builder: `KindSpec.advised` renders the result as `v` and puts it in the JSON as
+`<kind>`. The answer service (bot/answer/service.py), the buttons, "Details ▸" and the stored follow-ups all
+read this table rather than testing kinds by name.
 """
 
 from __future__ import annotations
@@ -11,8 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from pydantic import BaseModel
+
 from bot.answer.cards import card_answer, compare_answer
 from bot.answer.clarify import clarify_answer, error_answer
+from bot.answer.common import answer_currency, pack
 from bot.answer.fit import fit_answer, methods_answer, plan_answer
 from bot.answer.how_many import cards_needed_answer
 from bot.answer.info import faq_answer, help_answer, scenario_answer
@@ -20,17 +26,19 @@ from bot.answer.kinds import card_advice_answer, largest_model_answer, out_of_sc
 from bot.answer.market import billing_answer, budget_answer
 from bot.answer.model import NOTHING_READ_IN, Answer, Lang, TypedNames
 from core import advisor, billing
-from core.advisor import budget, card_advice, cards_needed, largest_model, scenarios
+from core.advisor import budget, card_advice, cards_needed, cards_with_memory, largest_model, scenarios
 from core.answer_kind import QUERY_KINDS, AnswerKind
 from core.assessment import assess
 from core.jobs.defaults import method_decided
 from core.parser import Parsed
-from core.query import Query, Task
+from core.query import Currency, Query, Task
 
 # A view builder for a kind a stored query rebuilds: (query, language, names read in) → the answer.
 Rebuild = Callable[[Query, Lang, TypedNames], Answer]
 # A view builder for a kind only the message itself answers (it needs the message's cards, FAQ id, …).
 FromMessage = Callable[[Parsed, Lang], Answer]
+# The advisor of a kind whose view is its typed result: the question → what the answer shows.
+Advisor = Callable[[Query], BaseModel]
 
 
 @dataclass(frozen=True)
@@ -49,6 +57,35 @@ class KindSpec:
     @property
     def recomputable(self) -> bool:
         return self.rebuild is not None
+
+    @classmethod
+    def advised(
+        cls, kind: AnswerKind, advise: Advisor, *, needs: Callable[[Query], bool], currency: bool = False
+    ) -> KindSpec:
+        """A kind a stored query rebuilds whose template (templates/<kind>.j2) shows its advisor's typed
+        result as `v`, and whose JSON holds that result as `<kind>`: no view builder of its own."""
+        return cls(
+            kind,
+            advise,
+            (kind.value,),
+            rebuild=_advised_view(kind, advise, currency=currency),
+            needs=needs,
+            currency=currency,
+        )
+
+
+def _advised_view(kind: AnswerKind, advise: Advisor, *, currency: bool) -> Rebuild:
+    def view(query: Query, lang: Lang, typed: TypedNames) -> Answer:
+        asked = query
+        if (
+            currency and query.currency is None
+        ):  # advised in the answer's currency: the language's, unless said
+            asked = query.model_copy(update={"currency": Currency(answer_currency(query, lang))})
+        result = advise(asked)
+        facts = {kind.value: result.model_dump(mode="json")}
+        return pack(kind, lang, kind.value, {"v": result}, query=query, facts=facts)
+
+    return view
 
 
 def _names_a_model(query: Query) -> bool:
@@ -185,6 +222,12 @@ KINDS: dict[AnswerKind, KindSpec] = {
             ("billing",),
             rebuild=_billing,
             needs=lambda query: query.card is not None,
+            currency=True,
+        ),
+        KindSpec.advised(
+            AnswerKind.CARDS_WITH_MEMORY,
+            cards_with_memory.cards_with_memory,
+            needs=lambda query: query.card_memory_bytes is not None,
             currency=True,
         ),
         KindSpec(AnswerKind.CARD_INFO, advisor.card_price, ("card",), from_message=_card, currency=True),

@@ -202,13 +202,8 @@ def _answer_parsed(parsed: Parsed, lang: Lang, currency: Currency | None) -> Ans
         if spec.currency and query is not None:
             parsed = parsed.model_copy(update={"query": _with_currency(query, currency, kind)})
         return spec.from_message(parsed, lang)
-    if kind is AnswerKind.CARD_ADVICE and parsed.cards and query is not None:
-        query = query.model_copy(update={"card": parsed.cards[0]})
     if query is None:
-        if kind is AnswerKind.LARGEST_MODEL:
-            query = Query(kind=kind)
-        else:
-            return clarify_answer(lang, "model", None)
+        return clarify_answer(lang, "model", None)
     if parsed.compare_methods and query.method is None and query.task is Task.INFERENCE:
         query = query.model_copy(update={"task": Task.FINETUNE})
     query = query.model_copy(update={"kind": None if kind is AnswerKind.FIT else kind})

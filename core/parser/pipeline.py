@@ -260,7 +260,7 @@ def _asked_for(row: AskedBy, ex: Extraction, norm: str, previous: Query | None, 
     if not _names_no_one_model(ex, norm, row.sizes_in_general) or len(seen.cards) > most:
         return None
     again = previous is not None and row.kind in QUERY_KINDS and previous.kind is row.kind
-    if len(seen.cards) >= fewest and row.asked(norm, ex.residue):
+    if len(seen.cards) >= fewest and row.asked(norm, ex.residue, ex.fields):
         fields = dict(ex.fields)
         if again and previous is not None and not (ex.cards or "card_memory_bytes" in fields):
             fields = merge(previous, fields, ex.gpus_added)  # asked anew about the same setup
