@@ -453,8 +453,13 @@ def plan_command(question: str, *, as_json: bool, lang: str | None, chart: str |
     sort: SortKey = query.sort or "cost"
     found = plans(query, sort=sort, currency=money)
     if as_json:
+        from bot.answer import query_json
+        from core.estimator import estimate
+
+        # the job as the plans were searched for it, filled in, as `gpufit ask --json` says it
+        filled = estimate(query.model_copy(update={"card": None, "card_memory_bytes": None})).query
         payload = {
-            "query": query.model_dump(mode="json"),
+            "query": query_json(query, filled),
             "sort": sort,
             "currency": money.value,
             "plans": [plan_json(p) for p in found],

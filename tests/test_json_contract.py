@@ -73,6 +73,24 @@ def test_a_vision_answer_says_what_was_understood(capsys: pytest.CaptureFixture[
     assert vision["query"]["params_b"] == query["params_b"]
 
 
+@pytest.mark.parametrize(
+    "question",
+    ["cheapest card to serve qwen2.5-7b", "全参微调qwen2.5 14b 性价比最高的配置"],
+)
+def test_plan_and_ask_say_the_same_job_was_understood(
+    capsys: pytest.CaptureFixture[str], question: str
+) -> None:
+    """`gpufit plan --json` and `gpufit ask --json` give the same filled `query` (with `params_b` and
+    `defaulted`) and the same plans for the same question (the answer lists the first few)."""
+    planned = _json(capsys, "plan", question, "--json")
+    asked = _json(capsys, "ask", question, "--json")
+    assert asked["answer"]["kind"] == "plan"
+    assert planned["query"] == asked["query"]
+    assert planned["query"]["params_b"] and planned["query"]["defaulted"]
+    shown = asked["answer"]["plans"]
+    assert shown and planned["plans"][: len(shown)] == shown
+
+
 # What every plan carries, language or vision job (core/advisor/model.py PlanFigures).
 PLAN_KEYS = {
     "card",

@@ -144,7 +144,16 @@ def test_pipeline_bubble_and_tensor_parallel_cost_utilisation() -> None:
     assert speed_terms.pipeline_bubble_factor(1, 1, 1) == 1.0
     assert speed_terms.pipeline_bubble_factor(4, 8, 1) == pytest.approx(1 / (1 + 3 / 8))
     assert speed_terms.pipeline_bubble_factor(4, 8, 5) > speed_terms.pipeline_bubble_factor(4, 8, 1)
-    assert speed_terms.tensor_parallel_factor(8, 0.1) == pytest.approx(0.9**3)
+    catalog = load_catalog()
+    link = load_speed_constants().link
+    h100, pcie = catalog.get("h100-sxm"), catalog.get("rtx-4090")
+    nvlink_s = speed_terms.tensor_parallel_train_s_per_token(h100, link, 80, 8192, 4, recompute=False)
+    pcie_s = speed_terms.tensor_parallel_train_s_per_token(pcie, link, 80, 8192, 4, recompute=False)
+    assert 0 < nvlink_s < pcie_s / 5
+    assert speed_terms.tensor_parallel_train_s_per_token(h100, link, 80, 8192, 1, recompute=False) == 0
+    assert speed_terms.tensor_parallel_train_s_per_token(
+        h100, link, 80, 8192, 4, recompute=True
+    ) == pytest.approx(nvlink_s * 6 / 4)
 
 
 def test_vllm_caps_running_sequences_at_max_num_seqs() -> None:
@@ -204,6 +213,45 @@ def test_a_remembered_speed_is_the_computed_one_with_its_own_lists() -> None:
     assert tr == training_speed(trained, card, 2, 1e9)
     other = card.model_copy(update={"bandwidth_gb_s": card.bandwidth_gb_s / 2})  # same id, another card
     assert inference_speed(served, other, 2).decode_tokens_per_s < again.decode_tokens_per_s
+
+
+def test_training_terms_by_framework_scale_power_and_method() -> None:
+    """The training terms of issue 22: the framework's utilisation, the network between nodes, a stated power
+    cap, and QLoRA's dequantisation per micro-batch (so a short micro-batch pays more per token)."""
+    catalog = load_catalog()
+    constants = load_speed_constants()
+    h100 = catalog.get("h100-sxm")
+    base = Query(task=Task.FINETUNE, method=Method.FULL, model="llama-3.1-8b", card="h100-sxm", batch=1)
+    hf = training_speed(estimate(base), h100, 8, None)
+    megatron_share = constants.training.framework_factor("megatron")
+    assert constants.training.framework_of(None) == constants.training.default_framework == "hf-trainer"
+    hf_share = constants.training.framework_factor("hf-trainer")
+    assert hf.mfu == pytest.approx(constants.mfu.datacenter * hf_share)
+    assert constants.training.framework_factor("hf-trainer") <= 1.2 * megatron_share
+    tune = training_speed(estimate(base.model_copy(update={"runtime": "torchtune"})), h100, 8, None)
+    pytorch_share = constants.training.framework_factor("pytorch")
+    assert tune.mfu == pytest.approx(constants.mfu.datacenter * pytorch_share)
+    # past one node the gradients cross the network, not NVLink: each card trains slower
+    sixteen = training_speed(estimate(base.model_copy(update={"gpus": 16})), h100, 16, None)
+    assert sixteen.tokens_per_s / 16 < hf.tokens_per_s / 8
+    assert speed_terms.data_parallel_link_bytes_s(h100, constants.link, 16) < (
+        speed_terms.data_parallel_link_bytes_s(h100, constants.link, 8)
+    )
+    # a 500 W limit on a 700 W H100 (torchtitan's stated setup) keeps (5/7)^0.30 of the peak
+    assert speed_terms.power_cap_factor(h100, 500, constants.training.power_exponent) == pytest.approx(
+        (500 / 700) ** constants.training.power_exponent
+    )
+    assert speed_terms.power_cap_factor(h100, None, constants.training.power_exponent) == 1.0
+    # QLoRA: the dequantisation is per micro-batch, so longer micro-batches lose less per token to it
+    qlora = Query(task=Task.FINETUNE, method=Method.QLORA, model="llama-3.1-8b", card="rtx-4090")
+    lora = qlora.model_copy(update={"method": Method.LORA})
+    card = catalog.get("rtx-4090")
+
+    def ratio(seq: int) -> float:
+        q = training_speed(estimate(qlora.model_copy(update={"seq": seq})), card, 1, None).tokens_per_s
+        return q / training_speed(estimate(lora.model_copy(update={"seq": seq})), card, 1, None).tokens_per_s
+
+    assert ratio(512) < ratio(8192) < 1
 
 
 def test_tensorrt_llm_answers_use_its_own_calibrated_terms() -> None:

@@ -6,7 +6,12 @@ issue's bar is at least 80% within ±25% and all within 2x. The first look (the 
 gave 25 of 50 within ±25% (median x1.23), 49 of 50 within 2x (worst x2.80): the bar is NOT met yet. What
 misses, and why as far as the sources tell (each an older or a different stack than the ones fitted):
 - torchtitan on Grand Teton H100s (x1.3-1.6): HBM2e H100s at a 500 W limit (the source: peak "between SXM and
-  NVL"), and torchtitan's FSDP2 reaching 33-39% MFU where Megatron-Core, which the fit saw, reaches ~50%;
+  NVL"), and torchtitan's FSDP2 reaching 33-39% MFU where Megatron-Core, which the fit saw, reaches ~50%.
+  Issue 22's training terms (the framework's utilisation, the stated power cap, FSDP's gathers over NVLink or
+  the network, tensor parallelism's all-reduces; none fitted to this table) bring the 11 torchtitan rows from
+  2 to 5 within ±25% (x0.69-1.48, median x1.18): the 8B on 8 H100 without
+  torch.compile (x1.43) and the 405B 1F1B pipeline (x1.48) still run slower than the fitted PyTorch-native
+  framework (torchtune) predicts, the A100 70B (x0.69) faster;
 - Hugging Face generate with transformers 4.38 / PyTorch 2.1 (Qwen1.5, Qwen2; x1.2-1.4): slower per layer than
   the 4.46 and 4.51 the fit saw;
 - TensorRT-LLM 0.5 / 0.7a on H200 with long outputs (x1.5-2.8): its generation kernels for grouped-query
@@ -18,7 +23,8 @@ target stays the issue's (TARGET_WITHIN_25).
 
 Since then (issue 22, servespeed): TensorRT-LLM releases before the XQA kernel (0.8) re-read each KV head per
 query head for GQA models (data/speed.toml legacy_gqa_kv_read_factor, fitted on speed.csv's 0.6.1 row only):
-27 of 50 within ±25%, all 50 within 2x (worst x1.95, vLLM 0.4.2's Qwen2-57B-A14B at 30k).
+27 of 50 within ±25%, all 50 within 2x (worst x1.95, vLLM 0.4.2's Qwen2-57B-A14B at 30k); with the training
+terms (trainspeed) merged: 30 of 50.
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ from core.speed.published import (
 )
 
 TARGET_WITHIN_25 = 0.8  # the issue's bar, not met yet (see the docstring)
-FLOOR_WITHIN_25 = 27 / 50  # the level reached: it may only rise
+FLOOR_WITHIN_25 = 30 / 50  # the level reached: it may only rise
 MAX_OUTSIDE_2X = 0
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -9,6 +9,14 @@ checkpointing, gpufit too slow). The misses: NeMo 24.07's Llama 2 13B and 70B SF
 virtual stages (x0.74, x0.80: the bubble is charged in full), fms-fsdp's 70B (x0.71) and its whole 7B run's
 GPU-hours (x1.31, gpufit slower).
 
+After issue 22's training terms (framework utilisation, tensor parallelism's all-reduces and FSDP's gathers
+over NVLink or the network, QLoRA's per-micro-batch dequantisation, a stated power cap; fitted to
+data/measured/speed.csv only, with Qwen's Hugging Face Trainer profile added there): 12 of 15 within ±25%
+(median x0.98), all within 2x. Still outside: NeMo's Llama 2 13B SFT with a pipeline of 4 (x0.78), fms-fsdp's
+70B FSDP over 128 A100 (x0.70: 72% of the A100's peak counting the recompute, above what the fitted PyTorch
+framework reaches) and its 7B run's GPU-hours (x1.68: IBM's run lost almost nothing to restarts, while the
+goodput is fitted to Meta's 2,048-GPU runs).
+
 The test holds the level reached (FLOOR_WITHIN_25), so that it can only rise; the issue's bar (80% within
 ±25%, all within 2x) is TARGET_WITHIN_25.
 """
@@ -29,7 +37,7 @@ from core.speed.published import (
 
 TABLE = "speed_heldout_training"
 TARGET_WITHIN_25 = 0.8
-FLOOR_WITHIN_25 = 11 / 15  # the first look; it may only rise
+FLOOR_WITHIN_25 = 12 / 15  # the level reached (first look 11 / 15); it may only rise
 
 
 def _pairs() -> list[tuple[PreparedFigure, float]]:

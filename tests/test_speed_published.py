@@ -16,6 +16,9 @@ from core.speed.published import PreparedFigure, load_published, load_sources, p
 
 FIT_BOUND = 1.25
 HELD_OUT_BOUND = 1.35
+# Share of all fitted figures (the listed exceptions included) that their source left out predicts within
+# ±35%: 119 of 142 after issue 22's training terms (96 of 117 before); it may only rise.
+LEFT_OUT_WITHIN_35 = 0.83
 
 # Sources whose figures are the only measurement of something the model needs; left out, that term falls back
 # to its prior and the source cannot be predicted from the others. They are still held to ±25% when fitted.
@@ -53,6 +56,15 @@ ONLY_FIGURE: dict[str, str] = {
         "the only fitted decode of a GQA model at long KV before TensorRT-LLM's XQA kernel: it sets "
         "legacy_gqa_kv_read_factor (4.8); left out, the factor falls back to the XQA blog's 2.4x and the "
         "row comes out 1.45x too fast"
+    ),
+    "mb-gpt-oss-120b-bf16": (
+        "MoE training is measured by Megatron-Bridge's rows alone: left out with its source, the expert "
+        "all-to-all's exposed share and the grouped-GEMM width return to their priors, and this BF16 EP 8 "
+        "run comes out ~1.4x"
+    ),
+    "tt-70b-full-8xa100": (
+        "the only optimizer offloaded to host memory (torchtune's 70B full fine-tune on 8 A100): left out, "
+        "its factor falls back to the prior 0.7 against the fitted ~0.54, and the figure comes out ~1.37x"
     ),
     "trt-l40s-7b-b64-128-2048": (
         "TensorRT-LLM's L40S batch-64 decode: left out, the AD10x family's bandwidth comes from llama.cpp's "
@@ -108,6 +120,8 @@ def test_each_source_is_predicted_by_the_others() -> None:
     ]
     assert not outside
     assert len(checked) >= 0.55 * len(held)
+    within = sum(1 for _, r in held if 1 / HELD_OUT_BOUND <= r <= HELD_OUT_BOUND)
+    assert within >= LEFT_OUT_WITHIN_35 * len(held), (within, len(held))
 
 
 @pytest.mark.parametrize("figure_id", sorted(ONLY_FIGURE))

@@ -5,7 +5,7 @@ test suite. This prints every figure's ratio gpufit / published before and after
 with its
 source left out of the fit), and writes the fitted values back into speed.toml.
 
-    .venv/bin/python tools/fit_speed.py [--dry-run] [--cross-validate]
+    .venv/bin/python tools/fit_speed.py [--dry-run] [--cross-validate] [--only training,mfu]
 """
 
 from __future__ import annotations
@@ -67,12 +67,19 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--dry-run", action="store_true")
     parser.add_argument("--cross-validate", action="store_true")
+    parser.add_argument(
+        "--only",
+        default="",
+        help="fit only the constants under these comma-separated dotted prefixes (e.g. training,mfu)",
+    )
     args = parser.parse_args()
     figures = prepared_figures()
     fitted = [f for f in figures if f.figure.status == "fit"]
     raw = load_raw()
     report(ratios(raw, fitted), "before (data/speed.toml as it is)", 1.25)
-    raw = fit(raw, figures)
+    prefixes = [tuple(p.split(".")) for p in args.only.split(",") if p]
+    params = [p for p in PARAMS if not prefixes or any(p.path[: len(x)] == x for x in prefixes)]
+    raw = fit(raw, figures, params)
     report(ratios(raw, fitted), "after the fit", 1.25)
     excluded = [f for f in figures if f.figure.status == "excluded"]
     report(ratios(raw, excluded), "excluded figures (speed.csv says why)", 1.25)

@@ -1,9 +1,10 @@
 """Questions in, answers out: parse → compute → words, for the bot, the console chat and `gpufit ask`.
 
 The answer service (bot/answer/service.py) is the one way in; each kind of answer is one row of
-bot/answer/kinds_table.py. The view builders gather numbers into plain data for the templates
-(templates/<lang>/*.j2 hold every sentence) and pack the result as an `Answer`: full HTML, a compact form for
-groups and inline results, buttons that change one thing of the query, and the JSON contract. Answers never
+bot/answer/kinds_table.py. The view builders shape core's typed results into typed views for the
+templates (bot/answer/views.py; templates/<lang>/*.j2 hold every sentence) and pack the result as an
+`Answer`: full HTML, a compact form for groups and inline results, buttons that change one thing of the
+query, and the JSON contract, dumped from the same typed objects. Answers never
 raise: any failure becomes a friendly error answer in the user's language, and the exception goes to the log.
 """
 

@@ -7,6 +7,7 @@ import logging
 from bot.answer.buttons import button
 from bot.answer.common import pack, registry_label
 from bot.answer.model import SUGGESTED_MODELS, SUGGESTED_SIZE_B, Answer, Lang
+from bot.answer.views import RejectedView
 from bot.render import fmt_card_name
 from core.answer_kind import AnswerKind
 from core.catalog import load_catalog
@@ -80,12 +81,13 @@ def rejected_answer(lang: Lang, rejected: list[Rejected], query: Query | None) -
     question states that cannot be used, said instead of answering with a default in its place. Buttons
     offer the nearest usable value (the positive count, the catalogue's closest cards) for the same job."""
     catalog = load_catalog()
-    items: list[dict[str, object]] = []
+    items: list[RejectedView] = []
     row = []
     job = query is not None and bool(query.model or query.params_b)
     for item in rejected:
         cards = [catalog.get(s) for s in item.suggestions[:3] if s in catalog.by_id]
-        items.append(item.model_dump() | {"names": [fmt_card_name(c.name) for c in cards]})
+        names = [fmt_card_name(c.name) for c in cards]
+        items.append(RejectedView(what=item.what, typed=item.typed, reason=item.reason, names=names))
         if job and item.what == "card":
             row += [button(lang, f"card={c.id}", card=c.name) for c in cards]
         elif job and item.what in _FIXABLE and item.fixed:

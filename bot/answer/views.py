@@ -251,6 +251,17 @@ class CardAdviceView:
 
 
 @dataclass(frozen=True, slots=True)
+class RejectedView:
+    """One value a question states that cannot be used as written (templates/rejected.j2), with the names of
+    the catalogue's nearest cards for an unknown one."""
+
+    what: str  # size, batch, gpus, card …
+    typed: str  # as the user wrote it
+    reason: str  # not_positive, too_large, too_small, unknown
+    names: list[str]  # the suggested cards as users read them
+
+
+@dataclass(frozen=True, slots=True)
 class VisionView:
     """What templates/<lang>/vision_fit.j2 shows: an image, video, vision, speech or embedding job's
     verdict, bars, the article's rule, what was assumed, speed, cost, fixes and, without a card, plans."""
@@ -304,6 +315,7 @@ __all__ = [
     "LargestModelView",
     "ModelOrigin",
     "PricePair",
+    "RejectedView",
     "SheetRow",
     "UnknownTerm",
     "VisionCheck",

@@ -71,19 +71,10 @@ class ResultRow:
 
 
 @dataclass(frozen=True, slots=True)
-class ResultView:
-    """What the result sheet and the export show: the answers (named as the result found them) and the
-    result itself, with its bars and the cards its fixes name."""
+class ResultView(AnswersView):
+    """What the result sheet and the export show: the answers (the model and the job as the result found
+    them) and the result itself, with its bars and the cards its fixes name."""
 
-    answers: ChecklistAnswers
-    filled: Query
-    model_name: str
-    card_name: str | None
-    serving: bool
-    training: bool
-    currency: str
-    steps: list[str]
-    defaults: SkipDefaults
     result: ChecklistResult
     rows: list[ResultRow]
     count: int

@@ -7,7 +7,7 @@ from functools import cache
 
 from core.catalog import Card, load_catalog
 from core.speed.constants import SpeedConstants, load_speed_constants
-from core.speed.published import PublishedFigure, load_published
+from core.speed.published import PublishedFigure, load_published, source_of
 
 
 def _family_key(c: SpeedConstants, card: Card) -> str:
@@ -17,7 +17,8 @@ def _family_key(c: SpeedConstants, card: Card) -> str:
 
 @cache
 def coverage() -> dict[tuple[str, str], tuple[str, ...]]:
-    """(runtime or 'training', card family) -> the sources of the fitted figures that cover it."""
+    """(runtime, 'training' or 'training:<framework>', card family) -> the sources of the fitted figures that
+    cover it."""
     c = load_speed_constants()
     catalog = load_catalog()
     found: dict[tuple[str, str], set[str]] = {}
@@ -25,21 +26,32 @@ def coverage() -> dict[tuple[str, str], tuple[str, ...]]:
         if figure.status != "fit":
             continue
         card = figure.card_spec(catalog)
-        runtime = "training" if figure.is_training else figure.runtime
-        found.setdefault((runtime, _family_key(c, card)), set()).add(figure.source)
+        family = _family_key(c, card)
+        if figure.is_training:
+            framework = source_of(figure.source).framework or c.training.default_framework
+            found.setdefault((f"training:{framework}", family), set()).add(figure.source)
+            found.setdefault(("training", family), set()).add(figure.source)
+        else:
+            found.setdefault((figure.runtime, family), set()).add(figure.source)
     return {key: tuple(sorted(sources)) for key, sources in found.items()}
 
 
-_CALIBRATED: dict[tuple[str, str, bool], tuple[str, ...]] = {}
+_CALIBRATED: dict[tuple[str, str, bool, str | None], tuple[str, ...]] = {}
 
 
-def calibrated_on(runtime: str, card: Card, *, training: bool) -> list[str]:
-    """The published sources this runtime on this card family was fitted to (empty: none)."""
-    memo = (runtime, card.id, training)
+def calibrated_on(runtime: str, card: Card, *, training: bool, framework: str | None = None) -> list[str]:
+    """The published sources this runtime on this card family was fitted to (empty: none). Training: the
+    runs of the job's framework on the card's family, or, where that framework was never measured there, the
+    family's runs under the other frameworks."""
+    memo = (runtime, card.id, training, framework)
     if memo not in _CALIBRATED:
         c = load_speed_constants()
-        key = ("training" if training else runtime, _family_key(c, card))
-        _CALIBRATED[memo] = coverage().get(key, ())
+        family = _family_key(c, card)
+        if training:
+            found = coverage().get((f"training:{framework}", family), ()) if framework else ()
+            _CALIBRATED[memo] = found or coverage().get(("training", family), ())
+        else:
+            _CALIBRATED[memo] = coverage().get((runtime, family), ())
     return list(_CALIBRATED[memo])
 
 

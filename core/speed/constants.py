@@ -94,19 +94,35 @@ class MfuConstants(BaseModel):
 class TrainingConstants(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    qlora_throughput_factor: float
+    qlora_throughput_factor: float  # image / video jobs' 4-bit weights (core/vision/speed.py); not training's
+    qlora_dequant_bytes_per_param: float  # QLoRA: bytes moved per base weight per micro-batch (dequantising)
     qlora_source: str
     forward_flops_per_param: float
     backward_input_flops_per_param: float
     backward_weight_flops_per_param: float
     flops_source: str
     fp8_gain: float  # FP8 GEMMs' speed-up over BF16 that a whole training step keeps
-    tp_loss_per_doubling: float  # utilisation lost each time tensor parallelism doubles (its all-reduces)
+    tp_exposed: float  # share of tensor parallelism's per-layer all-reduces that computation does not hide
+    dp_exposed: float  # share of data parallelism's gathers / reductions that computation does not hide
+    gradient_accumulation: int  # micro-batches per optimizer step an answer assumes (gradients reduced once)
     moe_a2a_exposed: float  # share of the expert all-to-all that computation does not hide
     expert_width_half: float  # expert FFN width at which grouped GEMMs reach half the dense utilisation
     cpu_offload_factor: float  # optimizer state offloaded to host memory (torchtune's 70B full fine-tune)
     goodput: float  # share of a whole pretraining run's GPU-hours spent in useful steps
+    power_exponent: float  # a card held under its board power keeps (limit / TDP) ** this of its peak
+    power_source: str
     parallel_source: str
+    frameworks: dict[str, float]  # utilisation of each training framework against Megatron-Core's
+    runtime_frameworks: dict[str, str]  # runtime profile id (data/runtimes.toml) -> its framework
+    default_framework: str
+    frameworks_source: str
+
+    def framework_of(self, runtime: str | None) -> str:
+        """The framework a runtime profile trains with (Hugging Face Trainer when the profile has none)."""
+        return self.runtime_frameworks.get(runtime or "", self.default_framework)
+
+    def framework_factor(self, framework: str) -> float:
+        return self.frameworks.get(framework, self.frameworks[self.default_framework])
 
 
 class LinkConstants(BaseModel):
@@ -190,6 +206,11 @@ class SpeedConstants(BaseModel):
     @cached_property
     def derived(self) -> dict[tuple[object, ...], float]:
         return {}
+
+    def vision_utilisation(self, card: Card) -> float:
+        """Image, video and speech jobs run in PyTorch (diffusers, ComfyUI, transformers): the segment's MFU
+        under the PyTorch-native framework factor."""
+        return self.mfu.for_card(card) * self.training.framework_factor("pytorch")
 
     def bandwidth_efficiency(self, card: Card) -> float:
         family = self.family(card)

@@ -9,6 +9,7 @@ bytes, layers, FLOPs, the KV pool); `predict` applies a set of constants to it, 
 from __future__ import annotations
 
 import csv
+import re
 import tomllib
 from dataclasses import dataclass
 from functools import cache
@@ -21,6 +22,7 @@ from core.estimator import estimate, terms
 from core.paths import DATA_DIR
 from core.query import KvCacheDtype, Method, Precision, Query, Runtime, Task
 from core.registry import ModelArch, load_registry
+from core.speed import terms as speed_terms
 from core.speed.constants import SpeedConstants, load_speed_constants
 from core.speed.inference import (
     Generation,
@@ -135,12 +137,16 @@ class Source(BaseModel):
     date: str
     setup: str
     runtime_version: str = ""  # the engine release the figures were measured with, where the source says it
+    framework: str | None = None  # training sources: what ran them (data/speed.toml [training.frameworks])
+    power_limit_w: int | None = None  # training sources that state their cards' power limit
 
 
 FITTED_TABLE = "speed"  # speed.csv + speed_sources.toml: what tools/fit_speed.py fits
 HELD_OUT_TABLE = "speed_heldout"  # speed_heldout.csv + speed_heldout_sources.toml: checked, never fitted
 HELD_OUT_2_TABLE = "speed_heldout2"  # a second held-out set, recorded before it was predicted
-TABLES = (FITTED_TABLE, HELD_OUT_TABLE, HELD_OUT_2_TABLE)
+# speed_heldout_training.csv + its sources: training figures recorded before the training terms were built
+TRAINING_HELD_OUT_TABLE = "speed_heldout_training"
+TABLES = (FITTED_TABLE, HELD_OUT_TABLE, HELD_OUT_2_TABLE, TRAINING_HELD_OUT_TABLE)
 
 
 @cache
@@ -153,6 +159,16 @@ def _sources_toml(table: str = FITTED_TABLE) -> dict[str, object]:
 def load_sources(table: str = FITTED_TABLE) -> dict[str, Source]:
     raw = _sources_toml(table)
     return {key: Source.model_validate(value) for key, value in raw.items() if key != "fixture_cards"}
+
+
+@cache
+def source_of(name: str) -> Source:
+    """A figure's source, from whichever table cites it (each source is in one table only)."""
+    for table in TABLES:
+        sources = load_sources(table)
+        if name in sources:
+            return sources[name]
+    raise KeyError(name)
 
 
 @cache
@@ -260,7 +276,36 @@ def _prepare_diffusion(figure: PublishedFigure, card: Card, c: SpeedConstants) -
     speed = estimate_vision(job).speed
     assert speed is not None
     return PreparedFigure(
-        figure=figure, diffusion_bf16_s=speed.seconds_per_item * figure.batch, at_mfu=c.mfu.for_card(card)
+        figure=figure,
+        diffusion_bf16_s=speed.seconds_per_item * figure.batch,
+        at_mfu=c.vision_utilisation(card),
+    )
+
+
+def _data_parallel_bytes(
+    figure: PublishedFigure, framework: str, params: int, trainable: int, node: int
+) -> tuple[float, float]:
+    """The bytes each card of a figure sends per micro-batch in data parallelism's collectives (inside its
+    node, across nodes; core/speed/terms.py data_parallel_traffic).
+
+    Sharded when the row's note says FSDP, HSDP or ZeRO-3, or a PyTorch-native framework runs several cards
+    (torchtune's, torchtitan's and fms-fsdp's recipes all shard with FSDP): over all the ranks unless HSDP.
+    Otherwise (DDP, Megatron's distributed optimizer) the gradients are reduced once per step. A row that
+    gives no batch (the pretraining GPU-hours) states no parallelism: nothing is counted."""
+    ranks = max(figure.tp * figure.pp, 1)
+    data_parallel = max(figure.gpus // ranks, 1)
+    note = figure.note.lower()
+    sharded = bool(re.search(r"fsdp|hsdp|zero-3", note)) or (framework == "pytorch" and figure.gpus > 1)
+    if not sharded and figure.gbs <= 1:
+        return 0.0, 0.0
+    return speed_terms.data_parallel_traffic(
+        data_parallel,
+        max(1, node // min(max(figure.tp, 1), node)),
+        sharded=sharded,
+        flat="hsdp" not in note,
+        weight_bytes=(0.5 if figure.method is Method.QLORA else 2.0) * params / ranks,
+        grad_bytes=2.0 * trainable / ranks,
+        micro_batches=figure.gbs / max(figure.mbs * data_parallel, 1),
     )
 
 
@@ -278,25 +323,39 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
         result = estimate(query)
         flops = training_flops_per_token(result.query, result.active_params, result.trainable_params)
         flops += attention_flops_per_token(model, figure.seq, method, figure.recompute)
+        source = source_of(figure.source)
+        framework = source.framework or c.training.default_framework
         ranks = max(figure.tp * figure.pp, 1)
         data_parallel = max(figure.gpus // ranks, 1)
+        micro_batches = figure.gbs / max(figure.mbs * data_parallel, 1)
+        node_bytes, network_bytes = _data_parallel_bytes(
+            figure, framework, result.params, result.trainable_params, c.link.gpus_per_node
+        )
         job = TrainingJob(
             card=card,
             gpus=figure.gpus,
             precision=figure.precision,
             method=method,
             flops_per_token=flops,
+            framework=framework,
             tensor_parallel=figure.tp,
             pipeline_parallel=figure.pp,
             expert_parallel=figure.ep,
             virtual_stages=figure.vp,
-            micro_batches=figure.gbs / max(figure.mbs * data_parallel, 1),
+            micro_batches=micro_batches,
             hidden=model.hidden,
+            layers=model.decoder_layers or model.layers,
+            recompute=figure.recompute,
             experts_active=model.experts_active if model.is_moe else 0,
             moe_layers=model.moe_layers if model.is_moe else 0,
             expert_width=model.moe_intermediate if model.is_moe else 0,
             expert_flops_share=expert_share(model),
             cpu_offload="offload" in figure.note.lower(),
+            power_limit_w=source.power_limit_w,
+            dequantised_params=result.params / ranks if method is Method.QLORA else 0.0,
+            communication_bytes=node_bytes,
+            network_bytes=network_bytes,
+            tokens_per_card_step=figure.mbs * figure.seq,
         )
         return PreparedFigure(figure=figure, training=job)
     runtime = c.runtime(figure.runtime)
@@ -321,7 +380,7 @@ def predict(c: SpeedConstants, prepared: PreparedFigure) -> float:
     f = prepared.figure
     if f.kind == "diffusion":
         card = f.card_spec(load_catalog())
-        seconds = prepared.diffusion_bf16_s * prepared.at_mfu / c.mfu.for_card(card)
+        seconds = prepared.diffusion_bf16_s * prepared.at_mfu / c.vision_utilisation(card)
         if f.precision is Precision.FP8 and card.fp8_tflops:
             seconds /= c.formats.diffusion_fp8
         return seconds

@@ -27,11 +27,18 @@ said):
 - Expert parallelism sends each routed token's hidden state to its k experts and back, forward and backward
   (DeepSeek-V3 report §3.2; GShard): bytes = 2·2·k·hidden·2 per token per MoE layer, over NVLink inside a node
   and the network between nodes.
+- Training under tensor parallelism all-reduces each layer's hidden state 4 times per token (6 with recompute;
+  Shoeybi et al. 2019 §3, Korthikanti et al. 2022); data parallelism's ZeRO-3 / FSDP gathers and gradient
+  reductions (Rajbhandari et al. 2020; Zhao et al. 2023) cross NVLink or PCIe inside a node and the network
+  (one 400 Gb/s NIC per GPU, DGX H100) between nodes.
+- QLoRA dequantises every 4-bit base weight on each pass over it, once per micro-batch whatever its tokens
+  (bitsandbytes / auto-gptq kernels: memory-bound, so bytes over the achieved bandwidth; fitted bytes).
+- A card held under its TDP keeps (limit / TDP)^0.30 of its tensor peak (H100 NVL 835 TFLOPS at 400 W against
+  the H100 SXM's 989 at 700 W, NVIDIA's datasheet).
 """
 
 from __future__ import annotations
 
-import math
 import re
 
 from core.catalog import Card
@@ -186,13 +193,6 @@ def pipeline_bubble_factor(stages: int, micro_batches: float, virtual_stages: in
     return 1.0 / (1.0 + (stages - 1) / (max(micro_batches, 1.0) * max(virtual_stages, 1)))
 
 
-def tensor_parallel_factor(ranks: int, loss_per_doubling: float) -> float:
-    """Utilisation kept under tensor parallelism: (1 − loss) per doubling of the ranks."""
-    if ranks <= 1:
-        return 1.0
-    return float((1 - loss_per_doubling) ** math.log2(ranks))
-
-
 def expert_all_to_all_bytes(hidden: int, experts_active: int, moe_layers: int, ranks: int) -> float:
     """Bytes one trained token sends across cards for its experts: dispatch and combine, forward and backward,
     16-bit hidden states to each of its k experts, the (n−1)/n that leave the card."""
@@ -206,3 +206,84 @@ def expert_link_bytes_s(card: Card, link: LinkConstants, ranks: int) -> float:
     if ranks > link.gpus_per_node:
         return link.internode_gb_s * 1e9 * link.collective_efficiency
     return link_one_way_bytes_s(card, link)
+
+
+def tensor_parallel_train_s_per_token(
+    card: Card, link: LinkConstants, layers: int, hidden: int, ranks: int, *, recompute: bool
+) -> float:
+    """One card's time per trained token in tensor parallelism's collectives: each layer all-reduces (or,
+    with sequence parallelism, reduce-scatters and all-gathers: the same bytes) the 16-bit hidden state twice
+    in the forward and twice in the backward, twice more when the forward is recomputed (Shoeybi et al. 2019
+    §3; Korthikanti et al. 2022), 2·(t−1)/t of it over the ring; the t cards of the group share each token,
+    so per card of throughput the time is t× one card's. Inside a node over NVLink (PCIe without it), across
+    nodes over the network."""
+    if ranks <= 1 or layers <= 0:
+        return 0.0
+    passes = 6 if recompute else 4
+    ring_bytes = 2 * (ranks - 1) / ranks * hidden * 2.0
+    return ranks * passes * layers * ring_bytes / data_parallel_link_bytes_s(card, link, ranks)
+
+
+def data_parallel_traffic(
+    ranks: int,
+    node: int,
+    *,
+    sharded: bool,
+    flat: bool,
+    weight_bytes: float,
+    grad_bytes: float,
+    micro_batches: float,
+) -> tuple[float, float]:
+    """Bytes one card sends per micro-batch in data parallelism's collectives: (over its own link inside the
+    node, over its share of the network). Sharded (ZeRO-3 / FSDP) gathers the weights for the forward and
+    the backward and reduce-scatters the gradients every micro-batch (Rajbhandari et al. 2020; Zhao et al.
+    2023); `flat` shards over all the ranks, so past one node the gathers cross the network; otherwise the
+    shards stay inside a node (PyTorch HSDP, DeepSpeed ZeRO++'s hpZ, Wang et al. 2023) and only the sharded
+    gradients are all-reduced across nodes, once per optimizer step of `micro_batches`. Unsharded (DDP,
+    ZeRO-1/2, Megatron's distributed optimizer) all-reduces the gradients once per step, hierarchically
+    (NCCL: inside the node over NVLink or PCIe, across nodes each card's 1/g share over its NIC). Each ring
+    moves (n−1)/n of the data."""
+    if ranks <= 1:
+        return 0.0, 0.0
+    inside = max(1, min(ranks, node))
+    nodes = -(-ranks // inside)
+    steps = max(micro_batches, 1.0)
+    if sharded and flat:
+        total = (ranks - 1) / ranks * (2 * weight_bytes + grad_bytes)
+        return (total, 0.0) if nodes == 1 else (0.0, total)
+    across = 2 * grad_bytes / inside * (nodes - 1) / nodes / steps
+    if sharded:
+        return (inside - 1) / inside * (2 * weight_bytes + grad_bytes), across
+    return (inside - 1) / inside * 2 * grad_bytes / steps, across
+
+
+def network_bytes_s(card: Card, link: LinkConstants) -> float:
+    """One card's share of the network between nodes (one 400 Gb/s NIC per GPU on a DGX H100), never more
+    than its own link."""
+    return min(link.internode_gb_s * 1e9 * link.collective_efficiency, link_one_way_bytes_s(card, link))
+
+
+def data_parallel_link_bytes_s(card: Card, link: LinkConstants, cards: int) -> float:
+    """One card's bytes/s in a collective over `cards` cards: its own link (NVLink, PCIe) inside a node, its
+    share of the network (one 400 Gb/s NIC per GPU on a DGX H100) once the group spans nodes."""
+    if cards > link.gpus_per_node:
+        return network_bytes_s(card, link)
+    return link_one_way_bytes_s(card, link)
+
+
+def qlora_dequant_s(card: Card, constants: SpeedConstants, params: float, bytes_per_param: float) -> float:
+    """QLoRA's dequantisation of the 4-bit base per micro-batch: every weight is turned back into 16 bits on
+    each pass over it (forward, recompute, backward), whatever the tokens in the micro-batch — a memory-bound
+    kernel, so bytes over the card's achieved bandwidth (the decode family's)."""
+    if params <= 0:
+        return 0.0
+    bandwidth = card.bandwidth_gb_s * 1e9 * constants.bandwidth_efficiency(card)
+    return params * bytes_per_param / bandwidth
+
+
+def power_cap_factor(card: Card, limit_w: int | None, exponent: float) -> float:
+    """Share of the tensor peak a card keeps under a board-power limit below its TDP: (limit / TDP)^exponent
+    (H100 NVL at 400 W keeps 835 of the H100 SXM's 989 dense TFLOPS at 700 W: exponent 0.30)."""
+    if not limit_w or not card.tdp_w or limit_w >= card.tdp_w:
+        return 1.0
+    return float((limit_w / card.tdp_w) ** exponent)

@@ -1,10 +1,16 @@
-"""How fast a model trains: FLOPs per token over the cards' tensor peak × utilisation, and wall hours.
+"""How fast a model trains: FLOPs per token over the cards' tensor peak × utilisation, plus the time the
+parallelism and the method add that computation does not hide, and wall hours.
 
-Utilisation starts from the card segment's single-job MFU (data/speed.toml [mfu]) and loses what the
-parallelism costs: the pipeline bubble, tensor parallelism's all-reduces, expert parallelism's all-to-all,
-QLoRA's dequantisation, an optimizer offloaded to host memory; FP8 runs the GEMMs faster on cards with FP8
-tensor cores. `TrainingJob` holds the job's shape; `tokens_per_s_per_gpu` is the one formula both the answers
-(`training_speed`) and the published-figure check (core/speed/published.py) use.
+Utilisation is the card segment's MFU under Megatron-Core (data/speed.toml [mfu]) × the training framework's
+share of it (Hugging Face Trainer, PyTorch-native FSDP, Megatron; [training.frameworks]) × the pipeline's
+bubble (and an optimizer offloaded to host memory). On top of the compute come: QLoRA's dequantisation of the
+4-bit base on every pass (per micro-batch, so short micro-batches pay more per token), tensor parallelism's
+all-reduces per layer and expert parallelism's all-to-all (over NVLink, PCIe or the network), and data
+parallelism's gathers and reductions over the slowest link the job crosses (NVLink or PCIe inside a node, the
+network between nodes), each exposed by its fitted share. FP8 runs the GEMMs faster on cards with FP8 tensor
+cores; a card held under its board power (when a source says so) clocks lower. `TrainingJob` holds the job's
+shape; `tokens_per_s_per_gpu` is the one formula both the answers (`training_speed`) and the published-figure
+check (core/speed/published.py) use. Each term's formula and source: core/speed/terms.py.
 """
 
 from __future__ import annotations
@@ -85,75 +91,140 @@ class TrainingJob:
     precision: Precision
     method: Method
     flops_per_token: float
+    framework: str = "hf-trainer"  # data/speed.toml [training.frameworks]
     tensor_parallel: int = 1
     pipeline_parallel: int = 1
     expert_parallel: int = 1
     virtual_stages: int = 1
     micro_batches: float = 1.0  # micro-batches per pipeline per step (GBS / (MBS · data-parallel ranks))
     hidden: int = 0
+    layers: int = 0
+    recompute: bool = False
     experts_active: int = 0
     moe_layers: int = 0
     expert_width: int = 0  # an expert's FFN width (moe_intermediate)
     expert_flops_share: float = 0.0  # share of the active FLOPs that run in expert GEMMs
     cpu_offload: bool = False
-    communication_bytes: float = 0.0  # data-parallel bytes per card per step (ZeRO / DDP)
-    tokens_per_card_step: float = 1.0
+    power_limit_w: int | None = None  # a stated board-power cap (published setups only)
+    dequantised_params: float = 0.0  # QLoRA: 4-bit base weights each card dequantises per micro-batch
+    communication_bytes: float = 0.0  # data-parallel bytes each card sends per micro-batch over its own link
+    network_bytes: float = 0.0  # ... and over its share of the network between nodes
+    tokens_per_card_step: float = 1.0  # tokens in one card's micro-batch
 
 
 def utilisation(c: SpeedConstants, job: TrainingJob) -> float:
-    """The MFU the job reaches: the segment's, less the pipeline bubble and tensor parallelism's share,
-    QLoRA's dequantisation and an offloaded optimizer."""
+    """The MFU the job's GEMMs reach: the segment's under Megatron-Core, × the framework's share, less the
+    pipeline bubble and an offloaded optimizer."""
     t = c.training
-    mfu = c.mfu.for_card(job.card)
+    mfu = c.mfu.for_card(job.card) * t.framework_factor(job.framework)
     mfu *= speed_terms.pipeline_bubble_factor(job.pipeline_parallel, job.micro_batches, job.virtual_stages)
-    mfu *= speed_terms.tensor_parallel_factor(job.tensor_parallel, t.tp_loss_per_doubling)
-    if job.method is Method.QLORA:
-        mfu *= t.qlora_throughput_factor
     if job.cpu_offload:
         mfu *= t.cpu_offload_factor
     return mfu
 
 
-def tokens_per_s_per_gpu(c: SpeedConstants, job: TrainingJob) -> float:
-    """Trained tokens/s on one card: compute at the utilised peak plus the exposed expert all-to-all; over
-    PCIe the data-parallel collectives can outlast the compute they overlap with."""
+def peak_flops(c: SpeedConstants, job: TrainingJob) -> float:
+    """The tensor peak the job's GEMMs run against: FP8 where the card has it, lowered by a power cap."""
     peak = speed_terms.tensor_peak_flops(job.card, job.precision, c.training.fp8_gain)
+    return peak * speed_terms.power_cap_factor(job.card, job.power_limit_w, c.training.power_exponent)
+
+
+def compute_s_per_token(c: SpeedConstants, job: TrainingJob, mfu: float | None = None) -> float:
+    """One card's GEMM and attention time per trained token (narrow experts' grouped GEMMs run slower)."""
     expert = speed_terms.expert_gemm_factor(job.expert_width, c.training.expert_width_half)
     share = job.expert_flops_share
-    compute_s = job.flops_per_token * ((1 - share) + share / expert) / (peak * utilisation(c, job))
-    a2a = speed_terms.expert_all_to_all_bytes(
-        job.hidden, job.experts_active, job.moe_layers, job.expert_parallel
-    )
-    a2a_s = (
-        a2a
-        / speed_terms.expert_link_bytes_s(job.card, c.link, job.expert_parallel)
-        * c.training.moe_a2a_exposed
-    )
-    per_token = compute_s + a2a_s
-    if not job.card.has_nvlink and job.communication_bytes:
-        comm_per_token = (
-            job.communication_bytes
-            / speed_terms.link_one_way_bytes_s(job.card, c.link)
-            / job.tokens_per_card_step
+    mfu = utilisation(c, job) if mfu is None else mfu
+    return job.flops_per_token * ((1 - share) + share / expert) / (peak_flops(c, job) * mfu)
+
+
+def exposed_s_per_token(c: SpeedConstants, job: TrainingJob) -> float:
+    """What the method and the model parallelism add per token that the GEMMs do not hide: QLoRA's
+    dequantisation, the exposed share of the tensor-parallel all-reduces and of the expert all-to-all."""
+    t = c.training
+    seconds = 0.0
+    if job.dequantised_params:
+        seconds += speed_terms.qlora_dequant_s(
+            job.card, c, job.dequantised_params, t.qlora_dequant_bytes_per_param
+        ) / max(job.tokens_per_card_step, 1.0)
+    if job.tensor_parallel > 1:
+        seconds += t.tp_exposed * speed_terms.tensor_parallel_train_s_per_token(
+            job.card, c.link, job.layers, job.hidden, job.tensor_parallel, recompute=job.recompute
         )
-        per_token = max(per_token, comm_per_token)
-    return 1.0 / per_token
+    if job.expert_parallel > 1 and job.moe_layers:
+        a2a = speed_terms.expert_all_to_all_bytes(
+            job.hidden, job.experts_active, job.moe_layers, job.expert_parallel
+        )
+        seconds += (
+            a2a / speed_terms.expert_link_bytes_s(job.card, c.link, job.expert_parallel) * t.moe_a2a_exposed
+        )
+    return seconds
 
 
-def _communication_bytes_per_step(estimate: Estimate, model: ModelArch, gpus: int) -> float:
-    """Bytes each card sends per optimizer step: ZeRO-3 gathers the weights twice and reduce-scatters the
-    gradients; plain data parallel all-reduces the gradients (≈2× their size); (N-1)/N of each."""
-    if gpus <= 1:
+def data_parallel_s_per_token(c: SpeedConstants, job: TrainingJob) -> float:
+    """The data-parallel collectives' time per token: inside the node over the card's link (NVLink, PCIe),
+    across nodes over its share of the network."""
+    if not job.communication_bytes and not job.network_bytes:
         return 0.0
+    seconds = job.communication_bytes / speed_terms.link_one_way_bytes_s(job.card, c.link)
+    seconds += job.network_bytes / speed_terms.network_bytes_s(job.card, c.link)
+    return seconds / max(job.tokens_per_card_step, 1.0)
+
+
+@dataclass(frozen=True)
+class StepTimes:
+    """One card's seconds per trained token, by term, and the utilisation its GEMMs reach."""
+
+    mfu: float
+    compute_s: float
+    exposed_s: float
+    data_parallel_s: float
+
+    def per_token_s(self, dp_exposed: float) -> float:
+        """The data-parallel collectives overlap the step: the longer of the two sets the pace and
+        `dp_exposed` of the shorter is not hidden."""
+        work = self.compute_s + self.exposed_s
+        return max(work, self.data_parallel_s) + dp_exposed * min(work, self.data_parallel_s)
+
+
+def step_times(c: SpeedConstants, job: TrainingJob) -> StepTimes:
+    mfu = utilisation(c, job)
+    return StepTimes(
+        mfu=mfu,
+        compute_s=compute_s_per_token(c, job, mfu),
+        exposed_s=exposed_s_per_token(c, job),
+        data_parallel_s=data_parallel_s_per_token(c, job),
+    )
+
+
+def tokens_per_s_per_gpu(c: SpeedConstants, job: TrainingJob) -> float:
+    """Trained tokens/s on one card: the compute and what the parallelism exposes, overlapped with the
+    data-parallel collectives (StepTimes.per_token_s)."""
+    return 1.0 / step_times(c, job).per_token_s(c.training.dp_exposed)
+
+
+def _communication_bytes_per_micro_batch(
+    estimate: Estimate, model: ModelArch, gpus: int, c: SpeedConstants
+) -> tuple[float, float]:
+    """Bytes each card sends per micro-batch (inside its node, across nodes): ZeRO-3 gathers the weights
+    twice and reduce-scatters the gradients every micro-batch, inside the node (past one node an answer
+    assumes hierarchical sharding: HSDP, ZeRO++ hpZ); gradients are all-reduced once per optimizer step of
+    `gradient_accumulation` micro-batches (data/speed.toml)."""
+    if gpus <= 1:
+        return 0.0, 0.0
     query = estimate.query
     precision = query.precision or Precision.BF16
-    share = (gpus - 1) / gpus
     trainable = estimate.trainable_params or estimate.params
     grad_bytes = 2.0 * trainable if (query.method or Method.FULL) is Method.FULL else 4.0 * trainable
     base = Precision.NF4 if query.method is Method.QLORA else precision
-    if (query.zero_stage or 0) >= 3:
-        return share * (2 * terms.weight_bytes(model, base) + grad_bytes)
-    return share * 2 * grad_bytes
+    return speed_terms.data_parallel_traffic(
+        gpus,
+        c.link.gpus_per_node,
+        sharded=(query.zero_stage or 0) >= 3,
+        flat=False,
+        weight_bytes=terms.weight_bytes(model, base),
+        grad_bytes=grad_bytes,
+        micro_batches=c.training.gradient_accumulation,
+    )
 
 
 _SPEEDS: IdentityMemo[TrainingSpeed] = IdentityMemo()
@@ -183,31 +254,37 @@ def _training_speed(
     method = query.method or Method.FULL
     seq = query.seq or 2048
     notes: list[str] = []
+    recompute = bool(query.grad_checkpointing)
     flops = training_flops_per_token(query, estimate.active_params, estimate.trainable_params)
-    flops += attention_flops_per_token(model, seq, method, bool(query.grad_checkpointing))
+    flops += attention_flops_per_token(model, seq, method, recompute)
     tokens_per_card_step = (query.batch or 1) * seq
+    node_bytes, network_bytes = _communication_bytes_per_micro_batch(estimate, model, gpus, c)
     job = TrainingJob(
         card=card,
         gpus=gpus,
         precision=query.precision or Precision.BF16,
         method=method,
         flops_per_token=flops,
-        communication_bytes=_communication_bytes_per_step(estimate, model, gpus),
+        framework=c.training.framework_of(query.runtime),
+        hidden=model.hidden,
+        layers=model.decoder_layers or model.layers,
+        recompute=recompute,
+        dequantised_params=float(estimate.params) if method is Method.QLORA else 0.0,
+        communication_bytes=node_bytes,
+        network_bytes=network_bytes,
         tokens_per_card_step=tokens_per_card_step,
     )
-    per_gpu = tokens_per_s_per_gpu(c, job)
-    peak = speed_terms.tensor_peak_flops(card, job.precision, c.training.fp8_gain)
-    compute_s = tokens_per_card_step * flops / (peak * utilisation(c, job))
-    communication_s = (
-        job.communication_bytes / speed_terms.link_one_way_bytes_s(card, c.link) if gpus > 1 else 0.0
-    )
+    times = step_times(c, job)
+    per_gpu = 1.0 / times.per_token_s(c.training.dp_exposed)
+    compute_s = tokens_per_card_step * times.compute_s
+    communication_s = tokens_per_card_step * times.data_parallel_s
     if method is Method.QLORA:
         notes.append("qlora_dequant")
     if job.precision is Precision.FP8 and card.fp8_tflops:
         notes.append("fp8_tensor_cores")
     if gpus > 1 and not card.has_nvlink:
         notes.append("no_nvlink")
-    if communication_s > compute_s and not card.has_nvlink:
+    if communication_s > compute_s and (not card.has_nvlink or gpus > c.link.gpus_per_node):
         notes.append("communication_bound")
     if query.grad_checkpointing:
         notes.append("recompute")
@@ -217,12 +294,12 @@ def _training_speed(
         tokens_per_s=tokens_per_s,
         training_hours=hours,
         gpu_hours=hours * gpus if hours is not None else None,
-        mfu=utilisation(c, job),
+        mfu=times.mfu,
         flops_per_token=flops,
         step_s=tokens_per_card_step / per_gpu,
         communication_s=communication_s,
         band=band_for(c, "training", card, training=True),
-        calibrated_on=calibrated_on("training", card, training=True),
+        calibrated_on=calibrated_on("training", card, training=True, framework=job.framework),
         notes=notes,
     )
 

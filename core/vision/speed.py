@@ -1,6 +1,7 @@
 """How fast a vision job runs on one card: FLOPs per item over the card's 16-bit tensor peak × utilisation.
 
-Utilisation is the same cited model-FLOPs utilisation the language-model speed uses (data/speed.toml [mfu]);
+Utilisation is the same cited model-FLOPs utilisation the language-model speed uses (data/speed.toml [mfu],
+under the PyTorch-native framework factor);
 offloading adds the PCIe transfers of the weights it moves (data/vision_models.toml [constants]). Speech adds
 the decoder's per-token weight reads (bandwidth-bound, like LLM decode). Planning figures, not benchmarks.
 """
@@ -28,7 +29,7 @@ def _peak(card: Card, precision: Precision) -> tuple[float, float]:
     cards with diffusers' recipe (torchao float8 + torch.compile; data/speed.toml [formats] diffusion_fp8,
     fitted to FLUX.1-dev on an H100), in bf16 elsewhere."""
     constants = load_speed_constants()
-    utilisation: float = constants.mfu.for_card(card)
+    utilisation: float = constants.vision_utilisation(card)
     peak = card.tensor_tflops * 1e12 * utilisation
     if precision is Precision.FP8 and card.fp8_tflops:
         peak *= constants.formats.diffusion_fp8
