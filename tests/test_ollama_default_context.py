@@ -41,7 +41,8 @@ def open_jobs_toml() -> str:
 def test_a_24gb_card_assumes_32k_and_says_why() -> None:
     reply = answer("ollama run qwen2.5 14b on a 4090", lang="en")
     assert "context 32,768 tokens" in reply.html
-    assert reply.facts["context_rule"]["tokens"] == 32_768
+    rule = reply.facts["context_rule"]
+    assert isinstance(rule, dict) and rule["tokens"] == 32_768
     assert "Ollama 0.15.5 and later set num_ctx by the cards' total VRAM, 32,768 tokens for 23–47 GiB" in (
         reply.html
     )

@@ -87,6 +87,10 @@ class VisionModel(BaseModel):
         ""  # the base's storage when training LoRAs (FLUX: fp8, as ai-toolkit quantises it)
     )
     published_flops: float = 0.0  # detectors / CNNs: published FLOPs of one forward at `width`
+    # the offload flags the model's own inference script is run with on a card too small for the whole
+    # pipeline (its README; named in the answer when gpufit assumes an offload), and where they are written
+    offload_flags: str = ""
+    offload_flags_source: str = ""
     aliases: list[str] = []
     source: str
 
