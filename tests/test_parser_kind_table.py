@@ -48,13 +48,28 @@ def test_every_reading_is_one_row_and_the_last_answers_everything() -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        "can I LoRA llama 3.1 8b on a 4090?", "cheapest card to serve qwen2.5-7b", "跑 Qwen2.5-72B 要几张 L20",
-        "为什么显存大的卡更贵", "预算每月5000元 能租卡跑什么模型", "autodl 4090 按月租划算还是按小时 我每天就用8小时",
-        "autodl 包月还是按小时 每天8小时", "文生图用什么卡", "SDXL on a 4090", "hello", "Zorblax-9000 on a 4090",
-        "4090 vs a100 vs h100", "I want to learn deep learning, which card", "/card 4090", "batch 8 on a 4090",
-        "asdfgh qwerty", "what is the weather", "H20适合训练吗", "/help", "哪些卡有48G显存",
+        "can I LoRA llama 3.1 8b on a 4090?",
+        "cheapest card to serve qwen2.5-7b",
+        "跑 Qwen2.5-72B 要几张 L20",
+        "为什么显存大的卡更贵",
+        "预算每月5000元 能租卡跑什么模型",
+        "autodl 4090 按月租划算还是按小时 我每天就用8小时",
+        "autodl 包月还是按小时 每天8小时",
+        "文生图用什么卡",
+        "SDXL on a 4090",
+        "hello",
+        "Zorblax-9000 on a 4090",
+        "4090 vs a100 vs h100",
+        "I want to learn deep learning, which card",
+        "/card 4090",
+        "batch 8 on a 4090",
+        "asdfgh qwerty",
+        "what is the weather",
+        "H20适合训练吗",
+        "/help",
+        "哪些卡有48G显存",
     ],
-)  # fmt: skip
+)
 def test_a_row_answers_only_with_its_kinds(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each row answers with the kinds it lists, so the table says what each reading selects."""
     answered: list[tuple[AskedBy | NamedBy, AnswerKind]] = []
