@@ -67,3 +67,35 @@ def test_when_no_offload_fits_it_is_a_no() -> None:
     result = estimate_vision(VisionJob(model="wan2.2-t2v-a14b", card="rtx-3060"))
     assert result.verdict == "no" and result.offload is None
     assert result.total_bytes > 12 * GIB
+
+
+# Wan's own efficiency tables (total seconds, one GPU; Wan-Video/Wan2.1 @9737cba and Wan2.2 @42bf4cf
+# assets/comp_effic.png): the figures gpufit's video speed is read against (±40%: the vision utilisation
+# is the shared PyTorch MFU, 15-27% slow on Ampere / Ada and 27% fast on Hopper with FlashAttention 3)
+WAN_TABLES = [
+    ("wan2.1-t2v-1.3b", "rtx-4090", 261.4),  # 480P, --offload_model True --t5_cpu
+    ("wan2.1-t2v-14b", "a100-80gb-sxm", 3342.6),  # 720P, --offload_model True
+    ("wan2.1-t2v-14b", "h100-sxm", 1837.9),
+    ("wan2.2-ti2v-5b", "rtx-4090", 534.7),  # 720P, --offload_model True --convert_model_dtype --t5_cpu
+]
+
+
+@pytest.mark.parametrize(("model", "card", "seconds"), WAN_TABLES)
+def test_video_speed_against_wans_tables(model: str, card: str, seconds: float) -> None:
+    result = estimate_vision(VisionJob(model=model, card=card))
+    assert result.speed is not None
+    assert result.speed.seconds_per_item == pytest.approx(seconds, rel=0.4)
+
+
+def test_comfyui_samples_its_workflows_steps() -> None:
+    """ComfyUI's Wan examples (comfyanonymous/ComfyUI_examples @f9431bb) sample 30 steps (text to video) and
+    20 (image to video, Wan 2.2 14B), not the model cards' 50 / 40: an engine named, its workflow's steps."""
+    comfy = estimate_vision(VisionJob(model="wan2.1-t2v-14b", card="rtx-4090", runtime="comfyui"))
+    plain = estimate_vision(VisionJob(model="wan2.1-t2v-14b", card="rtx-4090"))
+    said = estimate_vision(VisionJob(model="wan2.1-t2v-14b", card="rtx-4090", runtime="comfyui", steps=50))
+    assert (comfy.job.steps, plain.job.steps, said.job.steps) == (30, 50, 50)
+    assert "steps" in comfy.job.defaulted
+    assert comfy.speed is not None and said.speed is not None
+    assert comfy.speed.seconds_per_item == pytest.approx(said.speed.seconds_per_item * 30 / 50, rel=0.05)
+    a14b = estimate_vision(VisionJob(model="wan2.2-t2v-a14b", card="h100-sxm", runtime="comfyui"))
+    assert a14b.job.steps == 20

@@ -87,7 +87,9 @@ def fill_defaults(job: VisionJob, model: VisionModel) -> VisionJob:
         "height": (model.height if not (training and diffusion) else side) or None,
         "frames": (model.frames or 1) if diffusion else None,
         "batch": batch,
-        "steps": model.steps if diffusion and not training else None,
+        "steps": (model.runtime_steps.get(job.runtime or "") or model.steps)
+        if diffusion and not training
+        else None,
         "tokens": c.embed_tokens
         if task is VisionTask.EMBED
         else (c.speech_decoder_tokens if model.family == "speech" else None),

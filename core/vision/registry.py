@@ -91,6 +91,10 @@ class VisionModel(BaseModel):
     # pipeline (its README; named in the answer when gpufit assumes an offload), and where they are written
     offload_flags: str = ""
     offload_flags_source: str = ""
+    # the step count an engine's own workflow for the model samples with (ComfyUI's example workflows), used
+    # when that engine is named and the question gives no steps; `steps` (the model card's) otherwise
+    runtime_steps: dict[str, int] = {}
+    runtime_steps_source: str = ""
     aliases: list[str] = []
     source: str
 
