@@ -36,6 +36,7 @@ from core.speed.fitting import load_raw, ratios, summary
 from core.speed.published import (
     FITTED_TABLE,
     HELD_OUT_2_TABLE,
+    HELD_OUT_3_TABLE,
     HELD_OUT_TABLE,
     PreparedFigure,
     load_published,
@@ -122,3 +123,31 @@ def test_second_held_out_figures_are_predicted_at_the_level_reached() -> None:
     assert s["within_25"] / s["n"] >= FLOOR_2_WITHIN_25 - 1e-9, (s, TARGET_WITHIN_25)
     assert len(outside_2x) <= MAX_2_OUTSIDE_2X, outside_2x
     assert abs(math.log(s["median"])) < math.log(1.3)
+
+
+# The third held-out set (speed_heldout3.csv, serving): TensorRT-LLM 0.17's trtllm-bench saturation table (H200,
+# H100, L40S in FP8 with FP8 KV, A100 in FP16; 8B to 405B, Mistral, Mixtral 8x7B / 8x22B) and the 0.14 Triton
+# serving table (BF16: 500 requests at once, and ITL / TTFT at QPS 2), recorded and committed (before any
+# prediction for it was run) as the honest estimate of the outside check.
+HELD_OUT_3 = HELD_OUT_3_TABLE
+
+
+def test_the_third_held_out_table_is_sourced_fresh_and_never_fitted() -> None:
+    figures = load_published(HELD_OUT_3)
+    sources = load_sources(HELD_OUT_3)
+    assert len(figures) >= 20
+    assert {f.kind for f in figures} >= {"serve", "generate", "ttft"}
+    for figure in figures:
+        assert figure.status == "held_out", figure.id
+        assert figure.source in sources, figure.id
+        assert figure.published > 0
+    for source in sources.values():
+        assert source.url.startswith("http") and source.date and source.setup
+    older = set(load_sources(FITTED_TABLE)) | set(load_sources(HELD_OUT_TABLE)) | set(load_sources(HELD_OUT_2))
+    assert not older & set(sources), "a third-held-out source is in an older table"
+    older_ids = (
+        {f.id for f in load_published(FITTED_TABLE)}
+        | {f.id for f in load_published(HELD_OUT_TABLE)}
+        | {f.id for f in load_published(HELD_OUT_2)}
+    )
+    assert not older_ids & {f.id for f in figures}

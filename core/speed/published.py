@@ -144,9 +144,10 @@ class Source(BaseModel):
 FITTED_TABLE = "speed"  # speed.csv + speed_sources.toml: what tools/fit_speed.py fits
 HELD_OUT_TABLE = "speed_heldout"  # speed_heldout.csv + speed_heldout_sources.toml: checked, never fitted
 HELD_OUT_2_TABLE = "speed_heldout2"  # a second held-out set, recorded before it was predicted
+HELD_OUT_3_TABLE = "speed_heldout3"  # a third (serving): recorded and committed before it was predicted
 # speed_heldout_training.csv + its sources: training figures recorded before the training terms were built
 TRAINING_HELD_OUT_TABLE = "speed_heldout_training"
-TABLES = (FITTED_TABLE, HELD_OUT_TABLE, HELD_OUT_2_TABLE, TRAINING_HELD_OUT_TABLE)
+TABLES = (FITTED_TABLE, HELD_OUT_TABLE, HELD_OUT_2_TABLE, HELD_OUT_3_TABLE, TRAINING_HELD_OUT_TABLE)
 
 
 @cache
