@@ -180,8 +180,8 @@ def decode_step_s(
     runtime = c.runtime(g.runtime)
     weights = g.weight_bytes[1]
     if g.experts:
-        # A prompt is prefilled in one step (chunked prefill's budget, 2k-8k tokens, holds a chat prompt), so a
-        # share prefill_tokens / prompt of the steps carries one and reads the experts its tokens route to;
+        # A prompt is prefilled in one step (chunked prefill's budget, 2k-8k tokens, holds a chat prompt), so
+        # a share prefill_tokens / prompt of the steps carries one and reads the experts its tokens route to;
         # the other steps read those of the decoded tokens only.
         chunk = max(prefill_prompt, 1)
         share = min(1.0, prefill_tokens / chunk) if prefill_tokens else 0.0

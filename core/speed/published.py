@@ -23,7 +23,6 @@ from core.estimator.calibration import load_calibration
 from core.paths import DATA_DIR
 from core.query import KvCacheDtype, Method, Precision, Query, Runtime, Task
 from core.registry import ModelArch, load_registry
-from core.units import GIB
 from core.speed import terms as speed_terms
 from core.speed.constants import SpeedConstants, load_speed_constants
 from core.speed.inference import (
@@ -41,6 +40,7 @@ from core.speed.training import (
     tokens_per_s_per_gpu,
     training_flops_per_token,
 )
+from core.units import GIB
 
 Kind = Literal["generate", "serve", "static_batch", "ttft", "train", "pretrain_hours", "diffusion"]
 TRAINING_KINDS = ("train", "pretrain_hours")
@@ -141,7 +141,7 @@ class Source(BaseModel):
     runtime_version: str = ""  # the engine release the figures were measured with, where the source says it
     framework: str | None = None  # training sources: what ran them (data/speed.toml [training.frameworks])
     power_limit_w: int | None = None  # training sources that state their cards' power limit
-    # serving sources that state TensorRT-LLM's kv_cache_free_gpu_mem_fraction (the runtime's default otherwise)
+    # serving sources that state TensorRT-LLM's kv_cache_free_gpu_mem_fraction (else the runtime's default)
     kv_free_memory_share: float | None = None
 
 
