@@ -146,7 +146,9 @@ HELD_OUT_TABLE = "speed_heldout"  # speed_heldout.csv + speed_heldout_sources.to
 HELD_OUT_2_TABLE = "speed_heldout2"  # a second held-out set, recorded before it was predicted
 # speed_heldout_training.csv + its sources: training figures recorded before the training terms were built
 TRAINING_HELD_OUT_TABLE = "speed_heldout_training"
-TABLES = (FITTED_TABLE, HELD_OUT_TABLE, HELD_OUT_2_TABLE, TRAINING_HELD_OUT_TABLE)
+# speed_heldout_training3.csv + its sources: a third training set (v3), recorded before it was predicted
+TRAINING_HELD_OUT_3_TABLE = "speed_heldout_training3"
+TABLES = (FITTED_TABLE, HELD_OUT_TABLE, HELD_OUT_2_TABLE, TRAINING_HELD_OUT_TABLE, TRAINING_HELD_OUT_3_TABLE)
 
 
 @cache
