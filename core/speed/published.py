@@ -324,7 +324,8 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
         query = Query.model_validate(_read(figure, _TRAINING_QUERY, task=task))
         result = estimate(query)
         flops = training_flops_per_token(result.query, result.active_params, result.trainable_params)
-        flops += attention_flops_per_token(model, figure.seq, method, figure.recompute)
+        attention = attention_flops_per_token(model, figure.seq, method, figure.recompute)
+        flops += attention
         source = source_of(figure.source)
         framework = source.framework or c.training.default_framework
         ranks = max(figure.tp * figure.pp, 1)
@@ -358,6 +359,8 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
             communication_bytes=node_bytes,
             network_bytes=network_bytes,
             tokens_per_card_step=figure.mbs * figure.seq,
+            attention_flops_per_token=attention,
+            tp_overlapped="asynctp" in figure.note.lower().replace(" ", ""),
         )
         return PreparedFigure(figure=figure, training=job)
     runtime = c.runtime(figure.runtime)
