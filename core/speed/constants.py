@@ -116,7 +116,7 @@ class TrainingConstants(BaseModel):
     runtime_frameworks: dict[str, str]  # runtime profile id (data/runtimes.toml) -> its framework
     default_framework: str
     frameworks_source: str
-    # a framework's own share of tensor parallelism's collectives left exposed, where it differs from tp_exposed
+    # a framework's own share of tensor parallelism's collectives left exposed (tp_exposed where unlisted)
     framework_tp_exposed: dict[str, float] = {}
 
     def tp_exposed_for(self, framework: str, overlapped: bool) -> float:

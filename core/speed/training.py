@@ -5,12 +5,14 @@ Utilisation is the card segment's MFU under Megatron-Core (data/speed.toml [mfu]
 share of it (Hugging Face Trainer, PyTorch-native FSDP, Megatron; [training.frameworks]) × the pipeline's
 bubble (and an optimizer offloaded to host memory). On top of the compute come: QLoRA's dequantisation of the
 4-bit base on every pass (per micro-batch, so short micro-batches pay more per token), tensor parallelism's
-all-reduces per layer and expert parallelism's all-to-all (over NVLink, PCIe or the network), and data
-parallelism's gathers and reductions over the slowest link the job crosses (NVLink or PCIe inside a node, the
-network between nodes), each exposed by its fitted share. FP8 runs the GEMMs faster on cards with FP8 tensor
-cores; a card held under its board power (when a source says so) clocks lower. `TrainingJob` holds the job's
-shape; `tokens_per_s_per_gpu` is the one formula both the answers (`training_speed`) and the published-figure
-check (core/speed/published.py) use. Each term's formula and source: core/speed/terms.py.
+all-reduces per layer (Megatron overlaps a fitted share of them, PyTorch's vanilla TP none) and expert
+parallelism's all-to-all (over NVLink, PCIe or the network), and data parallelism's gathers and reductions
+over the links the job crosses (NVLink or PCIe inside a node; between nodes the node's NICs together, one
+NCCL ring per NIC), each exposed by its fitted share. FP8 runs the linear layers' GEMMs faster on cards with
+FP8 tensor cores (attention stays BF16); a card held under its board power (when a source says so) clocks
+lower. `TrainingJob` holds the job's shape; `tokens_per_s_per_gpu` is the one formula both the answers
+(`training_speed`) and the published-figure check (core/speed/published.py) use. Each term's formula and
+source: core/speed/terms.py.
 """
 
 from __future__ import annotations
@@ -158,9 +160,8 @@ def exposed_s_per_token(c: SpeedConstants, job: TrainingJob) -> float:
             job.card, c, job.dequantised_params, t.qlora_dequant_bytes_per_param
         ) / max(job.tokens_per_card_step, 1.0)
     if job.tensor_parallel > 1:
-        seconds += t.tp_exposed_for(
-            job.framework, job.tp_overlapped
-        ) * speed_terms.tensor_parallel_train_s_per_token(
+        exposed = t.tp_exposed_for(job.framework, job.tp_overlapped)
+        seconds += exposed * speed_terms.tensor_parallel_train_s_per_token(
             job.card, c.link, job.layers, job.hidden, job.tensor_parallel, recompute=job.recompute
         )
     if job.expert_parallel > 1 and job.moe_layers:
