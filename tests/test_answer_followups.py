@@ -16,6 +16,15 @@ def test_a_count_of_responses_is_not_a_response_length() -> None:
     assert traffic is not None and (traffic.prompt_tokens, traffic.response_tokens) == (1000, 300)
     said = parse("serve llama 3.1 8b, 20 requests per second, 300 tokens out").query
     assert said is not None and said.response_tokens == 300
+    for text, length in (
+        ("10 requests per second, 2k prompt and 500 output tokens, qwen2.5-72b — how many H100s?", 500),
+        (
+            "we expect 1 million requests a day on llama 3.1 8b, 500 tokens in and 200 out — how many L40S?",
+            200,
+        ),
+    ):
+        query = parse(text).query
+        assert query is not None and query.response_tokens == length
 
 
 def test_the_run_of_a_million_responses_is_timed_and_priced() -> None:
@@ -34,3 +43,8 @@ def test_a_modded_board_is_priced_beside_its_stock_card() -> None:
     assert reply.facts["faq"] == "vram_price"
     assert "RTX 4090 24GB" in reply.html and "RTX 4090 48GB (modded)" in reply.html
     assert "A100" not in reply.html
+
+
+def test_a_video_plan_is_priced_per_video() -> None:
+    reply = answer("which GPU should I rent for Wan 2.2 5B 720p video?", lang="en")
+    assert "cheapest per 1,000 videos first" in reply.html
