@@ -20,6 +20,7 @@ from core.estimator import (
     Fit,
     Verdict,
     estimate,
+    short_of,
     terms,
 )
 from core.query import Currency, Method, Optimizer, Precision, Query, Task
@@ -185,6 +186,8 @@ def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix,
     def make(
         kind: FixKind, trial: Query, changes: list[FixKind], on: Card = card, n: int = count
     ) -> Fix | None:
+        if short_of(trial, on, n):
+            return None  # known without the estimate on the card
         result, verdict = check(trial, on, n)
         if verdict is None or verdict.fits is Fit.NO:
             return None
@@ -224,7 +227,7 @@ def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix,
                 said.model_copy(update={field: getattr(baseline.query, field)}),
                 field,
                 low,
-                lambda q: check(q)[1],
+                lambda q: None if short_of(q, card, count) else check(q)[1],
             )
             if shorter is not None and (fix := make(kind, shorter, [kind])):
                 found.append(fix)

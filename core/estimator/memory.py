@@ -420,6 +420,28 @@ def need_bytes(query: Query) -> int:
     return _memory_cached(query).breakdown.total
 
 
+def short_of(query: Query, card: Card, count: int) -> bool:
+    """True when the job cannot run on `count` × `card`, known without its estimate on the card: a screen that
+    spares searches over many cards and counts the estimates of those far too small (False: the estimate
+    decides). Answered only where the estimate's verdict is the card-free memory against the card's memory,
+    so True is exactly that verdict's "no": not for a Mac (its engine comes from the device), a KV-pool
+    engine (its pool and usable share come from the card) or an offloading engine serving (its context comes
+    from the card's memory)."""
+    if card.unified_memory:
+        return False
+    job = query.model_copy(update={"card": None, "card_memory_bytes": None, "gpus": count})
+    if job.task is Task.INFERENCE and job.runtime is not None and runtime_profile(job.runtime).host_offload:
+        return False
+    try:
+        arch = resolve_model(job, load_registry())
+    except UnknownModelError:
+        return False
+    memory = _memory_cached(runtime_defaults(job, None, arch))
+    if memory.filled.task is Task.INFERENCE and runtime_profile(memory.filled.runtime).kv_pool:
+        return False
+    return memory.breakdown.total > card.memory_bytes
+
+
 def estimate(
     query: Query,
     *,
