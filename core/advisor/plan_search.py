@@ -210,6 +210,13 @@ def _plans(
     if in_price_order:  # equal plans rank in the catalog's order, as when every plan is built
         position = {card.id: i for i, card in enumerate(candidates)}
         best = dict(sorted(best.items(), key=lambda item: position[item[0][0]]))
-    for _, card, trial, count in heapq.nsmallest(3 * limit, shortlist, key=lambda entry: entry[0]):
+    # A serving plan without an amount of data ranks by its hourly price first (sort_key), so once `limit`
+    # plans are kept, a shortlisted one priced above the last of them cannot be shown: it is not built.
+    by_price_first = query.task is Task.INFERENCE and query.platform == base.platform
+    for (hourly, _), card, trial, count in heapq.nsmallest(3 * limit, shortlist, key=lambda entry: entry[0]):
+        if by_price_first and len(best) >= limit:
+            last = sorted(best.values(), key=key)[limit - 1].cost_per_hour
+            if last is not None and round(hourly, 4) > last:  # JobCost.per_hour
+                break
         keep(plan_on_card(estimate(trial.model_copy(update={"card": card.id})), card, count, money, book))
     return tuple(sorted(best.values(), key=key)[:limit])
