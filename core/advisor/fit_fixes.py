@@ -177,7 +177,12 @@ def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix,
     if base_verdict is None or base_verdict.fits is Fit.FITS:
         return ()
     said = stated_only(query).model_copy(update={"card": card.id})
-    base_speed = speed_value(baseline, card, count)
+    base_speeds: list[float] = []  # the job's own speed, worked out when a fix first needs it
+
+    def base_speed() -> float:
+        if not base_speeds:
+            base_speeds.append(speed_value(baseline, card, count))
+        return base_speeds[0]
 
     def check(trial: Query, on: Card = card, n: int = count) -> tuple[Estimate, Verdict | None]:
         result = estimate(trial.model_copy(update={"card": on.id, "gpus": n}))
@@ -207,7 +212,7 @@ def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix,
             capacity_bytes=verdict.capacity_bytes,
             saved_bytes=base_verdict.need_bytes - verdict.need_bytes,
             verdict=verdict.fits,
-            speed_ratio=round(speed / base_speed, 3) if base_speed else None,
+            speed_ratio=round(speed / base_speed(), 3) if base_speed() else None,
             speed_cost=speed_cost,
             quality_cost=quality,
             nvlink=on.has_nvlink,
