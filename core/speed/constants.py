@@ -40,7 +40,7 @@ class RuntimeSpeed(BaseModel):
     legacy_gqa_before: str | None = None
     legacy_gqa_kv_read_factor: float = 1.0
     # Releases before this one launch every kernel of a decode step one by one (no CUDA graph): each layer
-    # costs launch_s_per_layer; later ones graph the step and save graphs_saving_s_per_layer of it (llama.cpp).
+    # costs launch_s_per_layer; later ones graph the step, saving graphs_saving_s_per_layer each (llama.cpp).
     graphs_before: str | None = None
     graphs_saving_s_per_layer: float = 0.0
     prefill_mfu: float = 0.5  # share of the tensor peak a prompt's prefill reaches
