@@ -1,13 +1,15 @@
 """What kind of answer a message gets: one enum shared by the parser, the query, the bot and the JSON, and
-the words a message asks for a kind by.
+the one table of what decides it.
 
 The parser decides the kind (`Parsed.intent`); a `Query` keeps it (`Query.kind`) when the answer can be
 rebuilt from the query alone, so a stored question, a button or a follow-up rebuilds the same kind of
-answer. A kind a message asks for by its words ('最大能跑多大的模型', 'is a T4 OK for fine-tuning?') has
-one row in `ASKED_BY_WORDS` below, beside its value: the words, what the message may name, and where the
-parser (core/parser/pipeline.py) weighs it among its fixed decisions; the parser reads the table and has no
-branch per such kind. What the bot does with each kind (its advisor, view, templates, whether it is
-recomputable, whether it depends on the currency) is one table too, `bot/answer/kinds_table.py`.
+answer. `DECIDED_BY` below is every way a message selects a kind, in the order they are weighed: a kind
+asked for by its words ('最大能跑多大的模型', 'is a T4 OK for fine-tuning?') is an `AskedBy` row, beside its
+value; a kind decided by what the message names (a FAQ wording, a budget, a vision job, a model the registry
+lacks, several cards, a model's job, a card) is a `NamedBy` row naming its `Reading` (read by
+core/parser/readings.py) and the kinds it answers with. The parser (core/parser/pipeline.py) walks the
+table and has no branch per kind. What the bot does with each kind (its advisor, view, templates, whether
+it is recomputable, whether it depends on the currency) is one table too, `bot/answer/kinds_table.py`.
 """
 
 from __future__ import annotations
@@ -54,19 +56,35 @@ QUERY_KINDS = frozenset(
 )
 
 
-class ParserStep(StrEnum):
-    """The parser's fixed decisions, in the order it takes them (core/parser/pipeline.py). Each is decided
-    by what a message names (a FAQ wording, a budget, a vision job, a model, several cards) rather than by one
-    kind's words; a row of `ASKED_BY_WORDS` is weighed just before the step it names."""
+class Reading(StrEnum):
+    """What a message names that decides its kind, where no words of one kind do: each is read by one reader
+    in core/parser/readings.py (`READERS`), and a row of `DECIDED_BY` says which kinds it selects and where
+    it is weighed."""
 
-    FAQ = "faq"  # a frequently asked question's wording ('为什么显存大的卡更贵')
-    MARKET = "market"  # a budget or a billing kind without a model ('预算每月5000元 能跑什么')
-    VISION = "vision"  # an image, video, vision, speech or embedding job
+    FAQ_WORDING = "faq_wording"  # a frequently asked question's wording ('为什么显存大的卡更贵')
+    BUDGET_FOLLOWED_UP = "budget_followed_up"  # after a budget's answer, a short change ('那微调呢')
+    BILLING_KIND = "billing_kind"  # a billing kind, a card and no model ('autodl 4090 包月还是按小时')
+    BUDGET = "budget"  # a budget without a model ('预算每月5000元 能跑什么')
+    VISION_JOB = "vision_job"  # an image, video, vision, speech or embedding job (or a follow-up of one)
     SMALL_TALK = "small_talk"  # a greeting or something outside gpufit's job, with nothing named
     UNKNOWN_MODEL = "unknown_model"  # a model the registry lacks is asked about
-    COMPARE = "compare"  # two cards or more
-    MODEL_JOB = "model_job"  # a job of a model named: fit, plans, cards needed
-    FOLLOW_UP = "follow_up"  # the rest: scenarios, follow-ups of the chat's job, a card's facts, clarify
+    SEVERAL_CARDS = "several_cards"  # two cards or more
+    A_MODEL = "a_model"  # a job of a model named: fit, plans, cards needed
+    SCENARIO_WORDING = "scenario_wording"  # a scenario of the article ('学习用什么卡'), no card named
+    THE_CHATS_JOB_ASKED = "the_chats_job_asked"  # the chat's job on a card named, or its speed or cost
+    A_CARD = "a_card"  # one card's facts or prices ('autodl 5090 多少钱')
+    THE_CHATS_JOB_CHANGED = "the_chats_job_changed"  # a field of the chat's job stated, or cards added
+    A_JOB_WITHOUT_ITS_MODEL = "a_job_without_its_model"  # a job's fields or a card, no model: which model?
+    GIBBERISH = "gibberish"  # nothing readable
+    ANYTHING = "anything"  # the rest: outside gpufit's job
+
+
+@dataclass(frozen=True)
+class NamedBy:
+    """A row deciding by what a message names (`reading`): the kinds its reader answers with."""
+
+    reading: Reading
+    kinds: tuple[AnswerKind, ...]
 
 
 @dataclass(frozen=True)
@@ -84,24 +102,35 @@ class AskedBy:
 
     kind: AnswerKind
     words: tuple[re.Pattern[str], ...]
-    before: ParserStep
     in_residue: bool = False
     cards: tuple[int, int] = (0, 1_000)
     sizes_in_general: bool = False
     states: tuple[str, ...] = ()
+
+    @property
+    def kinds(self) -> tuple[AnswerKind, ...]:
+        return (self.kind,)
 
     def asked(self, norm: str, residue: str, stated: Collection[str]) -> bool:
         text = residue if self.in_residue else norm
         return all(field in stated for field in self.states) and all(p.search(text) for p in self.words)
 
 
+# What a model's job is answered as: the kind its query carries (a fit, ranked plans, how many cards), or
+# which model, when none is read.
+_A_JOB = (AnswerKind.FIT, AnswerKind.PLAN, AnswerKind.CARDS_NEEDED, AnswerKind.CLARIFY)
+
+
 def _words(*patterns: str) -> tuple[re.Pattern[str], ...]:
     return tuple(re.compile(pattern) for pattern in patterns)
 
 
-# The kinds a message asks for by its words, in the order they are weighed (before the same step: top first).
-# `\ue000` stands where a card's name was read (core/parser/entities.py).
-ASKED_BY_WORDS: tuple[AskedBy, ...] = (
+# How a message decides its kind: every row, in the order the parser weighs them (the first that answers
+# decides). A kind asked for by its words is an `AskedBy` row; a kind decided by what the message names is a
+# `NamedBy` row whose reader is core/parser/readings.py's. `\ue000` stands where a card's name was read
+# (core/parser/entities.py).
+DECIDED_BY: tuple[AskedBy | NamedBy, ...] = (
+    NamedBy(Reading.FAQ_WORDING, (AnswerKind.FAQ,)),
     AskedBy(
         AnswerKind.HELP,
         _words(
@@ -110,9 +139,13 @@ ASKED_BY_WORDS: tuple[AskedBy, ...] = (
             r"how\s+(?:do\s+i|to|can\s+i)\s+use|what\s+do\s+you\s+do|what\s+are\s+you|who\s+are\s+you|你是谁|"
             r"commands|^\s*/?help\b|instructions|教程|怎么问"
         ),
-        before=ParserStep.MARKET,
         cards=(0, 0),
     ),
+    NamedBy(Reading.BUDGET_FOLLOWED_UP, (AnswerKind.BUDGET,)),
+    NamedBy(Reading.BILLING_KIND, (AnswerKind.BILLING, AnswerKind.CLARIFY)),
+    NamedBy(Reading.BUDGET, (AnswerKind.BUDGET,)),
+    NamedBy(Reading.VISION_JOB, (AnswerKind.FIT, AnswerKind.SCENARIO)),
+    NamedBy(Reading.SMALL_TALK, (AnswerKind.OUT_OF_SCOPE,)),
     # "The largest model": a size asked for, on the cards the user has ('两张3090最大能LoRA多大的模型')
     AskedBy(
         AnswerKind.LARGEST_MODEL,
@@ -124,7 +157,6 @@ ASKED_BY_WORDS: tuple[AskedBy, ...] = (
             r"what\s+(?:models?|llms?)\s+can\s+i\s+(?:run|serve|fit|train|fine[\s-]*tune|lora|qlora)|"
             r"what\s+can\s+i\s+(?:run|serve|fit|train|fine[\s-]*tune)\s+on|最大能|能跑的最大"
         ),
-        before=ParserStep.UNKNOWN_MODEL,
     ),
     # "Is card X good for Y": an opinion asked about one card for a kind of job ('H20适合训练吗')
     AskedBy(
@@ -137,7 +169,6 @@ ASKED_BY_WORDS: tuple[AskedBy, ...] = (
             r"训练|微调|推理|部署|服务|跑大模型|跑模型|大模型|lora|qlora|training|train|fine[\s-]*tun|inference|"
             r"serv(?:e|ing)|deploy|llms?|language\s+models?|running\s+(?:llms?|models?)|跑",
         ),
-        before=ParserStep.UNKNOWN_MODEL,
         in_residue=True,
         cards=(1, 1),
         sizes_in_general=True,
@@ -150,9 +181,21 @@ ASKED_BY_WORDS: tuple[AskedBy, ...] = (
             r"(?:cards?|gpus?)\s+(?:are\s+there\s+)?(?:with|have|has|come\s+with)\b|"
             r"哪些|哪几(?:张|款|种|个)|有什么(?:卡|显卡|gpu)|有啥(?:卡|显卡)|都有什么|列出|列一下"
         ),
-        before=ParserStep.UNKNOWN_MODEL,
         in_residue=True,
         cards=(0, 0),
         states=("card_memory_bytes",),
     ),
+    NamedBy(Reading.UNKNOWN_MODEL, (AnswerKind.CLARIFY,)),
+    NamedBy(Reading.SEVERAL_CARDS, (AnswerKind.COMPARE,)),
+    NamedBy(Reading.A_MODEL, _A_JOB),
+    NamedBy(Reading.SCENARIO_WORDING, (AnswerKind.SCENARIO,)),
+    NamedBy(Reading.THE_CHATS_JOB_ASKED, _A_JOB),
+    NamedBy(Reading.A_CARD, (AnswerKind.CARD_INFO,)),
+    NamedBy(Reading.THE_CHATS_JOB_CHANGED, _A_JOB),
+    NamedBy(Reading.A_JOB_WITHOUT_ITS_MODEL, (AnswerKind.CLARIFY,)),
+    NamedBy(Reading.GIBBERISH, (AnswerKind.CLARIFY,)),
+    NamedBy(Reading.ANYTHING, (AnswerKind.OUT_OF_SCOPE,)),
 )
+
+# The kinds asked for by their words (the `AskedBy` rows, in their order).
+ASKED_BY_WORDS: tuple[AskedBy, ...] = tuple(row for row in DECIDED_BY if isinstance(row, AskedBy))

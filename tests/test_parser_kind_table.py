@@ -1,5 +1,6 @@
-"""The kinds a message asks for by its words are one table (core/answer_kind.py `ASKED_BY_WORDS`), read by
-the parser: the parser has no branch per such kind, and a row alone decides, follows up and orders one."""
+"""What decides a message's kind is one table (core/answer_kind.py `DECIDED_BY`): the kinds asked for by their
+words and the readings of what a message names (FAQ, budget, vision, compare, a model's job …), in order. The
+parser walks it with no branch per kind, and a row alone decides, follows up and orders a kind."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from core.answer_kind import ASKED_BY_WORDS, QUERY_KINDS, AnswerKind, AskedBy, ParserStep
-from core.parser import parse, pipeline
+from core.answer_kind import ASKED_BY_WORDS, DECIDED_BY, QUERY_KINDS, AnswerKind, AskedBy, NamedBy, Reading
+from core.parser import parse, pipeline, readings
 
 PIPELINE = Path(pipeline.__file__)
 
@@ -23,32 +24,75 @@ def test_one_row_per_kind_asked_by_words() -> None:
         assert row.words and row.cards[0] <= row.cards[1]
 
 
-def test_the_pipeline_has_no_branch_for_a_kind_of_the_table() -> None:
-    """pipeline.py names none of the table's kinds: their words, conditions and order are the rows'."""
+def test_the_pipeline_has_no_branch_for_any_kind() -> None:
+    """pipeline.py names no kind and no reading: which kinds, on what and in what order are the table's."""
     tree = ast.parse(PIPELINE.read_text(encoding="utf-8"))
     named = {
-        node.attr
+        f"{node.value.id}.{node.attr}"
         for node in ast.walk(tree)
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-        if node.value.id in ("AnswerKind", "Intent")
+        if node.value.id in ("AnswerKind", "Intent", "Reading", "words")
     }
-    table_kinds = {row.kind.name for row in ASKED_BY_WORDS}
-    assert not named & table_kinds, named & table_kinds
+    # the two decisions made before the table: an empty message, and values that cannot be used
+    assert named <= {"Intent.CLARIFY", "words.is_empty"}, named
 
 
-def test_every_step_is_weighed_in_order() -> None:
-    """Each fixed decision has its point in parse(), in ParserStep's order."""
-    source = PIPELINE.read_text(encoding="utf-8")
-    points = [match.group(1) for match in re.finditer(r"asked_before\(ParserStep\.(\w+)\)", source)]
-    assert points == [step.name for step in ParserStep]
+def test_every_reading_is_one_row_and_the_last_answers_everything() -> None:
+    readings_used = [row.reading for row in DECIDED_BY if isinstance(row, NamedBy)]
+    assert sorted(readings_used) == sorted(Reading) and len(readings_used) == len(set(readings_used))
+    assert set(readings.READERS) == set(Reading)
+    last = DECIDED_BY[-1]
+    assert isinstance(last, NamedBy) and last.reading is Reading.ANYTHING
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "can I LoRA llama 3.1 8b on a 4090?",
+        "cheapest card to serve qwen2.5-7b",
+        "跑 Qwen2.5-72B 要几张 L20",
+        "为什么显存大的卡更贵",
+        "预算每月5000元 能租卡跑什么模型",
+        "autodl 4090 按月租划算还是按小时 我每天就用8小时",
+        "autodl 包月还是按小时 每天8小时",
+        "文生图用什么卡",
+        "SDXL on a 4090",
+        "hello",
+        "Zorblax-9000 on a 4090",
+        "4090 vs a100 vs h100",
+        "I want to learn deep learning, which card",
+        "/card 4090",
+        "batch 8 on a 4090",
+        "asdfgh qwerty",
+        "what is the weather",
+        "H20适合训练吗",
+        "/help",
+        "哪些卡有48G显存",
+    ],
+)
+def test_a_row_answers_only_with_its_kinds(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each row answers with the kinds it lists, so the table says what each reading selects."""
+    answered: list[tuple[AskedBy | NamedBy, AnswerKind]] = []
+    real = readings.read
+
+    def read(row: AskedBy | NamedBy, message: readings.Message) -> object:
+        parsed = real(row, message)
+        if parsed is not None:
+            answered.append((row, parsed.intent))
+        return parsed
+
+    monkeypatch.setattr(pipeline, "read", read)
+    parse(text)
+    ((row, kind),) = answered
+    assert kind in row.kinds, (text, row, kind)
 
 
 def test_a_row_alone_adds_a_kind(monkeypatch: pytest.MonkeyPatch) -> None:
     """A new row, weighed before the model's job: asked by its words, kept on the query, followed up."""
-    row = AskedBy(AnswerKind.BILLING, (re.compile(r"zorbl"),), before=ParserStep.MODEL_JOB, cards=(1, 1))
-    rows = dict(pipeline._ROWS_BEFORE)
-    rows[ParserStep.MODEL_JOB] = (row,)
-    monkeypatch.setattr(pipeline, "_ROWS_BEFORE", rows)
+    row = AskedBy(AnswerKind.BILLING, (re.compile(r"zorbl"),), cards=(1, 1))
+    rows = list(DECIDED_BY)
+    rows.insert(rows.index(_row_of(Reading.A_MODEL)), row)
+    monkeypatch.setattr(pipeline, "DECIDED_BY", tuple(rows))
     asked = parse("zorbl on a 4090 for fine-tuning")
     assert asked.intent is AnswerKind.BILLING and asked.query is not None
     assert asked.query.kind is AnswerKind.BILLING and asked.query.card == "rtx-4090"
@@ -58,6 +102,21 @@ def test_a_row_alone_adds_a_kind(monkeypatch: pytest.MonkeyPatch) -> None:
     assert again.query is not None and again.query.card == "l40s" and again.query.task is asked.query.task
     assert parse("zorbl with llama 3.1 8b on a 4090").intent is AnswerKind.FIT  # one model's job is a fit
     assert parse("zorbl on a 4090 and an H100").intent is AnswerKind.COMPARE  # more cards than the row takes
+
+
+def test_a_rows_place_is_its_precedence(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Moving the comparison of several cards ahead of the FAQ wordings makes a FAQ naming two cards a
+    comparison: the order of the table decides, not the parser."""
+    text = "why is the a100 80gb more expensive than the a100 40gb"
+    assert parse(text).intent is AnswerKind.FAQ
+    several = _row_of(Reading.SEVERAL_CARDS)
+    rows = [several, *(row for row in DECIDED_BY if row is not several)]
+    monkeypatch.setattr(pipeline, "DECIDED_BY", tuple(rows))
+    assert parse(text).intent is AnswerKind.COMPARE
+
+
+def _row_of(reading: Reading) -> NamedBy:
+    return next(row for row in DECIDED_BY if isinstance(row, NamedBy) and row.reading is reading)
 
 
 @pytest.mark.parametrize(

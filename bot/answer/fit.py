@@ -126,7 +126,7 @@ def _job_facts(jobs: JobFacts | None) -> dict[str, object]:
         return {}
     facts: dict[str, object] = {
         "runtime": jobs.runtime,
-        "offload": jobs.offload,
+        "offload": jobs.offload_json(),
         "rl": jobs.rl.model_dump(mode="json") if jobs.rl else None,
         "launch": jobs.launch.model_dump(mode="json") if jobs.launch else None,
     }

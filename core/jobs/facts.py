@@ -5,7 +5,7 @@ itself ("runs, with N GB in system RAM, at ~X tokens/s")."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -24,18 +24,60 @@ from core.speed import training_speed
 Verdict = Literal["fits", "tight", "no", "offload"]
 
 
+class TrainingOffload(BaseModel):
+    """ZeRO's offloaded states (DeepSpeed offload_optimizer / offload_param, ZeRO-Infinity's NVMe): what
+    the host holds and what moving them costs a step."""
+
+    model_config = ConfigDict(frozen=True)
+
+    mode: str  # optimizer | params | nvme
+    device: Literal["cpu", "nvme"]
+    host_bytes: int
+    host_memory_bytes: int | None  # the system RAM the user said, if any
+    host_fits: bool | None  # None: the user did not say how much RAM there is
+    host_bandwidth_gb_s: float
+    host_memory: str
+    step_seconds: float | None  # None without a card
+    offload_seconds_per_step: float
+
+
+class RlModelFacts(BaseModel):
+    """One model of a preference / RL job as the answer shows it: its role and resident bytes."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: str
+    bytes: int
+    trained: bool
+    on_training_cards: bool
+    asleep_in_update: bool
+
+
+class RolloutFacts(BaseModel):
+    """The rollout engine of an RL job: where it runs, what it holds, its share of a card."""
+
+    model_config = ConfigDict(frozen=True)
+
+    placement: Literal["colocated", "separate"]
+    bytes: int
+    weights_bytes: int
+    kv_bytes: int
+    engine_share: float | None  # the engine's share of a training card (colocated only)
+    asleep_in_update: bool
+
+
 class RlFacts(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     algorithm: str
     reference: bool
     reference_is_adapter_off: bool
-    models: list[dict[str, Any]]
+    models: list[RlModelFacts]
     num_generations: int | None
     completion_tokens: int | None
     sequences_per_step: int
     tokens_per_sequence: int
-    rollout: dict[str, Any] | None
+    rollout: RolloutFacts | None
     step_seconds: float | None
 
 
@@ -44,7 +86,8 @@ class JobFacts(BaseModel):
 
     runtime: str
     verdict: Verdict | None  # None: the estimate's own verdict stands
-    offload: dict[str, Any] | None
+    # where system RAM takes part: the GGUF split (when not every layer fits) or ZeRO's offloaded states
+    offload: InferenceOffload | TrainingOffload | None
     inference_offload: InferenceOffload | None
     rl: RlFacts | None
     launch: Launch | None
@@ -53,6 +96,12 @@ class JobFacts(BaseModel):
     tables: list[TableFigure] = []
     estimate_bytes: int = 0  # the per-card figure the tables are set beside, and its activations and logits
     context_bytes: int = 0
+
+    def offload_json(self) -> dict[str, object] | None:
+        """The answer's JSON `offload`: the split (with whether it runs) or the offloaded states."""
+        if isinstance(self.offload, InferenceOffload):
+            return self.offload.model_dump(mode="json") | {"runs": self.offload.runs}
+        return self.offload.model_dump(mode="json") if self.offload is not None else None
 
 
 def _model(est: Estimate) -> ModelArch | None:
@@ -73,7 +122,7 @@ def job_facts(est: Estimate, card: Card | None, count: int, fits: Fit | None) ->
     runtime = q.runtime or runtime_profile(None).id
     model = _arch(est)
     verdict: Verdict | None = None
-    offload: dict[str, Any] | None = None
+    offload: InferenceOffload | TrainingOffload | None = None
     plan: InferenceOffload | None = None
     asked_split = q.gpu_layers is not None or q.offload is Offload.EXPERTS  # -ngl N, -ot exps=CPU, --cpu-moe
     if model is not None and card is not None and (fits is Fit.NO or asked_split):
@@ -83,10 +132,10 @@ def job_facts(est: Estimate, card: Card | None, count: int, fits: Fit | None) ->
         verdict = "tight" if fits is Fit.NO else None
     elif plan is not None:
         verdict = "offload" if plan.runs else "no"
-        offload = plan.model_dump(mode="json") | {"runs": plan.runs}
+        offload = plan
     elif model is not None and zero_offload.uses_host_memory(q):
         offload = _training_offload(est, model, card, count)
-        if q.host_memory_bytes is not None and offload["host_bytes"] > q.host_memory_bytes:
+        if q.host_memory_bytes is not None and offload.host_bytes > q.host_memory_bytes:
             verdict = "no"
     rl_facts = _rl_facts(est, model, card, count) if q.algorithm is not None and model is not None else None
     launch = launch_line(est, model, count, plan)
@@ -107,7 +156,7 @@ def job_facts(est: Estimate, card: Card | None, count: int, fits: Fit | None) ->
     )
 
 
-def _training_offload(est: Estimate, model: ModelArch, card: Card | None, count: int) -> dict[str, Any]:
+def _training_offload(est: Estimate, model: ModelArch, card: Card | None, count: int) -> TrainingOffload:
     q = est.query
     host = zero_offload.host_bytes(q, model)
     memory = host_memory(q)
@@ -116,17 +165,17 @@ def _training_offload(est: Estimate, model: ModelArch, card: Card | None, count:
     if card is not None:
         speed = training_speed(est, card, count, None)
         step = speed.step_s + extra
-    return {
-        "mode": (q.offload.value if q.offload else "optimizer"),
-        "device": "nvme" if q.offload and q.offload.value == "nvme" else "cpu",
-        "host_bytes": host,
-        "host_memory_bytes": q.host_memory_bytes,
-        "host_fits": None if q.host_memory_bytes is None else host <= q.host_memory_bytes,
-        "host_bandwidth_gb_s": round(memory.peak_bytes_s / 1e9, 1),
-        "host_memory": memory.label,
-        "step_seconds": step,
-        "offload_seconds_per_step": extra,
-    }
+    return TrainingOffload(
+        mode=q.offload.value if q.offload else "optimizer",
+        device="nvme" if q.offload and q.offload.value == "nvme" else "cpu",
+        host_bytes=host,
+        host_memory_bytes=q.host_memory_bytes,
+        host_fits=None if q.host_memory_bytes is None else host <= q.host_memory_bytes,
+        host_bandwidth_gb_s=round(memory.peak_bytes_s / 1e9, 1),
+        host_memory=memory.label,
+        step_seconds=step,
+        offload_seconds_per_step=extra,
+    )
 
 
 def _rl_facts(est: Estimate, model: ModelArch, card: Card | None, count: int) -> RlFacts:
@@ -140,38 +189,34 @@ def _rl_facts(est: Estimate, model: ModelArch, card: Card | None, count: int) ->
     ]
     policy = max(0, est.breakdown.total - sum(m.bytes for m in in_peak))
     models = [
-        {
-            "role": "policy",
-            "bytes": policy,
-            "trained": True,
-            "on_training_cards": True,
-            "asleep_in_update": False,
-        }
+        RlModelFacts(
+            role="policy", bytes=policy, trained=True, on_training_cards=True, asleep_in_update=False
+        )
     ]
     models += [
-        {
-            "role": m.role,
-            "bytes": m.bytes,
-            "trained": m.trained,
-            "on_training_cards": m.on_training_cards,
-            "asleep_in_update": m.asleep_in_update,
-        }
+        RlModelFacts(
+            role=m.role,
+            bytes=m.bytes,
+            trained=m.trained,
+            on_training_cards=m.on_training_cards,
+            asleep_in_update=m.asleep_in_update,
+        )
         for m in others
     ]
     rollout = next((m for m in others if m.role == "rollout"), None)
-    rollout_json = None
+    rollout_facts = None
     step = None
     if rollout is not None:
         profile_rl = runtime_profile(q.runtime).rl
         engine_share = profile_rl.rollout_share if profile_rl is not None else None
-        rollout_json = {
-            "placement": rl.rollout_placement(q),
-            "bytes": rollout.bytes,
-            "weights_bytes": rollout.weights_bytes,
-            "kv_bytes": rollout.kv_bytes,
-            "engine_share": engine_share if rollout.on_training_cards else None,
-            "asleep_in_update": rollout.asleep_in_update,
-        }
+        rollout_facts = RolloutFacts(
+            placement=rl.rollout_placement(q),
+            bytes=rollout.bytes,
+            weights_bytes=rollout.weights_bytes,
+            kv_bytes=rollout.kv_bytes,
+            engine_share=engine_share if rollout.on_training_cards else None,
+            asleep_in_update=rollout.asleep_in_update,
+        )
     if card is not None and q.task is not Task.INFERENCE:
         update = training_speed(est, card, count, None)
         update_s = sequences * tokens / max(update.tokens_per_s, 1e-9) * count
@@ -191,6 +236,6 @@ def _rl_facts(est: Estimate, model: ModelArch, card: Card | None, count: int) ->
         completion_tokens=q.completion_tokens,
         sequences_per_step=sequences,
         tokens_per_sequence=tokens,
-        rollout=rollout_json,
+        rollout=rollout_facts,
         step_seconds=step,
     )

@@ -1,7 +1,8 @@
 """What kind of question a message is, from its wording (the fields come from entities.py).
 
-Each detector is a few compiled keyword patterns over the normalized text; the order in which
-pipeline.py consults them is what resolves overlaps (a FAQ wording beats a card mention, etc.).
+Each detector is a few compiled keyword patterns over the normalized text; the order of the rows of
+core/answer_kind.py `DECIDED_BY` that consult them (through core/parser/readings.py) is what resolves
+overlaps (a FAQ wording beats a card mention, etc.).
 """
 
 from __future__ import annotations
