@@ -44,6 +44,8 @@ class RuntimeSpeed(BaseModel):
     launch_overlaps: bool = False  # eager runtimes: the CPU launches kernels while the GPU runs earlier ones
     launch_serial_share: float = 0.0  # eager runtimes: share of the shorter of launches / GPU work not hidden
     max_num_seqs: int | None = None  # sequences one replica runs at once (None: no cap of its own)
+    # the KV pool as a share of the memory free once the engine is loaded (TensorRT-LLM); None: of the card
+    kv_free_memory_share: float | None = None
     continuous_batching: bool = False
     tensor_parallel: bool = False  # several cards split each layer (else they split the layers)
     source: str
@@ -116,6 +118,13 @@ class TrainingConstants(BaseModel):
     runtime_frameworks: dict[str, str]  # runtime profile id (data/runtimes.toml) -> its framework
     default_framework: str
     frameworks_source: str
+    # a framework's own share of tensor parallelism's collectives left exposed (tp_exposed where unlisted)
+    framework_tp_exposed: dict[str, float] = {}
+
+    def tp_exposed_for(self, framework: str, overlapped: bool) -> float:
+        """Megatron overlaps its tensor-parallel collectives with the GEMMs (tp_exposed, fitted); a framework
+        listed here does not, unless the run says it overlaps them (PyTorch's async TP)."""
+        return self.tp_exposed if overlapped else self.framework_tp_exposed.get(framework, self.tp_exposed)
 
     def framework_of(self, runtime: str | None) -> str:
         """The framework a runtime profile trains with (Hugging Face Trainer when the profile has none)."""

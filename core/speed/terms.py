@@ -6,7 +6,17 @@ said):
 - Decode reads every weight it needs and each sequence's KV once per step: time = bytes / achieved bandwidth
   (roofline; llama.cpp PR #2917's straight line of time against bytes). Achieved bandwidth = nominal × the
   card family's efficiency × the runtime's and the weight format's kernels (fitted).
-- MoE decode reads the experts the batch routes to: E·(1 − (1 − k/E)^B) per layer (uniform routing).
+- Each kernel meets its own roofline, and a step runs them one after the other: the linear layers' GEMMs take
+  the longer of reading the weights and computing 2·N FLOPs per token, attention the longer of reading the KV
+  and computing the prompt tokens' scores, and the step is their sum (the per-operator roofline of Yuan et
+  al. 2024, "LLM Inference Unveiled", arXiv 2402.16363, §3), not the larger of its total bytes and FLOPs: at
+  saturation the GEMMs are compute-bound while attention still streams the cache, and one does not hide the
+  other (TensorRT-LLM 0.17's saturation table: the same throughput with twice the sequences in FP8 KV).
+- MoE decode reads the experts the batch routes to: E·(1 − (1 − k/E)^B) per layer (uniform routing); a prompt
+  prefilled in a step reads those its own tokens route to (128 tokens touch nearly all of Mixtral's 8).
+- TensorRT-LLM's KV pool is a share (`free_gpu_memory_fraction`, 0.9 by default) of the memory left free once
+  the engine is loaded, not of the card (vLLM's gpu_memory_utilization): 70B in FP8 on an 80 GB card holds
+  ~19 sequences of 2,000 tokens, not one.
 - A fixed cost per layer per step (kernel launches; CUDA graphs in vLLM/SGLang/TensorRT-LLM cut it), per MoE
   layer (router, top-k, grouped GEMM), per step (scheduler, sampling) and per running sequence (fitted).
 - Tensor parallelism: two all-reduces of the hidden state per layer per step (Megatron-LM, Shoeybi et al. 2019
@@ -28,9 +38,11 @@ said):
   (DeepSeek-V3 report §3.2; GShard): bytes = 2·2·k·hidden·2 per token per MoE layer, over NVLink inside a node
   and the network between nodes.
 - Training under tensor parallelism all-reduces each layer's hidden state 4 times per token (6 with recompute;
-  Shoeybi et al. 2019 §3, Korthikanti et al. 2022); data parallelism's ZeRO-3 / FSDP gathers and gradient
-  reductions (Rajbhandari et al. 2020; Zhao et al. 2023) cross NVLink or PCIe inside a node and the network
-  (one 400 Gb/s NIC per GPU, DGX H100) between nodes.
+  Shoeybi et al. 2019 §3, Korthikanti et al. 2022): Megatron overlaps most of it with the GEMMs, PyTorch's
+  vanilla TP none (torchtitan's async-TP benchmark: its overlap is 1.04-1.16x over the vanilla baseline);
+  data parallelism's ZeRO-3 / FSDP gathers and gradient reductions (Rajbhandari et al. 2020; Zhao et al. 2023)
+  cross NVLink or PCIe inside a node and the network (one 400 Gb/s NIC per GPU, DGX H100) between nodes, where
+  a ring's traffic is split over the node's NICs (NCCL builds one ring per NIC).
 - QLoRA dequantises every 4-bit base weight on each pass over it, once per micro-batch whatever its tokens
   (bitsandbytes / auto-gptq kernels: memory-bound, so bytes over the achieved bandwidth; fitted bytes).
 - A card held under its TDP keeps (limit / TDP)^0.30 of its tensor peak (H100 NVL 835 TFLOPS at 400 W against
@@ -237,7 +249,8 @@ def data_parallel_traffic(
     """Bytes one card sends per micro-batch in data parallelism's collectives: (over its own link inside the
     node, over its share of the network). Sharded (ZeRO-3 / FSDP) gathers the weights for the forward and
     the backward and reduce-scatters the gradients every micro-batch (Rajbhandari et al. 2020; Zhao et al.
-    2023); `flat` shards over all the ranks, so past one node the gathers cross the network; otherwise the
+    2023); `flat` shards over all the ranks, so past one node the gathers' rings cross the network too
+    (each of the node's NICs carrying its share, NCCL's one ring per NIC); otherwise the
     shards stay inside a node (PyTorch HSDP, DeepSpeed ZeRO++'s hpZ, Wang et al. 2023) and only the sharded
     gradients are all-reduced across nodes, once per optimizer step of `micro_batches`. Unsharded (DDP,
     ZeRO-1/2, Megatron's distributed optimizer) all-reduces the gradients once per step, hierarchically
@@ -250,7 +263,10 @@ def data_parallel_traffic(
     steps = max(micro_batches, 1.0)
     if sharded and flat:
         total = (ranks - 1) / ranks * (2 * weight_bytes + grad_bytes)
-        return (total, 0.0) if nodes == 1 else (0.0, total)
+        # A ring over several nodes runs its hops inside a node over NVLink / PCIe and between nodes over the
+        # NICs; NCCL builds one ring per NIC (channels), so each of a node's `inside` NICs carries 1/inside of
+        # the ring's inter-node traffic: the node's NICs together, not one card's, set the network's pace.
+        return (total, 0.0) if nodes == 1 else (total, total / inside)
     across = 2 * grad_bytes / inside * (nodes - 1) / nodes / steps
     if sharded:
         return (inside - 1) / inside * (2 * weight_bytes + grad_bytes), across
