@@ -35,6 +35,7 @@ import inspect
 import json
 import logging
 from collections.abc import Awaitable, Iterable
+from http import HTTPStatus
 from typing import Any
 
 from telegram import Update
@@ -149,22 +150,22 @@ class ConfirmAfterHandling(BaseRequest):
         status, payload = await self.inner.do_request(
             url, method, request_data, read_timeout, write_timeout, connect_timeout, pool_timeout
         )
-        if offset is not None:
+        if offset is not None and status == HTTPStatus.OK:  # an error answer may not have confirmed anything
             self.window.sent(offset)
         return status, self._only_new(status, payload)
 
     async def _until_worth_polling(self) -> None:
         """Hold the poll until it can bring news. PTB's last poll on stopping (the updater no longer running)
-        waits for every update in hand, as long as the Application still handles them, so it confirms all."""
+        first waits until the Application handled everything it queued, so it confirms all of that; an update
+        PTB ignored because it came as the updater stopped stays in hand, unconfirmed, delivered again."""
         app = self._app
         window = self.window
-        stopping = app is not None and app.updater is not None and not app.updater.running
+        if app is not None and app.updater is not None and not app.updater.running:
+            await _all_queued_handled(app)
+            return
         loop = asyncio.get_running_loop()
         deadline = loop.time() + STUCK_POLL_SECONDS
         while app is not None and app.running and window.in_hand:
-            if stopping:
-                await window.wait_for_news(_RECHECK_SECONDS)
-                continue
             remaining = deadline - loop.time()
             if window.may_poll() or remaining <= 0:
                 return
@@ -173,7 +174,7 @@ class ConfirmAfterHandling(BaseRequest):
     def _only_new(self, status: int, payload: bytes) -> bytes:
         """The getUpdates answer without the updates PTB already has (they came again because the offset
         stayed below an update in hand)."""
-        if status != 200:
+        if status != HTTPStatus.OK:
             return payload
         try:
             answer = json.loads(payload)
@@ -188,6 +189,15 @@ class ConfirmAfterHandling(BaseRequest):
             update for update, update_id in zip(updates, ids, strict=True) if update_id in new
         ]
         return json.dumps(answer).encode()
+
+
+async def _all_queued_handled(app: AnyApplication) -> None:
+    while app.running:
+        try:
+            await asyncio.wait_for(app.update_queue.join(), _RECHECK_SECONDS)
+        except TimeoutError:
+            continue  # still handling; re-check that the Application was not stopped meanwhile
+        return
 
 
 def _with_offset(request_data: RequestData, offset: int) -> RequestData:
