@@ -474,6 +474,8 @@ def precompile(directory: Path = COMPILED_DIR) -> int:
 
 _BLANK_RUNS = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
 _TRAILING_SPACE = re.compile(r"[ \t]+\n")
+# '10 万 次': a count's 万 / 亿 (fmt_count) binds to the Chinese word after it, '10 万次'
+_ZH_UNIT_SPACE = re.compile(r"(\d (?:万亿|亿|万)) (?=[\u4e00-\u9fff])")
 
 
 def fmt_runtime_name(runtime_id: object) -> str:
@@ -493,7 +495,8 @@ def render(name: str, lang: str, /, **data: Any) -> str:
     """Template `name` in `lang` (see template_name) with `data`; unknown languages fall back to English."""
     lang = lang if lang in LANGS else "en"
     template = environment(lang).get_template(template_name(name, lang))
-    return tidy(template.render(lang=lang, **data))
+    text = tidy(template.render(lang=lang, **data))
+    return _ZH_UNIT_SPACE.sub(r"\1", text) if lang == "zh" else text
 
 
 # -- the CLI views ---------------------------------------------------------------------------------------
