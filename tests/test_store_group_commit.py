@@ -65,7 +65,9 @@ async def test_reads_during_a_flush_see_only_what_is_committed(tmp_path: Path) -
     release = asyncio.Event()
 
     async def slow(db: aiosqlite.Connection) -> None:
-        await db.execute("INSERT INTO sessions (chat_id, user_id, lang, updated_at) VALUES (7, 7, 'en', 1e12)")
+        await db.execute(
+            "INSERT INTO sessions (chat_id, user_id, lang, updated_at) VALUES (7, 7, 'en', 1e12)"
+        )
         inside.set()
         await release.wait()
 
