@@ -21,7 +21,6 @@ from core.advisor.model import Fix, Plan
 from core.advisor.needed import NeededOption
 from core.advisor.traffic import Replicas, Traffic
 from core.assessment import Assessment
-from core.billing import BillingAdvice
 from core.catalog import Card
 from core.contract import JobSpeed, JobTime, ServingFigures
 from core.cost import CardPrice, JobCost
@@ -29,7 +28,7 @@ from core.estimator import Estimate, FolkRule, Verdict
 from core.jobs.apple import AppleFacts
 from core.jobs.facts import JobFacts
 from core.platforms import Platform
-from core.query import BillingKind, Query
+from core.query import Query
 from core.vision.job import VisionJob
 from core.vision.plans import VisionPlan
 from core.vision.result import Fix as VisionFix
@@ -197,17 +196,6 @@ class BudgetView:
 
 
 @dataclass(frozen=True, slots=True)
-class BillingView:
-    """What templates/<lang>/billing.j2 shows: a card's billing kinds and the one to take."""
-
-    card: Card
-    a: BillingAdvice | None  # None: no price list in force
-    platform: Platform | None
-    currency: str
-    asked: BillingKind | None  # the billing kind the question asked about
-
-
-@dataclass(frozen=True, slots=True)
 class CardPair:
     """Two memory variants of one card (or the two cards the user named), smaller memory first."""
 
@@ -301,7 +289,6 @@ class VisionCheck:
 
 
 __all__ = [
-    "BillingView",
     "BudgetView",
     "CardAdviceView",
     "CardPair",
