@@ -116,6 +116,13 @@ class TrainingConstants(BaseModel):
     runtime_frameworks: dict[str, str]  # runtime profile id (data/runtimes.toml) -> its framework
     default_framework: str
     frameworks_source: str
+    # a framework's own share of tensor parallelism's collectives left exposed (tp_exposed where unlisted)
+    framework_tp_exposed: dict[str, float] = {}
+
+    def tp_exposed_for(self, framework: str, overlapped: bool) -> float:
+        """Megatron overlaps its tensor-parallel collectives with the GEMMs (tp_exposed, fitted); a framework
+        listed here does not, unless the run says it overlaps them (PyTorch's async TP)."""
+        return self.tp_exposed if overlapped else self.framework_tp_exposed.get(framework, self.tp_exposed)
 
     def framework_of(self, runtime: str | None) -> str:
         """The framework a runtime profile trains with (Hugging Face Trainer when the profile has none)."""

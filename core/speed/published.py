@@ -146,7 +146,9 @@ HELD_OUT_TABLE = "speed_heldout"  # speed_heldout.csv + speed_heldout_sources.to
 HELD_OUT_2_TABLE = "speed_heldout2"  # a second held-out set, recorded before it was predicted
 # speed_heldout_training.csv + its sources: training figures recorded before the training terms were built
 TRAINING_HELD_OUT_TABLE = "speed_heldout_training"
-TABLES = (FITTED_TABLE, HELD_OUT_TABLE, HELD_OUT_2_TABLE, TRAINING_HELD_OUT_TABLE)
+# speed_heldout_training3.csv + its sources: a third training set (v3), recorded before it was predicted
+TRAINING_HELD_OUT_3_TABLE = "speed_heldout_training3"
+TABLES = (FITTED_TABLE, HELD_OUT_TABLE, HELD_OUT_2_TABLE, TRAINING_HELD_OUT_TABLE, TRAINING_HELD_OUT_3_TABLE)
 
 
 @cache
@@ -322,7 +324,8 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
         query = Query.model_validate(_read(figure, _TRAINING_QUERY, task=task))
         result = estimate(query)
         flops = training_flops_per_token(result.query, result.active_params, result.trainable_params)
-        flops += attention_flops_per_token(model, figure.seq, method, figure.recompute)
+        attention = attention_flops_per_token(model, figure.seq, method, figure.recompute)
+        flops += attention
         source = source_of(figure.source)
         framework = source.framework or c.training.default_framework
         ranks = max(figure.tp * figure.pp, 1)
@@ -356,6 +359,8 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
             communication_bytes=node_bytes,
             network_bytes=network_bytes,
             tokens_per_card_step=figure.mbs * figure.seq,
+            attention_flops_per_token=attention,
+            tp_overlapped="asynctp" in figure.note.lower().replace(" ", ""),
         )
         return PreparedFigure(figure=figure, training=job)
     runtime = c.runtime(figure.runtime)

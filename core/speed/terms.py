@@ -28,9 +28,11 @@ said):
   (DeepSeek-V3 report §3.2; GShard): bytes = 2·2·k·hidden·2 per token per MoE layer, over NVLink inside a node
   and the network between nodes.
 - Training under tensor parallelism all-reduces each layer's hidden state 4 times per token (6 with recompute;
-  Shoeybi et al. 2019 §3, Korthikanti et al. 2022); data parallelism's ZeRO-3 / FSDP gathers and gradient
-  reductions (Rajbhandari et al. 2020; Zhao et al. 2023) cross NVLink or PCIe inside a node and the network
-  (one 400 Gb/s NIC per GPU, DGX H100) between nodes.
+  Shoeybi et al. 2019 §3, Korthikanti et al. 2022): Megatron overlaps most of it with the GEMMs, PyTorch's
+  vanilla TP none (torchtitan's async-TP benchmark: its overlap is 1.04-1.16x over the vanilla baseline);
+  data parallelism's ZeRO-3 / FSDP gathers and gradient reductions (Rajbhandari et al. 2020; Zhao et al. 2023)
+  cross NVLink or PCIe inside a node and the network (one 400 Gb/s NIC per GPU, DGX H100) between nodes, where
+  a ring's traffic is split over the node's NICs (NCCL builds one ring per NIC).
 - QLoRA dequantises every 4-bit base weight on each pass over it, once per micro-batch whatever its tokens
   (bitsandbytes / auto-gptq kernels: memory-bound, so bytes over the achieved bandwidth; fitted bytes).
 - A card held under its TDP keeps (limit / TDP)^0.30 of its tensor peak (H100 NVL 835 TFLOPS at 400 W against
@@ -237,7 +239,8 @@ def data_parallel_traffic(
     """Bytes one card sends per micro-batch in data parallelism's collectives: (over its own link inside the
     node, over its share of the network). Sharded (ZeRO-3 / FSDP) gathers the weights for the forward and
     the backward and reduce-scatters the gradients every micro-batch (Rajbhandari et al. 2020; Zhao et al.
-    2023); `flat` shards over all the ranks, so past one node the gathers cross the network; otherwise the
+    2023); `flat` shards over all the ranks, so past one node the gathers' rings cross the network too
+    (each of the node's NICs carrying its share, NCCL's one ring per NIC); otherwise the
     shards stay inside a node (PyTorch HSDP, DeepSpeed ZeRO++'s hpZ, Wang et al. 2023) and only the sharded
     gradients are all-reduced across nodes, once per optimizer step of `micro_batches`. Unsharded (DDP,
     ZeRO-1/2, Megatron's distributed optimizer) all-reduces the gradients once per step, hierarchically
@@ -250,7 +253,10 @@ def data_parallel_traffic(
     steps = max(micro_batches, 1.0)
     if sharded and flat:
         total = (ranks - 1) / ranks * (2 * weight_bytes + grad_bytes)
-        return (total, 0.0) if nodes == 1 else (0.0, total)
+        # A ring over several nodes runs its hops inside a node over NVLink / PCIe and between nodes over the
+        # NICs; NCCL builds one ring per NIC (channels), so each of a node's `inside` NICs carries 1/inside of
+        # the ring's inter-node traffic: the node's NICs together, not one card's, set the network's pace.
+        return (total, 0.0) if nodes == 1 else (total, total / inside)
     across = 2 * grad_bytes / inside * (nodes - 1) / nodes / steps
     if sharded:
         return (inside - 1) / inside * (2 * weight_bytes + grad_bytes), across

@@ -5,12 +5,14 @@ Utilisation is the card segment's MFU under Megatron-Core (data/speed.toml [mfu]
 share of it (Hugging Face Trainer, PyTorch-native FSDP, Megatron; [training.frameworks]) × the pipeline's
 bubble (and an optimizer offloaded to host memory). On top of the compute come: QLoRA's dequantisation of the
 4-bit base on every pass (per micro-batch, so short micro-batches pay more per token), tensor parallelism's
-all-reduces per layer and expert parallelism's all-to-all (over NVLink, PCIe or the network), and data
-parallelism's gathers and reductions over the slowest link the job crosses (NVLink or PCIe inside a node, the
-network between nodes), each exposed by its fitted share. FP8 runs the GEMMs faster on cards with FP8 tensor
-cores; a card held under its board power (when a source says so) clocks lower. `TrainingJob` holds the job's
-shape; `tokens_per_s_per_gpu` is the one formula both the answers (`training_speed`) and the published-figure
-check (core/speed/published.py) use. Each term's formula and source: core/speed/terms.py.
+all-reduces per layer (Megatron overlaps a fitted share of them, PyTorch's vanilla TP none) and expert
+parallelism's all-to-all (over NVLink, PCIe or the network), and data parallelism's gathers and reductions
+over the links the job crosses (NVLink or PCIe inside a node; between nodes the node's NICs together, one
+NCCL ring per NIC), each exposed by its fitted share. FP8 runs the linear layers' GEMMs faster on cards with
+FP8 tensor cores (attention stays BF16); a card held under its board power (when a source says so) clocks
+lower. `TrainingJob` holds the job's shape; `tokens_per_s_per_gpu` is the one formula both the answers
+(`training_speed`) and the published-figure check (core/speed/published.py) use. Each term's formula and
+source: core/speed/terms.py.
 """
 
 from __future__ import annotations
@@ -90,7 +92,7 @@ class TrainingJob:
     gpus: int
     precision: Precision
     method: Method
-    flops_per_token: float
+    flops_per_token: float  # all of it: the linear layers' and causal attention's
     framework: str = "hf-trainer"  # data/speed.toml [training.frameworks]
     tensor_parallel: int = 1
     pipeline_parallel: int = 1
@@ -110,6 +112,8 @@ class TrainingJob:
     communication_bytes: float = 0.0  # data-parallel bytes each card sends per micro-batch over its own link
     network_bytes: float = 0.0  # ... and over its share of the network between nodes
     tokens_per_card_step: float = 1.0  # tokens in one card's micro-batch
+    attention_flops_per_token: float = 0.0  # the share of flops_per_token in attention's score/value products
+    tp_overlapped: bool = False  # the run overlaps its tensor-parallel collectives (PyTorch async TP)
 
 
 def utilisation(c: SpeedConstants, job: TrainingJob) -> float:
@@ -130,11 +134,20 @@ def peak_flops(c: SpeedConstants, job: TrainingJob) -> float:
 
 
 def compute_s_per_token(c: SpeedConstants, job: TrainingJob, mfu: float | None = None) -> float:
-    """One card's GEMM and attention time per trained token (narrow experts' grouped GEMMs run slower)."""
+    """One card's GEMM and attention time per trained token: the linear layers at the job's tensor peak
+    (narrow experts' grouped GEMMs slower), causal attention's score and value products at the 16-bit one:
+    FP8 recipes convert the linear layers only (Transformer Engine's fp8_autocast, torchao's float8 training)
+    and keep attention in BF16."""
     expert = speed_terms.expert_gemm_factor(job.expert_width, c.training.expert_width_half)
     share = job.expert_flops_share
     mfu = utilisation(c, job) if mfu is None else mfu
-    return job.flops_per_token * ((1 - share) + share / expert) / (peak_flops(c, job) * mfu)
+    attention = job.attention_flops_per_token
+    linear = (job.flops_per_token - attention) * ((1 - share) + share / expert) / (peak_flops(c, job) * mfu)
+    if not attention:
+        return linear
+    bf16 = speed_terms.tensor_peak_flops(job.card, Precision.BF16, 1.0)
+    bf16 *= speed_terms.power_cap_factor(job.card, job.power_limit_w, c.training.power_exponent)
+    return linear + attention / (bf16 * mfu)
 
 
 def exposed_s_per_token(c: SpeedConstants, job: TrainingJob) -> float:
@@ -147,7 +160,8 @@ def exposed_s_per_token(c: SpeedConstants, job: TrainingJob) -> float:
             job.card, c, job.dequantised_params, t.qlora_dequant_bytes_per_param
         ) / max(job.tokens_per_card_step, 1.0)
     if job.tensor_parallel > 1:
-        seconds += t.tp_exposed * speed_terms.tensor_parallel_train_s_per_token(
+        exposed = t.tp_exposed_for(job.framework, job.tp_overlapped)
+        seconds += exposed * speed_terms.tensor_parallel_train_s_per_token(
             job.card, c.link, job.layers, job.hidden, job.tensor_parallel, recompute=job.recompute
         )
     if job.expert_parallel > 1 and job.moe_layers:
@@ -256,7 +270,8 @@ def _training_speed(
     notes: list[str] = []
     recompute = bool(query.grad_checkpointing)
     flops = training_flops_per_token(query, estimate.active_params, estimate.trainable_params)
-    flops += attention_flops_per_token(model, seq, method, recompute)
+    attention = attention_flops_per_token(model, seq, method, recompute)
+    flops += attention
     tokens_per_card_step = (query.batch or 1) * seq
     node_bytes, network_bytes = _communication_bytes_per_micro_batch(estimate, model, gpus, c)
     job = TrainingJob(
@@ -273,6 +288,7 @@ def _training_speed(
         communication_bytes=node_bytes,
         network_bytes=network_bytes,
         tokens_per_card_step=tokens_per_card_step,
+        attention_flops_per_token=attention,
     )
     times = step_times(c, job)
     per_gpu = 1.0 / times.per_token_s(c.training.dp_exposed)
