@@ -38,9 +38,12 @@ $(STAMP): pyproject.toml
 
 # Compiled once here, so the first `gpufit ask` does not compile every module (and stays fast when
 # PYTHONDONTWRITEBYTECODE is set, which stops Python writing bytecode on import); pip compiled the packages.
+# The templates too, per language (templates/__pycache__, git-ignored; bot/render.py only reads them and
+# compiles any template whose entry is missing or stale, so a checkout without them works the same).
 .PHONY: bytecode
 bytecode:
 	@$(BIN)/python -m compileall -q -j 0 core bot
+	@$(BIN)/python -m bot.render --precompile >/dev/null
 
 # The templates' catalogs compiled (templates/locale/<lang>/LC_MESSAGES/gpufit.mo beside each .po, git-ignored):
 # the stdlib loads a .mo in a millisecond; bot/render.py reads a .po with Babel when its .mo is missing or stale.
@@ -86,4 +89,4 @@ measure-vision:
 # `make run` / `make test` builds .venv again.
 clean:
 	rm -rf $(VENV) .venv-measure .venv-vision .mypy_cache .ruff_cache .pytest_cache .hypothesis
-	find core bot tests benchmarks tools -name __pycache__ -type d -prune -exec rm -rf {} +
+	find core bot tests benchmarks tools templates -name __pycache__ -type d -prune -exec rm -rf {} +

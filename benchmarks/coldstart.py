@@ -3,7 +3,8 @@
 Measured honestly: with PYTHONDONTWRITEBYTECODE=1 (so a run never profits from bytecode an earlier run of the
 benchmark wrote; what is there is what `make` compiled), wall time and the process's own CPU time (wall time
 grows with the machine's load, CPU time much less), the load average, and whether gpufit's own modules have
-compiled bytecode. Over the target, `python -X importtime` names the imports that cost most.
+compiled bytecode and whether the templates are precompiled (`make bytecode`: bot.render.precompile). Over the
+target, `python -X importtime` names the imports that cost most.
 """
 
 from __future__ import annotations
@@ -61,6 +62,23 @@ def compiled_share() -> float:
     return fresh / len(sources) if sources else 0.0
 
 
+def templates_precompiled() -> float:
+    """The share of (language, template) pairs precompiled under the current fingerprint."""
+    from jinja2.bccache import Bucket
+
+    from bot.render import COMPILED_DIR, LANGS, PrecompiledTemplates, _templates_of, environment
+
+    pairs = found = 0
+    for lang in LANGS:
+        cache = PrecompiledTemplates(lang, COMPILED_DIR)
+        env = environment(lang)
+        for name in _templates_of(env, lang):
+            pairs += 1
+            bucket = Bucket(env, cache.get_cache_key(name), "")
+            found += cache._path(bucket).exists()
+    return found / pairs if pairs else 0.0
+
+
 def import_offenders(question: str, top: int = 12) -> list[tuple[float, str]]:
     """Own import time summed per top-level package of `gpufit ask`, from `-X importtime` (seconds)."""
     done = subprocess.run(
@@ -86,6 +104,7 @@ def import_offenders(question: str, top: int = 12) -> list[tuple[float, str]]:
 
 def run(*, verbose: bool = True) -> list[Row]:
     share = compiled_share()
+    templates = templates_precompiled()
     load = os.getloadavg()[0]
     runs = [time_once(QUESTIONS[i % len(QUESTIONS)]) for i in range(RUNS)]
     times = [wall for wall, _ in runs]
@@ -93,7 +112,10 @@ def run(*, verbose: bool = True) -> list[Row]:
     best, median = min(times), statistics.median(times)
     if verbose:
         print(f"== 4b. cold start: {' '.join(gpufit_command())} ask …, {RUNS} fresh processes")
-        print(f"   PYTHONDONTWRITEBYTECODE=1; gpufit bytecode compiled: {share:.0%}; load average {load:.1f}")
+        print(
+            f"   PYTHONDONTWRITEBYTECODE=1; gpufit bytecode compiled: {share:.0%}; templates precompiled:"
+            f" {templates:.0%}; load average {load:.1f}"
+        )
         print(
             "   "
             + ", ".join(f"{t * 1e3:.0f} ms" for t in times)

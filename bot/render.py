@@ -11,33 +11,37 @@ does too.
 from __future__ import annotations
 
 import gettext
+import hashlib
 import html as html_lib
 import io
 import math
+import os
 import re
 import sys
+import tempfile
 import unicodedata
 from collections.abc import Iterable
 from functools import cache
 from html.parser import HTMLParser
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, nodes, pass_context
+import jinja2
+from jinja2 import BytecodeCache, Environment, FileSystemLoader, StrictUndefined, nodes, pass_context
+from jinja2.bccache import Bucket
 from jinja2.ext import InternationalizationExtension
 from jinja2.runtime import Context
 from markupsafe import Markup
-from telegram.constants import MessageLimit
 
 from core.paths import TEMPLATES_DIR
 from core.runtimes import load_runtimes
 from core.units import GB, GIB
 
-if TYPE_CHECKING:
-    pass
-
 LANGS = ("en", "zh")
 SOURCE_LANG = "en"  # the templates' own language: a message's English is its msgid, so English has no catalog
-TELEGRAM_LIMIT = int(MessageLimit.MAX_TEXT_LENGTH)
+# telegram.constants.MessageLimit.MAX_TEXT_LENGTH (tests/test_render.py holds them equal): written out, as
+# importing python-telegram-bot for one number took a fifth of `gpufit ask`'s start, which needs no Telegram.
+TELEGRAM_LIMIT = 4096
 ALLOWED_TAGS = frozenset(
     {
         "b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "a", "code", "pre",
@@ -317,18 +321,84 @@ def environment(lang: str = "en") -> Environment:
     """One environment per language, its catalog installed; templates are HTML for Telegram, so every .j2
     is autoescaped. Shared templates (templates/*.j2) compile once per language; templates that stay per
     language (templates/<lang>/*.j2) are loaded only by their own language's environment. Unknown
-    languages get English's."""
+    languages get English's. Templates `make bytecode` compiled (precompile) are loaded from there."""
     return _environment(lang if lang in LANGS else "en")
 
 
 @cache
 def _environment(lang: str) -> Environment:
+    return _build_environment(lang, PrecompiledTemplates(lang, COMPILED_DIR))
+
+
+# Where `make bytecode` leaves the compiled templates (git-ignored, like Python's own __pycache__).
+COMPILED_DIR = TEMPLATES_DIR / "__pycache__"
+
+
+class PrecompiledTemplates(BytecodeCache):
+    """Templates compiled ahead of time (`make bytecode` runs `python -m bot.render --precompile`): jinja2's
+    bytecode cache, read-only unless precompiling, so a process never writes into the checkout.
+
+    Compiling a template (lexing, parsing, generating Python, compiling that) is most of what loading one
+    costs: about half a second of CPU for the few templates one `gpufit ask` needs, two to three seconds
+    for all of them at the bot's start; loading its code object takes a few milliseconds. An entry is used
+    only when it was compiled from the same template source (jinja2 checks the source's checksum) and under
+    the same fingerprint: the language, its catalog (each `{% trans %}` sentence is a constant of the code,
+    CompiledTranslations), this module (the lexer options and that extension), jinja2's and Python's
+    versions. Anything else (a clean clone, a template or catalog just edited) compiles as before.
+    """
+
+    def __init__(self, lang: str, directory: Path, *, write: bool = False) -> None:
+        self.directory = directory
+        self.write = write
+        self.prefix = f"{lang}-{_fingerprint(lang)}"
+
+    def get_cache_key(self, name: str, filename: str | None = None) -> str:
+        # by name, not by absolute path: a checkout moved or installed elsewhere still finds its entries
+        return f"{self.prefix}-{hashlib.sha1(name.encode()).hexdigest()[:20]}"
+
+    def _path(self, bucket: Bucket) -> Path:
+        return self.directory / f"{bucket.key}.cache"
+
+    def load_bytecode(self, bucket: Bucket) -> None:
+        try:
+            with self._path(bucket).open("rb") as compiled:
+                bucket.load_bytecode(compiled)
+        except FileNotFoundError:
+            return
+        except Exception:  # a damaged entry is compiled afresh, never an error
+            bucket.reset()
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        if not self.write:
+            return
+        self.directory.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
+        try:
+            with os.fdopen(handle, "wb") as out:
+                bucket.write_bytecode(out)
+            os.replace(temporary, self._path(bucket))
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+
+
+def _fingerprint(lang: str) -> str:
+    """What a compiled template depends on besides its own source (see PrecompiledTemplates)."""
+    digest = hashlib.sha256(f"{jinja2.__version__}|{sys.version_info[:3]}|{lang}".encode())
+    digest.update(Path(__file__).read_bytes())
+    if lang != SOURCE_LANG:
+        digest.update(catalog_path(lang).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _build_environment(lang: str, bytecode: BytecodeCache | None) -> Environment:
     env = Environment(
         loader=FileSystemLoader(str(TEMPLATES_DIR)),
         autoescape=True,
         extensions=["jinja2.ext.do", CompiledTranslations],
         undefined=StrictUndefined,
         auto_reload=False,
+        bytecode_cache=bytecode,
         **TEMPLATE_OPTIONS,
     )
     catalog = translations(lang)
@@ -367,17 +437,43 @@ def template_name(name: str, lang: str) -> str:
     return f"{name}.j2" if name in _shared_names() else f"{lang}/{name}.j2"
 
 
+def _templates_of(env: Environment, lang: str) -> list[str]:
+    return [
+        name
+        for name in env.list_templates(extensions=["j2"])
+        if "/" not in name or name.startswith(f"{lang}/")
+    ]
+
+
 def compile_all() -> None:
     """Every template each language uses, compiled (the bot's warm start)."""
     for lang in LANGS:
         env = environment(lang)
-        for name in env.list_templates(extensions=["j2"]):
-            if "/" not in name or name.startswith(f"{lang}/"):
-                env.get_template(name)
+        for name in _templates_of(env, lang):
+            env.get_template(name)
+
+
+def precompile(directory: Path = COMPILED_DIR) -> int:
+    """Compile every template of every language into `directory` for PrecompiledTemplates (`make
+    bytecode`); entries of earlier fingerprints are removed. Returns how many were written."""
+    written = 0
+    directory.mkdir(parents=True, exist_ok=True)
+    current = {PrecompiledTemplates(lang, directory).prefix for lang in LANGS}
+    for old in directory.glob("*.cache"):
+        if old.name.rsplit("-", 1)[0] not in current:
+            old.unlink(missing_ok=True)
+    for lang in LANGS:
+        env = _build_environment(lang, PrecompiledTemplates(lang, directory, write=True))
+        for name in _templates_of(env, lang):
+            env.get_template(name)
+            written += 1
+    return written
 
 
 _BLANK_RUNS = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
 _TRAILING_SPACE = re.compile(r"[ \t]+\n")
+# '10 万 次': a count's 万 / 亿 (fmt_count) binds to the Chinese word after it, '10 万次'
+_ZH_UNIT_SPACE = re.compile(r"(\d (?:万亿|亿|万)) (?=[\u4e00-\u9fff])")
 
 
 def fmt_runtime_name(runtime_id: object) -> str:
@@ -397,7 +493,8 @@ def render(name: str, lang: str, /, **data: Any) -> str:
     """Template `name` in `lang` (see template_name) with `data`; unknown languages fall back to English."""
     lang = lang if lang in LANGS else "en"
     template = environment(lang).get_template(template_name(name, lang))
-    return tidy(template.render(lang=lang, **data))
+    text = tidy(template.render(lang=lang, **data))
+    return _ZH_UNIT_SPACE.sub(r"\1", text) if lang == "zh" else text
 
 
 # -- Telegram HTML → terminal ----------------------------------------------------------------------------
@@ -578,3 +675,9 @@ def telegram_html_problems(html: str) -> list[str]:
             problems.append(f"bare {atom!r}")
     problems.extend(f"unclosed <{name}>" for name in stack)
     return problems
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--precompile"]:
+        sys.exit("usage: python -m bot.render --precompile  (compiles the templates for `make bytecode`)")
+    print(f"{precompile()} templates compiled into {COMPILED_DIR}")

@@ -23,13 +23,14 @@ from typing import Any
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
-from telegram.constants import WebhookLimit
 
 from core.cost import price_book_problem, use_price_file
 
 OFFICIAL_API_URL = "https://api.telegram.org"
 _TOKEN = re.compile(r"^\d{3,}:[A-Za-z0-9_-]{20,}$")
-_MAX_SECRET = int(WebhookLimit.MAX_SECRET_TOKEN_LENGTH)
+# telegram.constants.WebhookLimit.MAX_SECRET_TOKEN_LENGTH (tests/test_render.py holds them equal), written out
+# so that every `gpufit` command does not import python-telegram-bot to read its settings.
+_MAX_SECRET = 256
 _SECRET = re.compile(rf"^[A-Za-z0-9_-]{{1,{_MAX_SECRET}}}$")
 _VARIABLE_PREFIXES = ("gpufit_", "telegram_")
 

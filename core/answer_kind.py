@@ -106,6 +106,9 @@ class AskedBy:
     cards: tuple[int, int] = (0, 1_000)
     sizes_in_general: bool = False
     states: tuple[str, ...] = ()
+    # after a job of a model, a follow-up ('what about 80GB cards?') moves that job unless these words are
+    # found ('那有哪些80G的卡'): the listing is asked for anew
+    job_follow_up_unless: re.Pattern[str] | None = None
 
     @property
     def kinds(self) -> tuple[AnswerKind, ...]:
@@ -184,6 +187,9 @@ DECIDED_BY: tuple[AskedBy | NamedBy, ...] = (
         in_residue=True,
         cards=(0, 0),
         states=("card_memory_bytes",),
+        job_follow_up_unless=re.compile(
+            r"\b(?:which|list|show)\b|哪些|哪几|有什么|有啥|都有什么|列出|列一下"
+        ),
     ),
     NamedBy(Reading.UNKNOWN_MODEL, (AnswerKind.CLARIFY,)),
     NamedBy(Reading.SEVERAL_CARDS, (AnswerKind.COMPARE,)),

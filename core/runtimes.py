@@ -185,6 +185,10 @@ class VisionRuntimeProfile(BaseModel):
     # overlapped with compute (absent: pcie_efficiency × stream_factor)
     leaf_offload_efficiency: float | None = Field(default=None, gt=0, le=1)
     vae_tiled_fallback: bool
+    # a job naming no engine runs in this one (vision_runtime_of(None)); when it does not fit as asked it runs
+    # with the first of these offloads that fits, as the models' own READMEs and diffusers' memory guide run
+    # pipelines on cards too small for them (the answer says which and what it costs), before a "no"
+    unnamed_offload_modes: tuple[Literal["model", "group", "sequential"], ...] = ()
     # the whole pipeline is loaded into system RAM before offload hooks move a component to the card
     loads_pipeline_to_host: bool = False
     source: str

@@ -58,8 +58,10 @@ from bot.settings import Settings  # noqa: E402
 # No test reaches the real Hugging Face Hub: lookups built from the environment answer from their cache or
 # say they are offline; the lookup tests pass their own settings, pointed at the loopback stand-in
 # (tests/hub_server.py). huggingface_hub reads HF_HUB_OFFLINE once, at import: it is imported before the
-# variable is set, so its own offline switch stays off and gpufit's settings decide.
-importlib.import_module("huggingface_hub")
+# variable is set, so its own offline switch stays off and gpufit's settings decide. (bot/hub/lookup.py
+# imports these only on a process's first lookup; here they are imported now, as that lookup would find them.)
+for _module in ("huggingface_hub", "huggingface_hub.constants", "huggingface_hub.hf_api", "httpx2"):
+    importlib.import_module(_module)
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_ENDPOINT"] = "http://127.0.0.1:9"
 

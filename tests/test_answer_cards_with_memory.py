@@ -36,6 +36,43 @@ def test_asked_in_both_languages(text: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "gib"),
+    [
+        ("what cards have 16GB VRAM", 16),  # 'vram' ends in 'ram': still the card's memory
+        ("what about 80GB cards?", 80),  # 'about' after 'what': not a usage ('needs about 14GB')
+        ("有哪些16G显存的卡", 16),
+        ("which GPUs have 24GB of vram?", 24),
+    ],
+)
+def test_asked_with_vram_or_as_what_about(text: str, gib: int) -> None:
+    parsed = parse(text)
+    assert parsed.intent is AnswerKind.CARDS_WITH_MEMORY
+    assert parsed.query is not None and parsed.query.card_memory_bytes == gib * GIB
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("what about 80GB cards?", AnswerKind.FIT),  # after a job: that job on an 80 GB card
+        ("那80G的卡呢", AnswerKind.FIT),
+        ("那有哪些80G的卡", AnswerKind.CARDS_WITH_MEMORY),  # a listing asked for anew
+        ("which cards have 80GB?", AnswerKind.CARDS_WITH_MEMORY),
+    ],
+)
+def test_after_a_job_what_about_a_size_moves_the_job(text: str, kind: AnswerKind) -> None:
+    previous = parse("can I fine-tune llama 3.1 8b on a 4090?").query
+    parsed = parse(text, previous=previous)
+    assert parsed.intent is kind
+    assert parsed.query is not None and parsed.query.card_memory_bytes == 80 * GIB
+    assert (parsed.query.model == "llama-3.1-8b") == (kind is AnswerKind.FIT)
+
+
+def test_needs_about_a_size_is_still_a_usage() -> None:
+    query = parse("needs about 14GB, ok on a 4090?").query
+    assert query is None or query.card_memory_bytes is None
+
+
+@pytest.mark.parametrize(
     ("text", "kind"),
     [
         ("which 24GB card is best for llama 3.1 8b", AnswerKind.FIT),  # a model's job: a fit

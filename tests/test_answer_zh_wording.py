@@ -33,6 +33,8 @@ SLIPS: dict[str, re.Pattern[str]] = {
     "space after a Chinese full stop": re.compile(rf"[。，；](?: )(?=[{_CJK}A-Za-z0-9])"),
     # "最大模型 （稠密模型": no space before a full-width bracket
     "space before a full-width bracket": re.compile(rf"[{_CJK}] （"),
+    # "每天 10 万 次请求": a count's 万 / 亿 is read with the measure word after it, "10 万次"
+    "space after 万 or 亿": re.compile(rf"\d (?:万亿|亿|万) (?=[{_CJK}])"),
     # "policy 49.8 GiB · reference 4.7 GiB": the roles of an RL job in English
     "RL roles in English": re.compile(r"(?<![\w-])(?:policy|reference|critic|reward) \d"),
 }
@@ -74,6 +76,7 @@ def test_chinese_answers_have_no_english_slips() -> None:
         ("带宽 120 GB/s。 可用 llama.cpp", "space after a Chinese full stop"),
         ("🎯 GRPO：policy 49.8 GiB", "RL roles in English"),
         ("单卡能装下的最大模型 （稠密模型）", "space before a full-width bracket"),
+        ("每天 10 万 次请求，服务要全天运行", "space after 万 or 亿"),
     ],
 )
 def test_each_slip_is_caught(line: str, slip: str) -> None:
@@ -88,6 +91,7 @@ def test_each_slip_is_caught(line: str, slip: str) -> None:
         "⚡ 单路约 56 token/s，7 路并发合计约 379 token/s。",
         "🧰 运行时：Ollama（GGUF Q4_K_M，上下文 4,096 token，KV f16）。",
         "📋 默认假设：bf16、batch 1、2,048 token、LoRA rank 16。",
+        "每天 10 万次请求，约 1.2 万 token。",
         "▶️ vllm serve Qwen/Qwen2.5-7B-Instruct --max-model-len 2048.",
     ],
 )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 from html import unescape
+from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -164,3 +166,63 @@ def test_split_message_counts_utf16_units() -> None:
 def test_short_and_empty_messages() -> None:
     assert split_message("<b>hi</b>") == ["<b>hi</b>"]
     assert split_message("   ") == []
+
+
+def test_telegram_limits_written_out_are_telegrams() -> None:
+    """bot/render.py and bot/settings.py write two of python-telegram-bot's constants out (so `gpufit ask`
+    does not import it); they must stay the library's."""
+    from telegram.constants import MessageLimit, WebhookLimit
+
+    from bot import settings
+    from bot.render import TELEGRAM_LIMIT
+
+    assert int(MessageLimit.MAX_TEXT_LENGTH) == TELEGRAM_LIMIT
+    assert int(WebhookLimit.MAX_SECRET_TOKEN_LENGTH) == settings._MAX_SECRET
+
+
+def _fresh_environment(lang: str, directory: Any, *, write: bool = False) -> Any:
+    from bot.render import PrecompiledTemplates, _build_environment
+
+    return _build_environment(lang, PrecompiledTemplates(lang, directory, write=write))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_precompiled_templates_render_what_compiling_renders(lang: str, tmp_path: Path) -> None:
+    """`make bytecode` compiles every template per language (bot.render.precompile); an environment that
+    loads them renders byte for byte what one compiling from source renders, and loads no template source
+    into the compiler."""
+    from bot.render import precompile, template_name
+
+    written = precompile(tmp_path)
+    assert written == len(list(tmp_path.glob("*.cache"))) > 50
+    data = {"compact": False, "short": False, "full": True, "plans": [], "currency": "USD"}
+    data |= {"estimate": None, "query": None, "model_name": None, "sort": "cost"}
+    name = template_name("plan", lang)
+    compiled = _fresh_environment(lang, tmp_path)
+    compiled.compile = None  # any compile would fail
+    from_source = _fresh_environment(lang, tmp_path / "empty")
+    for env in (compiled, from_source):
+        env.globals["lang"] = lang
+    assert compiled.get_template(name).render(lang=lang, **data) == from_source.get_template(name).render(
+        lang=lang, **data
+    )
+    assert not (tmp_path / "empty").exists()  # reading never writes
+
+
+def test_precompiled_entry_stale_or_damaged_is_compiled_afresh(tmp_path: Path) -> None:
+    """An entry compiled from another source, another catalog or damaged on disk is never used: the template
+    compiles from its source, and nothing is written back."""
+    from bot.render import PrecompiledTemplates, precompile
+
+    precompile(tmp_path)
+    entries = sorted(tmp_path.glob("*.cache"))
+    for entry in entries:
+        entry.write_bytes(entry.read_bytes()[:40])  # damaged
+    before = {entry: entry.read_bytes() for entry in entries}
+    env = _fresh_environment("zh", tmp_path)
+    assert "GiB" in env.from_string("{{ (2 ** 31) | gib }}").render()
+    assert env.get_template("help.j2").name == "help.j2"
+    assert {entry: entry.read_bytes() for entry in entries} == before
+    other = PrecompiledTemplates("zh", tmp_path)
+    other.prefix = "zh-another-catalog"
+    assert other.get_cache_key("help.j2") != PrecompiledTemplates("zh", tmp_path).get_cache_key("help.j2")

@@ -7,7 +7,7 @@ import pytest
 
 from bot.answer.vision import vision_answer
 from bot.render import plain_text
-from core.vision import TrainMethod, VisionJob, VisionTask
+from core.vision import Offload, TrainMethod, VisionJob, VisionTask
 
 JOBS = [
     VisionJob(model="sdxl", card="rtx-4090", batch=4),
@@ -26,7 +26,7 @@ def test_answer_is_complete(job: VisionJob, lang: str) -> None:
     answer = vision_answer(job, "zh" if lang == "zh" else "en")
     text = plain_text(answer.html)
     first = text.splitlines()[0]
-    assert first[0] in "✅⚠❌"
+    assert first[0] in "✅⚠❌🟡"  # 🟡: runs with offload (FLUX.1-dev bf16 on a 24 GB card)
     if job.model.startswith(("whisper", "bge")):
         assert "× 1.2" in text  # the article's weights rule beside the figure
     else:
@@ -42,7 +42,8 @@ def test_answer_is_complete(job: VisionJob, lang: str) -> None:
 
 
 def test_a_job_that_does_not_fit_lists_fixes_that_do() -> None:
-    text = plain_text(vision_answer(VisionJob(model="flux.1-dev", card="rtx-4090"), "en").html)
+    job = VisionJob(model="flux.1-dev", card="rtx-4090", offload=Offload.NONE)
+    text = plain_text(vision_answer(job, "en").html)
     assert "does not fit" in text.splitlines()[0]
     assert "fp8 weights" in text and "✅" in text
 

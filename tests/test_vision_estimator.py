@@ -71,8 +71,9 @@ def test_offload_costs_speed() -> None:
 def test_flux_in_bf16_does_not_fit_a_4090_and_the_fixes_say_what_does() -> None:
     """Model offload alone leaves the 12B transformer in bf16 (22 GiB) plus its activations on the card: not
     enough on 24 GB, as users report (huggingface.co/black-forest-labs/FLUX.1-dev/discussions/52: OOM with
-    enable_model_cpu_offload on 24 GB, fine with sequential offload)."""
-    result = estimate_vision(VisionJob(model="flux.1-dev", card="rtx-4090"))
+    enable_model_cpu_offload on 24 GB, fine with sequential offload). Without offload (as asked here; a job
+    naming neither engine nor offload runs with group offload, tests/test_vision_unnamed_offload.py)."""
+    result = estimate_vision(VisionJob(model="flux.1-dev", card="rtx-4090", offload=Offload.NONE))
     assert result.verdicts[0].fits is Fit.NO
     codes = {fix.code: fix for fix in result.fixes}
     assert codes["fp8"].fits and codes["nf4"].fits and codes["sequential_offload"].fits

@@ -133,6 +133,8 @@ def _job_facts(jobs: JobFacts | None) -> dict[str, object]:
     }
     if jobs.verdict is not None:
         facts["verdict"] = jobs.verdict
+    if jobs.context_rule is not None:
+        facts["context_rule"] = jobs.context_rule.model_dump(mode="json")
     return facts
 
 

@@ -39,11 +39,14 @@ def _job_facts(facts: JobFacts | None) -> dict[str, object]:
     """The JSON of those facts (the same keys as a fit answer's)."""
     if facts is None:
         return {}
-    return {
+    shown: dict[str, object] = {
         "runtime": facts.runtime,
         "rl": facts.rl.model_dump(mode="json") if facts.rl else None,
         "launch": facts.launch.model_dump(mode="json") if facts.launch else None,
     }
+    if facts.context_rule is not None:
+        shown["context_rule"] = facts.context_rule.model_dump(mode="json")
+    return shown
 
 
 def cards_needed_answer(query: Query, lang: Lang) -> Answer:

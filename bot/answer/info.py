@@ -46,7 +46,11 @@ def faq_answer(
         decode = _decode_examples(named)
     elif faq_id == "vram_price":
         # the cards the user named, smaller memory first, else one card's two memory variants
-        by_memory = sorted(named_cards[:2], key=lambda c: c.memory_bytes) if len(named_cards) >= 2 else []
+        # ('4090 48G魔改版和原版'): a modded board beside the stock card it is built from
+        paired = named_cards[:2]
+        if len(paired) == 1 and paired[0].base is not None and paired[0].base in catalog.by_id:
+            paired.append(catalog.get(paired[0].base))
+        by_memory = sorted(paired, key=lambda c: c.memory_bytes) if len(paired) >= 2 else []
         small, big = (
             (by_memory[0], by_memory[1])
             if by_memory

@@ -29,7 +29,7 @@ QUESTIONS: dict[str, tuple[str, str]] = {
     ),
     "largest": ("What's the biggest model I can LoRA on two 3090s?", "两张3090最大能LoRA多大的模型"),
     "cards_needed": ("How many H100s to serve Llama 3.1 405B?", "跑 Qwen2.5-72B 要几张 L20"),
-    "vision": ("FLUX.1 dev 1024x1024 on a 4090", "4090 能跑 FLUX.1 dev 1024x1024 吗"),
+    "vision": ("FLUX.1 dev fp8 1024x1024 on a 4090", "4090 能跑 FLUX.1 dev fp8 1024x1024 吗"),
     "vision_plan": ("generate 1024x1024 images with SDXL", "用 SDXL 生成 1024x1024 的图片"),
     "largest_one": ("What's the largest model I can run on a 4090?", "1张4090最大能跑多大的模型"),
     "cards_usual": ("How many cards to serve Llama 3.1 405B?", "部署 Llama 3.1 405B 要几张卡"),

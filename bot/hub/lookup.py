@@ -19,17 +19,8 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
+from functools import cache
 from typing import Any, TypeVar, cast
-
-import httpx2
-from huggingface_hub import HfApi, constants, hf_hub_download
-from huggingface_hub.errors import (
-    EntryNotFoundError,
-    GatedRepoError,
-    HfHubHTTPError,
-    LocalEntryNotFoundError,
-    RepositoryNotFoundError,
-)
 
 from bot.hub.cache import CachedModel, ModelCache
 from bot.hub.modelscope import ModelScopeError, ModelScopeNotFound, fetch_config
@@ -42,13 +33,22 @@ from core.registry import ModelArch
 # lookup is worded once, in the answer (templates/*/hub_lookup.j2), so only its errors are let through.
 logging.getLogger("huggingface_hub").setLevel(logging.ERROR)
 
+
 # huggingface_hub builds its User-Agent with telemetry unless told not to: on the first request of a process
 # it fetches a list of "AI agent harnesses" from {HF_ENDPOINT as of its import}/api/agent-harnesses (up to
 # 3 s; huggingface.co even when the lookup goes to a mirror or a stand-in). That request is no lookup: it
 # goes where the README's privacy section does not say, and it ran inside the lookup's deadline, so a slow
 # resolver turned the first lookup of a process into a timeout. Off, as HF_HUB_DISABLE_TELEMETRY=1 sets it
 # (the library reads the constant on each request).
-constants.HF_HUB_DISABLE_TELEMETRY = True
+@cache
+def _huggingface() -> None:
+    """huggingface_hub (and its HTTP client) imported on the first lookup that asks the Hub, not when this
+    module is: a `gpufit ask` about a model of the registry never needs them, and importing them cost about
+    a quarter of its start. Telemetry off before any request (above)."""
+    from huggingface_hub import constants
+
+    constants.HF_HUB_DISABLE_TELEMETRY = True
+
 
 HUB_LOOKUP_KEY = "hub_lookup"  # where the bot keeps its HubLookup in Application.bot_data
 
@@ -158,6 +158,11 @@ class HubLookup:
         endpoint = self.settings.endpoint
         token: str | bool = self.settings.token or False
 
+        _huggingface()
+        import httpx2
+        from huggingface_hub import HfApi
+        from huggingface_hub.errors import HfHubHTTPError
+
         def run() -> list[str]:
             found = HfApi(endpoint=endpoint, token=token).list_models(search=term, sort="downloads", limit=1)
             return [m.id for m in found]
@@ -221,6 +226,17 @@ class HubLookup:
     def _fetch(self, ref: HubRef) -> tuple[ModelArch, str]:
         if ref.site == "modelscope":
             return self._fetch_modelscope(ref)
+        _huggingface()
+        import httpx2
+        from huggingface_hub import HfApi, hf_hub_download
+        from huggingface_hub.errors import (
+            EntryNotFoundError,
+            GatedRepoError,
+            HfHubHTTPError,
+            LocalEntryNotFoundError,
+            RepositoryNotFoundError,
+        )
+
         endpoint = (ref.endpoint or self.settings.endpoint).rstrip("/")
         token: str | bool = self.settings.token or False
         timeout = self.settings.timeout_s
@@ -279,6 +295,8 @@ class HubLookup:
 
 
 def _caused_by_timeout(exc: BaseException) -> bool:
+    import httpx2
+
     seen: BaseException | None = exc
     while seen is not None:
         if isinstance(seen, httpx2.TimeoutException | TimeoutError):

@@ -19,6 +19,10 @@ class OllamaConstants(_Section):
     context_tiers_gib: list[float]
     context_tiers_tokens: list[int]
     context_small: int
+    context_tiers_since: str
+    context_before: int
+    context_before_since: str
+    context_first: int
     default_quant: str
 
 

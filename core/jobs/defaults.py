@@ -6,6 +6,8 @@ checkpointing, the RL trainers' generation settings."""
 
 from __future__ import annotations
 
+from pydantic import BaseModel, ConfigDict
+
 from core.catalog import Card
 from core.jobs.constants import load_job_constants
 from core.query import Algorithm, Method, Precision, Query, Task
@@ -25,6 +27,43 @@ def ollama_context(total_vram_bytes: int, max_context: int) -> int:
         if gib >= threshold:
             return min(tokens, max_context) if max_context else tokens
     return min(c.context_small, max_context) if max_context else c.context_small
+
+
+class OllamaContextRule(BaseModel):
+    """Why an Ollama answer assumes its context: the VRAM tier the cards fall in and the version that set it,
+    with the default before it (so a user on an older Ollama knows theirs)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tokens: int  # the tier's num_ctx (before any cap at the model's context)
+    from_gib: float  # the tier's lower bound of total VRAM (0: the smallest tier)
+    to_gib: float | None  # its upper bound (None: the top tier)
+    since: str  # the Ollama version the tiers came in
+    before: int  # num_ctx on every card in the versions before
+    before_since: str
+    first: int  # the default before that
+
+
+def ollama_context_rule(total_vram_bytes: int) -> OllamaContextRule:
+    """The tier of Ollama's VRAM-based default context that `total_vram_bytes` falls in (data/jobs.toml)."""
+    c = load_job_constants().ollama
+    gib = total_vram_bytes / GIB
+    upper: float | None = None
+    tokens, lower = c.context_small, 0.0
+    for threshold, tier_tokens in zip(c.context_tiers_gib, c.context_tiers_tokens, strict=True):
+        if gib >= threshold:
+            tokens, lower = tier_tokens, threshold
+            break
+        upper = threshold
+    return OllamaContextRule(
+        tokens=tokens,
+        from_gib=lower,
+        to_gib=upper,
+        since=c.context_tiers_since,
+        before=c.context_before,
+        before_since=c.context_before_since,
+        first=c.context_first,
+    )
 
 
 def _fill(query: Query, updates: dict[str, object]) -> Query:

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict
 from core.catalog import Card
 from core.estimator import Estimate, Fit
 from core.jobs import rl, zero_offload
+from core.jobs.defaults import OllamaContextRule, ollama_context_rule
 from core.jobs.host import effective_bytes_s, host_memory
 from core.jobs.launch import Launch, launch_line
 from core.jobs.offload import InferenceOffload, offload_plan
@@ -96,6 +97,7 @@ class JobFacts(BaseModel):
     tables: list[TableFigure] = []
     estimate_bytes: int = 0  # the per-card figure the tables are set beside, and its activations and logits
     context_bytes: int = 0
+    context_rule: OllamaContextRule | None = None  # Ollama's context by VRAM, when it was not said
 
     def offload_json(self) -> dict[str, object] | None:
         """The answer's JSON `offload`: the split (with whether it runs) or the offloaded states."""
@@ -153,7 +155,16 @@ def job_facts(est: Estimate, card: Card | None, count: int, fits: Fit | None) ->
         tables=tables,
         estimate_bytes=est.breakdown.total,
         context_bytes=est.breakdown.activations + est.breakdown.logits,
+        context_rule=_context_rule(est, card, count),
     )
+
+
+def _context_rule(est: Estimate, card: Card | None, count: int) -> OllamaContextRule | None:
+    q = est.query
+    memory = card.memory_bytes * count if card else (q.card_memory_bytes or 0) * (q.gpus or 1)
+    if "seq" not in q.defaulted or not memory or not runtime_profile(q.runtime).defaults.context_by_vram:
+        return None
+    return ollama_context_rule(memory)
 
 
 def _training_offload(est: Estimate, model: ModelArch, card: Card | None, count: int) -> TrainingOffload:

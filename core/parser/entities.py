@@ -153,13 +153,14 @@ _TOKENS = (
 )
 _CAPACITY = _c(rf"(?<![a-z0-9.])(?P<num>{NUMBER_RE})\s*(?:gb|gib|g)(?![a-z0-9])")
 _NOT_VRAM = _c(
-    r"^\s*(?:的)?\s*(?:内存|ram|硬盘|disk|ssd|存储|数据|dataset|网络|带宽)|(?:内存|ram|硬盘|disk)\s*$"
-)
+    r"^\s*(?:的)?\s*(?:内存|ram|硬盘|disk|ssd|存储|数据|dataset|网络|带宽)|(?:内存|(?<![a-z])ram|硬盘|disk)\s*$"
+)  # 'ram' as a word: '16gb vram' is the card's memory
 # '显存12g 内存64g': the word before says it is the card's memory, whatever follows
 _VRAM_BEFORE = _c(r"(?:显存|vram|gpu\s*memory|video\s*memory)\s*(?:是|有|为|:|=|只有|才)?\s*$")
 # '14G对吗', 'needs ~14GB': an amount of memory the job uses, not the card's capacity.
 _USAGE_BEFORE = _c(
-    r"(?:占|占用|吃|用掉|消耗|needs?|requires?|uses?|takes?|consumes?|≈|~|约|大约|about|around|roughly|approx\w*)"
+    r"(?:占|占用|吃|用掉|消耗|needs?|requires?|uses?|takes?|consumes?|≈|~|约|大约|"
+    r"(?<!what )(?<!how )about|around|roughly|approx\w*)"
     r"(?:\s*(?:about|around|roughly|大概|大约|约))?\s*$"
 )
 _USAGE_AFTER = _c(r"^\s*(?:对吗|对不对|左右|够不够用?吗|是吗|吧)")

@@ -163,7 +163,8 @@ _RESPONSE = (
         rf"(?:输出|output|response|回复|回答|生成|completion)\s*(?:长度|length|长)?\s*(?:约|大概|大约|平均|is|of|=|:)?\s*{_NUM}\s*{_TOK}"
     ),
     _c(
-        rf"(?<![a-z0-9.]){_NUM}\s*{_TOK}\s*(?:的)?\s*(?:outputs?|responses?|completions?|输出|回复|out(?![a-z]))"
+        # the unit said: '1 million responses' counts responses, '300 tokens out' is a length
+        rf"(?<![a-z0-9.]){_NUM}\s*(?:个)?\s*(?:tokens?|词元|字)\s*(?:的)?\s*(?:outputs?|responses?|completions?|输出|回复|out(?![a-z]))"
     ),
 )
 _TTFT = _c(

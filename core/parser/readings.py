@@ -114,6 +114,8 @@ def asked_for(row: AskedBy, message: Message) -> Parsed | None:
     fewest, most = row.cards
     if not _names_no_one_model(ex, norm, row.sizes_in_general) or len(seen.cards) > most:
         return None
+    if _moves_the_job(row, previous, norm):
+        return None
     again = previous is not None and row.kind in QUERY_KINDS and previous.kind is row.kind
     if len(seen.cards) >= fewest and row.asked(norm, ex.residue, ex.fields):
         fields = dict(ex.fields)
@@ -130,6 +132,14 @@ def asked_for(row: AskedBy, message: Message) -> Parsed | None:
     query = build_query(fields)
     cards = seen.cards or ([query.card] if query.card else [])
     return seen.reply(row.kind, query=query, cards=cards, follow_up=again)
+
+
+def _moves_the_job(row: AskedBy, previous: Query | None, norm: str) -> bool:
+    """'what about 80GB cards?' after a job of a model: that job on such a card, not a listing."""
+    if row.job_follow_up_unless is None or previous is None or previous.kind is row.kind:
+        return False
+    has_job = previous.model is not None or previous.params_b is not None
+    return has_job and words.sounds_like_follow_up(norm) and not row.job_follow_up_unless.search(norm)
 
 
 def _names_no_one_model(ex: Extraction, norm: str, sizes_in_general: bool) -> bool:

@@ -44,6 +44,8 @@ class RuntimeSpeed(BaseModel):
     launch_overlaps: bool = False  # eager runtimes: the CPU launches kernels while the GPU runs earlier ones
     launch_serial_share: float = 0.0  # eager runtimes: share of the shorter of launches / GPU work not hidden
     max_num_seqs: int | None = None  # sequences one replica runs at once (None: no cap of its own)
+    # the KV pool as a share of the memory free once the engine is loaded (TensorRT-LLM); None: of the card
+    kv_free_memory_share: float | None = None
     continuous_batching: bool = False
     tensor_parallel: bool = False  # several cards split each layer (else they split the layers)
     source: str

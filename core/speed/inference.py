@@ -48,6 +48,20 @@ class Generation:
     attention_flops_per_token2: float  # prefill attention FLOPs per (prompt token)²: 2·L·h·d (causal)
     weight_bytes: dict[int, float] = field(default_factory=dict)  # batch -> weight bytes one step reads
     legacy_gqa: bool = False  # a release before the runtime's GQA-aware decode kernel (RuntimeSpeed)
+    # MoE: the bytes every step reads whatever its tokens (attention, shared experts, the router) and those of
+    # one routed expert over all MoE layers, so that a step's read follows the tokens it routes (prompt
+    # tokens prefilled in it included: a 128-token prompt touches nearly every expert of Mixtral)
+    dense_weight_bytes: float = 0.0
+    expert_weight_bytes: float = 0.0
+    experts: int = 0
+    experts_active: int = 0
+
+    def weights_read(self, tokens: float) -> float:
+        """Weight bytes a forward pass over `tokens` tokens reads: for MoE the experts they route to."""
+        if not self.experts:
+            return self.weight_bytes[1]
+        touched = speed_terms.moe_experts_touched(self.experts, self.experts_active, max(1, round(tokens)))
+        return self.dense_weight_bytes + touched * self.expert_weight_bytes
 
 
 def runtime_name(runtime: str | None, precision: Precision, card: Card | None = None) -> str:
@@ -91,6 +105,13 @@ def generation(
     compressed_mla = runtime != "transformers"
     kv_token = terms.kv_bytes_per_token(model, kv_dtype_bytes, compressed_mla=compressed_mla)
     expansion = model.heads / max(model.n_kv_heads, 1) if not model.is_mla else 1.0
+    dense, expert = 0.0, 0.0
+    if model.is_moe:
+        one = decode_weight_bytes(model, precision, 1)
+        touched_one = speed_terms.moe_experts_touched(model.experts, model.experts_active, 1)
+        all_experts = decode_weight_bytes(model, precision, 10**9)
+        expert = (all_experts - one) / max(model.experts - touched_one, 1e-9)
+        dense = one - touched_one * expert
     return Generation(
         runtime=runtime,
         precision=precision,
@@ -105,6 +126,10 @@ def generation(
         attention_flops_per_token2=2.0 * layers * model.heads * model.dim_head,
         weight_bytes={b: decode_weight_bytes(model, precision, b) for b in set(batches) | {1}},
         legacy_gqa=legacy_gqa,
+        dense_weight_bytes=dense,
+        expert_weight_bytes=expert,
+        experts=model.experts if model.is_moe else 0,
+        experts_active=model.experts_active if model.is_moe else 0,
     )
 
 
@@ -144,6 +169,7 @@ def decode_step_s(
     kv_tokens: float,
     *,
     prefill_tokens: float = 0.0,
+    prefill_prompt: int = 0,
     host_bytes: float = 0.0,
     host_bytes_s: float = 0.0,
 ) -> float:
@@ -152,15 +178,25 @@ def decode_step_s(
     sharing the step), plus the all-reduces and the runtime's fixed costs. `host_bytes` are weights read from
     host memory at `host_bytes_s` (layers offloaded to the CPU), sequentially after the card's part."""
     runtime = c.runtime(g.runtime)
-    weights = g.weight_bytes.get(batch)
-    if weights is None:
-        weights = g.weight_bytes[max(k for k in g.weight_bytes if k <= batch)]
-    read = weights + kv_read_bytes(c, g, batch, kv_tokens)
-    memory_s = read / g.ranks / _bandwidth(c, g)
+    weights = g.weight_bytes[1]
+    if g.experts:
+        # A prompt is prefilled in one step (chunked prefill's budget, 2k-8k tokens, holds a chat prompt), so
+        # a share prefill_tokens / prompt of the steps carries one and reads the experts its tokens route to;
+        # the other steps read those of the decoded tokens only.
+        chunk = max(prefill_prompt, 1)
+        share = min(1.0, prefill_tokens / chunk) if prefill_tokens else 0.0
+        weights = (1.0 - share) * g.weights_read(batch) + share * g.weights_read(batch + chunk)
+    bandwidth = g.ranks * _bandwidth(c, g)
+    peak = g.ranks * _peak(c, g)
     tokens = batch + prefill_tokens
-    compute_s = (
-        2.0 * g.active_params * tokens + g.attention_flops_per_token2 * kv_tokens * prefill_tokens
-    ) / (g.ranks * _peak(c, g))
+    # Each kernel meets its own roofline: the linear layers' GEMMs read the weights and compute 2·N FLOPs per
+    # token, attention reads the KV and computes the prompt tokens' causal scores; they run one after the
+    # other, so a step is the sum of the two, not the larger of the step's total reads and FLOPs.
+    linear_s = max(weights / bandwidth, 2.0 * g.active_params * tokens / peak)
+    attention_s = max(
+        kv_read_bytes(c, g, batch, kv_tokens) / bandwidth,
+        g.attention_flops_per_token2 * kv_tokens * prefill_tokens / peak,
+    )
     comm_s = 0.0
     if g.ranks > 1:
         comm_s = speed_terms.tensor_parallel_comm_s(
@@ -168,7 +204,7 @@ def decode_step_s(
         )
     host_s = host_bytes / host_bytes_s if host_bytes and host_bytes_s else 0.0
     routing_s = speed_terms.moe_routing_s(runtime, g.moe_layers, tokens)
-    gpu_s = max(memory_s, compute_s) + comm_s + host_s + routing_s
+    gpu_s = linear_s + attention_s + comm_s + host_s + routing_s
     factor = speed_terms.per_layer_factor(c, g.card)
     return speed_terms.step_s(runtime, gpu_s, g.layers, g.moe_layers, batch, factor=factor)
 
@@ -179,7 +215,7 @@ def prefill_s(c: SpeedConstants, g: Generation, prompt: int, prompts: int = 1) -
     longer."""
     flops = prompts * (2.0 * g.active_params * prompt + g.attention_flops_per_token2 * prompt * prompt)
     compute = flops / (g.ranks * _peak(c, g))
-    read = g.weight_bytes[1] / g.ranks / _bandwidth(c, g)
+    read = g.weights_read(prompts * prompt) / g.ranks / _bandwidth(c, g)
     comm = 0.0
     if g.ranks > 1:
         comm = speed_terms.tensor_parallel_comm_s(
@@ -204,7 +240,9 @@ def serving_step_s(c: SpeedConstants, g: Generation, concurrency: int, prompt: i
     """A continuous-batching step at `concurrency` running requests: each step decodes them and prefills the
     prompts of the requests that replace the finished ones (concurrency·prompt/output tokens on average)."""
     kv = speed_terms.average_kv_tokens(prompt, output)
-    return decode_step_s(c, g, concurrency, kv, prefill_tokens=concurrency * prompt / max(output, 1))
+    return decode_step_s(
+        c, g, concurrency, kv, prefill_tokens=concurrency * prompt / max(output, 1), prefill_prompt=prompt
+    )
 
 
 class InferenceSpeed(BaseModel):

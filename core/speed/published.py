@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from core.catalog import Card, Catalog, load_catalog
 from core.estimator import estimate, terms
+from core.estimator.calibration import load_calibration
 from core.paths import DATA_DIR
 from core.query import KvCacheDtype, Method, Precision, Query, Runtime, Task
 from core.registry import ModelArch, load_registry
@@ -39,6 +40,7 @@ from core.speed.training import (
     tokens_per_s_per_gpu,
     training_flops_per_token,
 )
+from core.units import GIB
 
 Kind = Literal["generate", "serve", "static_batch", "ttft", "train", "pretrain_hours", "diffusion"]
 TRAINING_KINDS = ("train", "pretrain_hours")
@@ -139,16 +141,26 @@ class Source(BaseModel):
     runtime_version: str = ""  # the engine release the figures were measured with, where the source says it
     framework: str | None = None  # training sources: what ran them (data/speed.toml [training.frameworks])
     power_limit_w: int | None = None  # training sources that state their cards' power limit
+    # serving sources that state TensorRT-LLM's kv_cache_free_gpu_mem_fraction (else the runtime's default)
+    kv_free_memory_share: float | None = None
 
 
 FITTED_TABLE = "speed"  # speed.csv + speed_sources.toml: what tools/fit_speed.py fits
 HELD_OUT_TABLE = "speed_heldout"  # speed_heldout.csv + speed_heldout_sources.toml: checked, never fitted
 HELD_OUT_2_TABLE = "speed_heldout2"  # a second held-out set, recorded before it was predicted
+HELD_OUT_3_TABLE = "speed_heldout3"  # a third (serving): recorded and committed before it was predicted
 # speed_heldout_training.csv + its sources: training figures recorded before the training terms were built
 TRAINING_HELD_OUT_TABLE = "speed_heldout_training"
 # speed_heldout_training3.csv + its sources: a third training set (v3), recorded before it was predicted
 TRAINING_HELD_OUT_3_TABLE = "speed_heldout_training3"
-TABLES = (FITTED_TABLE, HELD_OUT_TABLE, HELD_OUT_2_TABLE, TRAINING_HELD_OUT_TABLE, TRAINING_HELD_OUT_3_TABLE)
+TABLES = (
+    FITTED_TABLE,
+    HELD_OUT_TABLE,
+    HELD_OUT_2_TABLE,
+    HELD_OUT_3_TABLE,
+    TRAINING_HELD_OUT_TABLE,
+    TRAINING_HELD_OUT_3_TABLE,
+)
 
 
 @cache
@@ -218,6 +230,15 @@ def runtime_version(source: str) -> str:
     return ""
 
 
+def _stated_kv_share(source: str) -> float | None:
+    """The KV pool's share of free memory a source states (None where it does not, or is no table's)."""
+    for table in TABLES:
+        found = load_sources(table).get(source)
+        if found is not None:
+            return found.kv_free_memory_share
+    return None
+
+
 def _kv_bytes(figure: PublishedFigure) -> float:
     return terms.kv_dtype_bytes(figure.precision, figure.kv_dtype)
 
@@ -254,18 +275,32 @@ def _read(figure: PublishedFigure, columns: dict[str, str], **fixed: object) -> 
     return {field: getattr(figure, column) for field, column in columns.items()} | fixed
 
 
-def _serving_concurrency(figure: PublishedFigure, catalog: Catalog, batch_cap: int | None) -> int:
+def _serving_concurrency(
+    figure: PublishedFigure, catalog: Catalog, batch_cap: int | None, free_share: float | None = None
+) -> int:
     """Requests that run at once: the asked concurrency, at most what the KV pool holds of I + O tokens each
     and the runtime's own batch cap (`batch_cap`: TensorRT-LLM's max_batch_size 2048; None: the pool's
-    default scheduler cap, vLLM's max_num_seqs 256, as the estimator applies it)."""
+    default scheduler cap, vLLM's max_num_seqs 256, as the estimator applies it).
+
+    `free_share`: a pool sized as TensorRT-LLM sizes it, that share of the memory left free once the engine
+    is loaded (`kv_cache_free_gpu_mem_fraction`), not vLLM's share of the whole card: the same card and
+    weights hold several times the sequences when the weights fill most of it (70B in FP8 on one 80 GB
+    card). The free memory is the card less the weights, the activations and the engine's overhead
+    (what a vLLM budget of the whole card leaves) less one CUDA context per card."""
     seq = figure.input_len + figure.output_len
-    query = Query.model_validate(_read(figure, _SERVING_QUERY, runtime=Runtime.VLLM, seq=seq))
-    pool = estimate(query).vllm
+    fields = _read(figure, _SERVING_QUERY, runtime=Runtime.VLLM, seq=seq)
+    if free_share is not None:
+        fields["gpu_memory_utilization"] = 1.0
+    pool = estimate(Query.model_validate(fields)).vllm
     if pool is None:
         return figure.batch
     if batch_cap is None:
         return max(1, pool.concurrent_sequences)
-    return max(1, min(figure.batch, pool.max_sequences, batch_cap))
+    held = pool.max_sequences
+    if free_share is not None and pool.kv_bytes_per_sequence:
+        context = int(load_calibration().runtime.cuda_context_gib * GIB) * max(figure.gpus, 1)
+        held = int(max(0, pool.kv_pool_bytes - context) * free_share) // pool.kv_bytes_per_sequence
+    return max(1, min(figure.batch, held, batch_cap))
 
 
 def _prepare_diffusion(figure: PublishedFigure, card: Card, c: SpeedConstants) -> PreparedFigure:
@@ -366,7 +401,10 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
     runtime = c.runtime(figure.runtime)
     ranks = figure.tp if runtime.tensor_parallel else 1
     cap = runtime.max_num_seqs
-    concurrency = _serving_concurrency(figure, catalog, cap) if figure.kind == "serve" else figure.batch
+    share = _stated_kv_share(figure.source) or runtime.kv_free_memory_share
+    concurrency = (
+        _serving_concurrency(figure, catalog, cap, share) if figure.kind == "serve" else figure.batch
+    )
     g = generation(
         model,
         card,

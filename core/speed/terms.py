@@ -6,7 +6,17 @@ said):
 - Decode reads every weight it needs and each sequence's KV once per step: time = bytes / achieved bandwidth
   (roofline; llama.cpp PR #2917's straight line of time against bytes). Achieved bandwidth = nominal × the
   card family's efficiency × the runtime's and the weight format's kernels (fitted).
-- MoE decode reads the experts the batch routes to: E·(1 − (1 − k/E)^B) per layer (uniform routing).
+- Each kernel meets its own roofline, and a step runs them one after the other: the linear layers' GEMMs take
+  the longer of reading the weights and computing 2·N FLOPs per token, attention the longer of reading the KV
+  and computing the prompt tokens' scores, and the step is their sum (the per-operator roofline of Yuan et
+  al. 2024, "LLM Inference Unveiled", arXiv 2402.16363, §3), not the larger of its total bytes and FLOPs: at
+  saturation the GEMMs are compute-bound while attention still streams the cache, and one does not hide the
+  other (TensorRT-LLM 0.17's saturation table: the same throughput with twice the sequences in FP8 KV).
+- MoE decode reads the experts the batch routes to: E·(1 − (1 − k/E)^B) per layer (uniform routing); a prompt
+  prefilled in a step reads those its own tokens route to (128 tokens touch nearly all of Mixtral's 8).
+- TensorRT-LLM's KV pool is a share (`free_gpu_memory_fraction`, 0.9 by default) of the memory left free once
+  the engine is loaded, not of the card (vLLM's gpu_memory_utilization): 70B in FP8 on an 80 GB card holds
+  ~19 sequences of 2,000 tokens, not one.
 - A fixed cost per layer per step (kernel launches; CUDA graphs in vLLM/SGLang/TensorRT-LLM cut it), per MoE
   layer (router, top-k, grouped GEMM), per step (scheduler, sampling) and per running sequence (fitted).
 - Tensor parallelism: two all-reduces of the hidden state per layer per step (Megatron-LM, Shoeybi et al. 2019

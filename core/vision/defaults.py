@@ -29,6 +29,9 @@ class VisionConstants(BaseModel):
     embed_batch: int
     embed_tokens: int
     speech_decoder_tokens: int
+    speech_batch: int
+    speech_batched_efficiency: float
+    speech_efficiency_batch: int
     lora_rank: int
     pcie_gb_s: float
     pcie_efficiency: float
@@ -74,7 +77,8 @@ def fill_defaults(job: VisionJob, model: VisionModel) -> VisionJob:
         side = model.width
         batch = {VisionTask.EMBED: c.embed_batch, VisionTask.TRAIN: c.train_batch}.get(task, c.infer_batch)
         if model.family == "speech":
-            batch = 1 if task is not VisionTask.TRAIN else c.train_batch
+            # an amount of audio is transcribed batched (the pipeline's batch_size); one window otherwise
+            batch = c.train_batch if task is VisionTask.TRAIN else (c.speech_batch if job.audio_hours else 1)
         precision = Precision.FP16 if not training else Precision.BF16
     fills: dict[str, object] = {
         "task": task,
@@ -83,7 +87,9 @@ def fill_defaults(job: VisionJob, model: VisionModel) -> VisionJob:
         "height": (model.height if not (training and diffusion) else side) or None,
         "frames": (model.frames or 1) if diffusion else None,
         "batch": batch,
-        "steps": model.steps if diffusion and not training else None,
+        "steps": (model.runtime_steps.get(job.runtime or "") or model.steps)
+        if diffusion and not training
+        else None,
         "tokens": c.embed_tokens
         if task is VisionTask.EMBED
         else (c.speech_decoder_tokens if model.family == "speech" else None),

@@ -390,32 +390,32 @@ def _runtime_offload(
     """The job as its engine runs it. An engine that offloads by itself (ComfyUI) and a job that does not fit
     as asked fall back through the engine's modes (data/runtimes.toml offload_modes: unload the components
     not running, then load the denoiser partly), each with the VAE decode tiled where the engine retries it
-    so; the first that fits is the one it runs, else the last. A job that states its offload keeps it."""
+    so; the first that fits is the one it runs, else the last. A job that names no engine runs as the
+    models' own scripts run it on a short card: with the default engine's `unnamed_offload_modes`, the first
+    that fits (none fitting: as asked, so the answer is a "no" with its fixes). A job that states its offload
+    keeps it."""
     breakdown, phase, trainable = _job_bytes(job, registry, capacity)
-    auto = (
-        job.runtime is not None
-        and vision_runtime(job.runtime).auto_offload
-        and "offload" in job.defaulted
-        and job.task is VisionTask.GENERATE
-        and capacity is not None
-    )
+    profile = vision_runtime_of(job.runtime)
+    modes = profile.offload_modes if profile.auto_offload else ()
+    if job.runtime is None:
+        modes = profile.unnamed_offload_modes
+    auto = bool(modes) and "offload" in job.defaulted and job.task is VisionTask.GENERATE
     if not auto or capacity is None or breakdown.total <= capacity:
         return job, breakdown, phase, trainable
-    profile = vision_runtime(job.runtime or "")
     tilings = (
         [False, True]
         if profile.vae_tiled_fallback and "vae_tiling" in job.defaulted
         else [bool(job.vae_tiling)]
     )
     chosen = (job, breakdown, phase, trainable)
-    for mode in profile.offload_modes:
+    for mode in modes:
         for tiling in tilings:
             candidate = job.model_copy(update={"offload": Offload(mode), "vae_tiling": tiling})
             found = _job_bytes(candidate, registry, capacity)
             chosen = (candidate, *found)
             if found[0].total <= capacity:
                 return chosen
-    return chosen
+    return chosen if job.runtime is not None else (job, breakdown, phase, trainable)
 
 
 def _offload_facts(
@@ -459,6 +459,8 @@ def _offload_facts(
         host_need_bytes=need,
         host_memory_bytes=have,
         host_fits=host_fits,
+        # the model's own script moves whole components (Wan's --offload_model): named for model offload only
+        flags=model.offload_flags if chosen_by == "default" and job.offload is Offload.MODEL else "",
     )
 
 
@@ -518,9 +520,12 @@ def _estimate_cached(job: VisionJob) -> VisionEstimate:
     filled = fill_defaults(job, model)
     card = _card(filled.card, catalog)
     capacity = card.memory_bytes if card else filled.card_memory_bytes
+    filled = _batch_that_fits(filled, model, capacity)
     asked = filled
     filled, breakdown, phase, trainable = _runtime_offload(filled, registry, capacity)
-    chosen_by = "runtime" if filled.offload is not asked.offload else "asked"
+    chosen_by = "asked"
+    if filled.offload is not asked.offload:
+        chosen_by = "runtime" if filled.runtime is not None else "default"
     offload = _offload_facts(filled, model, registry, breakdown, capacity=capacity, chosen_by=chosen_by)
     needed_offload = False
     if offload is not None and capacity is not None:
@@ -570,6 +575,24 @@ def _estimate_cached(job: VisionJob) -> VisionEstimate:
             "max_batch": max_batch(filled, model, capacity) if capacity else None,
         }
     )
+
+
+def _batch_that_fits(job: VisionJob, model: VisionModel, capacity: int | None) -> VisionJob:
+    """A batched transcription's default batch, lowered to the largest the card holds (a card too small for
+    the pipeline's batch_size runs a smaller one, not a "no")."""
+    from core.vision.fixes import max_batch
+
+    if (
+        model.family != "speech"
+        or job.task is not VisionTask.TRANSCRIBE
+        or "batch" not in job.defaulted
+        or capacity is None
+        or (job.batch or 1) <= 1
+        or need_bytes(job) <= capacity
+    ):
+        return job
+    best = max_batch(job, model, capacity)
+    return job.model_copy(update={"batch": best}) if best else job
 
 
 def need_bytes(job: VisionJob) -> int:

@@ -87,6 +87,14 @@ class VisionModel(BaseModel):
         ""  # the base's storage when training LoRAs (FLUX: fp8, as ai-toolkit quantises it)
     )
     published_flops: float = 0.0  # detectors / CNNs: published FLOPs of one forward at `width`
+    # the offload flags the model's own inference script is run with on a card too small for the whole
+    # pipeline (its README; named in the answer when gpufit assumes an offload), and where they are written
+    offload_flags: str = ""
+    offload_flags_source: str = ""
+    # the step count an engine's own workflow for the model samples with (ComfyUI's example workflows), used
+    # when that engine is named and the question gives no steps; `steps` (the model card's) otherwise
+    runtime_steps: dict[str, int] = {}
+    runtime_steps_source: str = ""
     aliases: list[str] = []
     source: str
 

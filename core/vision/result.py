@@ -65,6 +65,10 @@ class VisionSpeed(BaseModel):
     offload_s_per_item: float = 0.0
     hours: float | None = Field(default=None, description="time for the job's `items` / audio hours")
     notes: list[str] = Field(default_factory=list)
+    # speech: the windows decoded at once, and a batch of one beside a batched run (× real time, hours)
+    batch: int | None = None
+    one_window_realtime_factor: float | None = None
+    one_window_hours: float | None = None
 
 
 class Fix(BaseModel):
@@ -102,8 +106,13 @@ class VisionOffload(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     mode: str = Field(description="model | partial | sequential")
-    chosen_by: str = Field(description="runtime | asked")
+    chosen_by: str = Field(
+        description="runtime (the engine offloads by itself) | asked | default (no engine named: the offload "
+        "the model's own script and diffusers run a pipeline too big for the card with)"
+    )
     runtime: str | None
+    # the model's own script's flags for it (data/vision_models.toml offload_flags), when it has them
+    flags: str = ""
     gpu_weight_bytes: int
     host_bytes: int
     streamed_bytes_per_step: int

@@ -8,6 +8,8 @@ the decoder's per-token weight reads (bandwidth-bound, like LLM decode). Plannin
 
 from __future__ import annotations
 
+import math
+
 from core.catalog import Card
 from core.estimator.terms import BYTES_PER_WEIGHT
 from core.query import Precision
@@ -145,25 +147,16 @@ def _network(job: VisionJob, model: VisionModel, component: Component, card: Car
     training = job.task is VisionTask.TRAIN
     peak, mfu = _peak(card, job.precision if not training else Precision.BF16)
     if component.kind == "speech":
-        # encoder over a 30 s window, then the decoder token by token (weights read once per step per batch)
         enc = terms.forward_flops(component, job.batch * component.tokens, component.tokens)
-        tokens = job.tokens or 128
-        dec_bytes = component.decoder_params * BYTES_PER_WEIGHT[job.precision]
-        constants = load_speed_constants()
-        runtime = constants.runtime("transformers")
-        bandwidth = speed_terms.achieved_bandwidth(constants, card, runtime, job.precision)
-        # each decoded token reads the decoder's weights once for the batch, plus the fixed per-layer cost of
-        # a transformers decode step (data/speed.toml [runtimes.transformers], as for language-model decode)
-        dec_step = max(dec_bytes / bandwidth, 2.0 * component.decoder_params * job.batch / peak)
-        dec_step = speed_terms.step_s(runtime, dec_step, component.decoder_layers, 0, job.batch)
-        chunk_s = (
-            (enc / peak + tokens * dec_step)
-            if not training
-            else _train_flops(enc, bool(job.grad_checkpointing), False) / peak
-        )
-        per_chunk = chunk_s / job.batch
+        if training:
+            per_chunk = _train_flops(enc, bool(job.grad_checkpointing), False) / peak / job.batch
+        else:
+            per_chunk = _speech_window_s(job, component, card, peak, job.batch)
         realtime = AUDIO_CHUNK_S / per_chunk
         hours = job.audio_hours / realtime if job.audio_hours and not training else None
+        one: float | None = None
+        if not training and job.batch > 1:
+            one = AUDIO_CHUNK_S / _speech_window_s(job, component, card, peak, 1)
         return VisionSpeed(
             seconds_per_item=per_chunk,
             items_per_hour=3600 / per_chunk,
@@ -172,6 +165,9 @@ def _network(job: VisionJob, model: VisionModel, component: Component, card: Car
             flops_per_item=enc / job.batch,
             utilisation=mfu,
             hours=hours,
+            batch=job.batch,
+            one_window_realtime_factor=one,
+            one_window_hours=job.audio_hours / one if job.audio_hours and one else None,
         )
     if component.kind == "encoder":
         tokens = job.tokens or 512
@@ -197,6 +193,31 @@ def _network(job: VisionJob, model: VisionModel, component: Component, card: Car
         utilisation=mfu,
         hours=job.items * per_item / 3600 if job.items else None,
     )
+
+
+def _speech_window_s(job: VisionJob, component: Component, card: Card, peak: float, batch: int) -> float:
+    """Seconds per 30 s window at `batch` windows at once: the encoder over each window, then the decoder
+    token by token (its weights read once per step for the batch, plus the fixed per-layer cost of a
+    transformers decode step, data/speed.toml [runtimes.transformers], as for language-model decode); a
+    batched run reaches only part of that (data/vision_models.toml speech_batched_efficiency, fitted to a
+    published batch-24 run; none at batch 1, by the batch's log between)."""
+    from core.vision.defaults import load_vision_constants
+
+    assert job.precision
+    c = load_vision_constants()
+    enc = terms.forward_flops(component, batch * component.tokens, component.tokens)
+    tokens = job.tokens or c.speech_decoder_tokens
+    dec_bytes = component.decoder_params * BYTES_PER_WEIGHT[job.precision]
+    constants = load_speed_constants()
+    runtime = constants.runtime("transformers")
+    bandwidth = speed_terms.achieved_bandwidth(constants, card, runtime, job.precision)
+    dec_step = max(dec_bytes / bandwidth, 2.0 * component.decoder_params * batch / peak)
+    dec_step = speed_terms.step_s(runtime, dec_step, component.decoder_layers, 0, batch)
+    window_s = (enc / peak + tokens * dec_step) / batch
+    if batch > 1:
+        share = math.log(batch) / math.log(c.speech_efficiency_batch)
+        window_s /= c.speech_batched_efficiency ** min(1.0, share)
+    return window_s
 
 
 def vision_speed(job: VisionJob, model: VisionModel, registry: VisionRegistry, card: Card) -> VisionSpeed:
