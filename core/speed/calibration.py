@@ -57,9 +57,11 @@ def calibrated_on(runtime: str, card: Card, *, training: bool, framework: str | 
 
 def band_for(c: SpeedConstants, runtime: str, card: Card, *, training: bool) -> float:
     """The relative ± band of a speed figure: the fit's residual band where the runtime and the card family
-    were calibrated, a wider one where either was not (data/speed.toml [band])."""
+    were calibrated, a wider one where either was not; for training, the held-out training figures' spread
+    where the card family has fitted training runs, wider where it has none (data/speed.toml [band])."""
     if training:
-        return c.band.training
+        covered = calibrated_on(runtime, card, training=True)
+        return c.band.training if covered else c.band.training_uncalibrated
     return c.band.calibrated if calibrated_on(runtime, card, training=False) else c.band.uncalibrated
 
 

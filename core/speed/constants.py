@@ -175,6 +175,7 @@ class BandConstants(BaseModel):
     calibrated: float  # runtime and card family both in the calibration table
     uncalibrated: float  # either one never measured
     training: float
+    training_uncalibrated: float = 0.45  # a card family no training figure was fitted on
     source: str
 
 

@@ -22,7 +22,7 @@ from core.estimator import estimate, terms
 from core.estimator.calibration import load_calibration
 from core.paths import DATA_DIR
 from core.query import KvCacheDtype, Method, Precision, Query, Runtime, Task
-from core.registry import ModelArch, load_registry
+from core.registry import load_registry
 from core.speed import terms as speed_terms
 from core.speed.constants import SpeedConstants, load_speed_constants
 from core.speed.inference import (
@@ -37,6 +37,7 @@ from core.speed.terms import release_before
 from core.speed.training import (
     TrainingJob,
     attention_flops_per_token,
+    expert_share,
     tokens_per_s_per_gpu,
     training_flops_per_token,
 )
@@ -211,13 +212,6 @@ class PreparedFigure:
     # scales it by the utilisation and FP8 factor being tried (diffusion is compute-bound)
     diffusion_bf16_s: float = 0.0
     at_mfu: float = 0.0
-
-
-def expert_share(model: ModelArch) -> float:
-    """Share of a token's active parameters that sit in its routed experts."""
-    if not model.is_moe or not model.active_params:
-        return 0.0
-    return min(1.0, model.moe_layers * model.experts_active * model.expert_params / model.active_params)
 
 
 @cache

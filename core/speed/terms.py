@@ -265,7 +265,8 @@ def data_parallel_traffic(
         total = (ranks - 1) / ranks * (2 * weight_bytes + grad_bytes)
         # A ring over several nodes runs its hops inside a node over NVLink / PCIe and between nodes over the
         # NICs; NCCL builds one ring per NIC (channels), so each of a node's `inside` NICs carries 1/inside of
-        # the ring's inter-node traffic: the node's NICs together, not one card's, set the network's pace.
+        # the ring's inter-node traffic: the node's NICs together, not one card's, set the network's pace
+        # (NVIDIA/nccl issue 812: a DGX-A100's 8 x 200 Gb/s cards measure 192 GB/s all-reduce bus bandwidth).
         return (total, 0.0) if nodes == 1 else (total, total / inside)
     across = 2 * grad_bytes / inside * (nodes - 1) / nodes / steps
     if sharded:

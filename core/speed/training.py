@@ -84,6 +84,13 @@ def attention_flops_per_token(model: ModelArch, seq: int, method: Method, recomp
     return forward * passes
 
 
+def expert_share(model: ModelArch) -> float:
+    """Share of a token's active parameters that sit in its routed experts."""
+    if not model.is_moe or not model.active_params:
+        return 0.0
+    return min(1.0, model.moe_layers * model.experts_active * model.expert_params / model.active_params)
+
+
 @dataclass(frozen=True)
 class TrainingJob:
     """A training job's shape on its cards; everything `tokens_per_s_per_gpu` needs except the constants."""
@@ -289,6 +296,12 @@ def _training_speed(
         network_bytes=network_bytes,
         tokens_per_card_step=tokens_per_card_step,
         attention_flops_per_token=attention,
+        # a MoE's routed experts run as grouped GEMMs, slower the narrower they are (the term fitted to
+        # Megatron-Bridge's MoE rows); an answer's cards each hold every expert (no expert parallelism)
+        experts_active=model.experts_active if model.is_moe else 0,
+        moe_layers=model.moe_layers,
+        expert_width=model.moe_intermediate if model.is_moe else 0,
+        expert_flops_share=expert_share(model),
     )
     times = step_times(c, job)
     per_gpu = 1.0 / times.per_token_s(c.training.dp_exposed)
