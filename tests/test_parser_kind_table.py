@@ -93,8 +93,9 @@ def test_every_phrasing_and_benchmark_question_is_answered_with_its_rows_kinds(
 ) -> None:
     """Over the parser's corpus (with its previous queries), the benchmark's 200 questions and the messages
     above, every row that decides answers with a kind it lists, and every reading decides one of them."""
+    from test_parser_corpus import CASES, _previous
+
     from benchmarks.questions import QUESTIONS
-    from tests.test_parser_corpus import CASES, _previous
 
     decided: set[Reading] = set()
     real = readings.read
