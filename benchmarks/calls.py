@@ -3,7 +3,10 @@
 Counted by code object (a profile hook), so every binding of a function is seen whichever module imported
 it. Per-question caches are cleared before each question, as for a question new to the process. "repeated"
 counts assessments computed again for a (job, card, count) the same answer had already assessed (calls
-that find the answer's own assessment are "assess" but not "assess computed").
+that find the answer's own assessment are "assess" but not "assess computed"). "screened" counts the
+searches' checks of a card or count known too small without an estimate (core.estimator.short_of, a cached
+card-free memory figure against the card's memory): those cards and counts are neither estimated nor
+assessed.
 
 `python -m benchmarks.calls` prints the table; `make bench` prints it as part of the pipeline benchmark.
 """
@@ -53,6 +56,7 @@ def _watched() -> dict[CodeType, str]:
 
     return {
         pipeline.parse.__code__: "parse",
+        memory.short_of.__code__: "screened",
         memory.estimate.__code__: "estimate",
         memory._estimate.__code__: "estimate computed",
         assess.__code__: "assess",
@@ -70,7 +74,7 @@ def counting(counter: CallCounter) -> Iterator[None]:
         sys.setprofile(previous)
 
 
-NAMES = ("parse", "estimate", "estimate computed", "assess", "assess computed", "assess repeated")
+NAMES = ("parse", "screened", "estimate", "estimate computed", "assess", "assess computed", "assess repeated")
 
 
 def calls_per_question(questions: list[Question]) -> dict[str, dict[str, float]]:

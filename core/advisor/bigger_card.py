@@ -15,7 +15,7 @@ from core.advisor.shared import card_price
 from core.assessment import verdict_for_count
 from core.catalog import Card, load_catalog
 from core.cost import CardPrice
-from core.estimator import Fit, estimate
+from core.estimator import Fit, estimate, short_of
 from core.query import Currency, Precision, Query
 
 
@@ -44,6 +44,8 @@ def bigger_card(query: Query, card: Card, count: int, currency: Currency) -> Car
     for same_size in _sizes_above(card.memory_bytes, keep):
         fitting: list[tuple[float, Card]] = []
         for other in same_size:
+            if short_of(query, other, count):
+                continue  # far too small: its estimate would say no
             result = estimate(query.model_copy(update={"card": other.id, "gpus": count}))
             verdict = verdict_for_count(result, count)
             if verdict is not None and verdict.fits is not Fit.NO:

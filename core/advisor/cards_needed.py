@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict
 from core.assessment import Assessment, assess
 from core.catalog import Card
 from core.cost import PriceBook
-from core.estimator import Fit, resolve_model
+from core.estimator import Fit, resolve_model, short_of
 from core.query import Currency, Query, Task
 from core.registry import ModelArch, load_registry
 from core.runtimes import load_runtimes
@@ -145,6 +145,8 @@ def cards_needed(
     first: CardsNeeded | None = None
     for count in candidate_counts():
         trial = base.model_copy(update={"gpus": count})
+        if short_of(trial, card, count):
+            continue  # too few of the card, known without its estimate
         if not assess(trial, card, count, book=None, currency=currency, speed=False).fits:
             continue
         if memory_count is None:

@@ -20,6 +20,7 @@ from core.estimator import (
     Fit,
     Verdict,
     estimate,
+    short_of,
     terms,
 )
 from core.query import Currency, Method, Optimizer, Precision, Query, Task
@@ -176,7 +177,12 @@ def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix,
     if base_verdict is None or base_verdict.fits is Fit.FITS:
         return ()
     said = stated_only(query).model_copy(update={"card": card.id})
-    base_speed = speed_value(baseline, card, count)
+    base_speeds: list[float] = []  # the job's own speed, worked out when a fix first needs it
+
+    def base_speed() -> float:
+        if not base_speeds:
+            base_speeds.append(speed_value(baseline, card, count))
+        return base_speeds[0]
 
     def check(trial: Query, on: Card = card, n: int = count) -> tuple[Estimate, Verdict | None]:
         result = estimate(trial.model_copy(update={"card": on.id, "gpus": n}))
@@ -185,6 +191,8 @@ def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix,
     def make(
         kind: FixKind, trial: Query, changes: list[FixKind], on: Card = card, n: int = count
     ) -> Fix | None:
+        if short_of(trial, on, n):
+            return None  # known without the estimate on the card
         result, verdict = check(trial, on, n)
         if verdict is None or verdict.fits is Fit.NO:
             return None
@@ -204,7 +212,7 @@ def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix,
             capacity_bytes=verdict.capacity_bytes,
             saved_bytes=base_verdict.need_bytes - verdict.need_bytes,
             verdict=verdict.fits,
-            speed_ratio=round(speed / base_speed, 3) if base_speed else None,
+            speed_ratio=round(speed / base_speed(), 3) if base_speed() else None,
             speed_cost=speed_cost,
             quality_cost=quality,
             nvlink=on.has_nvlink,
@@ -224,7 +232,7 @@ def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix,
                 said.model_copy(update={field: getattr(baseline.query, field)}),
                 field,
                 low,
-                lambda q: check(q)[1],
+                lambda q: None if short_of(q, card, count) else check(q)[1],
             )
             if shorter is not None and (fix := make(kind, shorter, [kind])):
                 found.append(fix)

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from core.assessment import assess
 from core.catalog import Card
+from core.estimator import short_of
 from core.estimator.terms import BYTES_PER_WEIGHT
 from core.paths import DATA_DIR
 from core.query import Currency, Method, Precision, Query, Task
@@ -115,6 +116,8 @@ def _job_query(job: LargestJob, base: Query, card: Card, gpus: int) -> Query:
 
 
 def _runs(query: Query, card: Card, gpus: int) -> bool:
+    if short_of(query, card, gpus):
+        return False  # known without the estimate on the card
     return assess(query, card, gpus, book=None, currency=Currency.USD, speed=False).fits
 
 

@@ -14,10 +14,12 @@ from core.advisor.shared import (
     quality_of,
     sort_key,
     stated_only,
+    variant_class,
     variants_for,
 )
 from core.catalog import Card, load_catalog
 from core.cost import (
+    CardPrice,
     PriceBook,
     currency_for,
     price_book_in_force,
@@ -70,6 +72,12 @@ def _rented_in_market(card: Card, currency: Currency, book: PriceBook | None) ->
     return price is None or price.market == home
 
 
+@lru_cache(maxsize=16)
+def _market_cards(currency: Currency, book: PriceBook | None) -> tuple[Card, ...]:
+    """The catalog's cards rented in the market of `currency` (every search over all cards starts here)."""
+    return tuple(card for card in load_catalog().cards if _rented_in_market(card, currency, book))
+
+
 @lru_cache(maxsize=4096)
 def _plans(
     query: Query,
@@ -96,7 +104,7 @@ def _plans(
         # 'Best GPU on AutoDL': the cards that platform rents, at its prices
         candidates = [card for card in catalog.cards if book.sells(named, card.id)]
     else:
-        candidates = [card for card in catalog.cards if _rented_in_market(card, money, book)]
+        candidates = list(_market_cards(money, book))
     said = query.said()
     if "gpus" in said and query.gpus:
         counts: tuple[int, ...] = (query.gpus,)
@@ -128,15 +136,26 @@ def _plans(
         if group not in best or key(plan) < key(best[group]):
             best[group] = plan
 
-    # Cards share variants (equal queries): each variant × count is built and sized once per search, not per
-    # card (copying a pydantic model was the search's biggest cost after the estimates).
-    sized: dict[tuple[Query, int], tuple[Query, int]] = {}
+    # Cards share variants (equal queries): the variants depend on a card only through what it computes in
+    # (variant_class), so they are made once per class, and each variant × count is sized once per search,
+    # not per card, keyed by small ints (hashing a query costs more than sizing it from the cache).
+    variants: dict[tuple[bool, bool], list[Query]] = {}
+    sized: dict[tuple[tuple[bool, bool], int, int], tuple[Query, int, int]] = {}
+    prices: dict[tuple[str, str | None], CardPrice | None] = {}
 
-    def sized_trial(variant: Query, count: int) -> tuple[Query, int]:
-        found = sized.get((variant, count))
+    def price_of(card: Card, platform_id: str | None) -> CardPrice | None:
+        found = (card.id, platform_id)
+        if found not in prices:
+            prices[found] = card_price(card.id, money, book, platform_id)
+        return prices[found]
+
+    def sized_trial(kind: tuple[bool, bool], index: int, count: int) -> tuple[Query, int, int]:
+        """(the variant on `count` cards, the bytes one of them holds, its quality rank)."""
+        found = sized.get((kind, index, count))
         if found is None:
-            trial = variant.model_copy(update={"gpus": count})
-            found = sized[(variant, count)] = (trial, need_bytes(trial))
+            trial = variants[kind][index].model_copy(update={"gpus": count})
+            found = (trial, need_bytes(trial), QUALITY_RANK[quality_of(trial)])
+            sized[(kind, index, count)] = found
         return found
 
     def over_cap(card: Card, count: int) -> bool:
@@ -144,24 +163,28 @@ def _plans(
         not built (a budget per hour)."""
         if per_hour_cap is None:
             return False
-        price = card_price(card.id, money, book, base.platform)
+        price = price_of(card, base.platform)
         return price is None or round(price.per_hour * count, 4) > per_hour_cap  # JobCost.per_hour
 
     for card in candidates:
-        for index, variant in enumerate(variants_for(base, card)):
+        kind = variant_class(card)
+        if kind not in variants:
+            variants[kind] = list(variants_for(base, card))
+        memory = card.memory_bytes
+        for index in range(len(variants[kind])):
             for count in counts:
-                if over_cap(card, count):
+                if per_hour_cap is not None and over_cap(card, count):
                     break  # more cards of the same kind cost more per hour
-                trial, need = sized_trial(variant, count)
-                if need > card.memory_bytes:
+                trial, need, quality = sized.get((kind, index, count)) or sized_trial(kind, index, count)
+                if need > memory:
                     continue  # screened without building the estimate: it cannot fit this card
                 if by_hourly_price:
-                    price = card_price(card.id, money, book, query.platform)
+                    price = price_of(card, query.platform)
                     hourly = price.per_hour * count if price else float("inf")
-                    shortlist.append(((hourly, QUALITY_RANK[quality_of(trial)]), card, trial, count))
+                    shortlist.append(((hourly, quality), card, trial, count))
                     break  # more cards of the same kind cost more per hour
                 if in_price_order:
-                    price = card_price(card.id, money, book, trial.platform)
+                    price = price_of(card, trial.platform)
                     hourly = round(price.per_hour * count, 4) if price else float("inf")  # JobCost.per_hour
                     by_price.append((hourly, len(by_price), card, trial, index))
                     continue
@@ -187,6 +210,13 @@ def _plans(
     if in_price_order:  # equal plans rank in the catalog's order, as when every plan is built
         position = {card.id: i for i, card in enumerate(candidates)}
         best = dict(sorted(best.items(), key=lambda item: position[item[0][0]]))
-    for _, card, trial, count in heapq.nsmallest(3 * limit, shortlist, key=lambda entry: entry[0]):
+    # A serving plan without an amount of data ranks by its hourly price first (sort_key), so once `limit`
+    # plans are kept, a shortlisted one priced above the last of them cannot be shown: it is not built.
+    by_price_first = query.task is Task.INFERENCE and query.platform == base.platform
+    for (hourly, _), card, trial, count in heapq.nsmallest(3 * limit, shortlist, key=lambda entry: entry[0]):
+        if by_price_first and len(best) >= limit:
+            last = sorted(best.values(), key=key)[limit - 1].cost_per_hour
+            if last is not None and round(hourly, 4) > last:  # JobCost.per_hour
+                break
         keep(plan_on_card(estimate(trial.model_copy(update={"card": card.id})), card, count, money, book))
     return tuple(sorted(best.values(), key=key)[:limit])

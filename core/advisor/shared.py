@@ -113,8 +113,15 @@ def _on_card(precision: Precision, card: Card, said: dict[str, object]) -> Preci
     return precision
 
 
+def variant_class(card: Card) -> tuple[bool, bool]:
+    """What of a card `variants_for` reads: whether it lacks bf16 and whether it has fp8 units (cards of one
+    class get the same variants, so a search over many cards makes them once per class)."""
+    return card.bf16_tflops == 0, bool(card.fp8_tflops)
+
+
 def variants_for(query: Query, card: Card) -> Iterable[Query]:
-    """The method × precision choices worth trying on this card for this job."""
+    """The method × precision choices worth trying on this card for this job (they depend on the card only
+    through `variant_class`)."""
     said = query.said()
     if query.task is Task.INFERENCE:
         precisions = (

@@ -7,6 +7,7 @@ from core.estimator.memory import (
     need_bytes,
     resolve_card,
     resolve_model,
+    short_of,
 )
 from core.estimator.result import COMPONENTS, Breakdown, Estimate, Fit, FolkRule, Verdict, VllmPool
 
@@ -24,4 +25,5 @@ __all__ = [
     "need_bytes",
     "resolve_card",
     "resolve_model",
+    "short_of",
 ]

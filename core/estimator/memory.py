@@ -420,6 +420,30 @@ def need_bytes(query: Query) -> int:
     return _memory_cached(query).breakdown.total
 
 
+def short_of(query: Query, card: Card, count: int) -> bool:
+    """True when the job cannot run on `count` × `card`, known without its estimate on the card: a screen that
+    spares searches over many cards and counts the estimates of those far too small (False: the estimate
+    decides). The part of the job's memory that no card changes is already more than the card holds: the
+    whole card-free breakdown, or for a KV-pool engine all of it but the KV cache (on a card the engine holds
+    one sequence's cache instead, its larger prefill chunk only adds logits, and its share of the card is at
+    most the card). Never answered for a Mac (its engine comes from the device) or an offloading engine
+    serving (its context comes from the card's memory)."""
+    if card.unified_memory:
+        return False
+    job = query.model_copy(update={"card": None, "card_memory_bytes": None, "gpus": count})
+    if job.task is Task.INFERENCE and job.runtime is not None and runtime_profile(job.runtime).host_offload:
+        return False
+    try:
+        arch = resolve_model(job, load_registry())
+    except UnknownModelError:
+        return False
+    memory = _memory_cached(runtime_defaults(job, None, arch))
+    floor = memory.breakdown.total
+    if memory.filled.task is Task.INFERENCE and runtime_profile(memory.filled.runtime).kv_pool:
+        floor -= memory.breakdown.kv_cache
+    return floor > card.memory_bytes
+
+
 def estimate(
     query: Query,
     *,
