@@ -436,7 +436,8 @@ def _with_looked_up_model(question: str, parsed: Parsed) -> Query | None:
 @_unknown_names_exit_2
 def plan_command(question: str, *, as_json: bool, lang: str | None, chart: str | None = None) -> int:
     """`gpufit plan "<question>"`: the ranked plans for a question in words."""
-    from bot.render import html_to_terminal, render_plan
+    from bot.answer.fit import plan_text
+    from bot.render import html_to_terminal
     from core.advisor import SortKey, plan_json, plans
     from core.cost import currency_for
     from core.parser import parse
@@ -466,7 +467,7 @@ def plan_command(question: str, *, as_json: bool, lang: str | None, chart: str |
         }
         print(json.dumps(payload, ensure_ascii=False, indent=2))
     else:
-        print(html_to_terminal(render_plan(found, language, money.value, sort)))
+        print(html_to_terminal(plan_text(found, language, money.value, sort)))
     if chart is not None:
         return write_chart(_plan_chart(query, found, language, money.value), language, chart)
     return 0

@@ -20,7 +20,7 @@ import re
 import sys
 import tempfile
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from functools import cache
 from html.parser import HTMLParser
 from pathlib import Path
@@ -497,19 +497,6 @@ def render(name: str, lang: str, /, **data: Any) -> str:
     template = environment(lang).get_template(template_name(name, lang))
     text = tidy(template.render(lang=lang, **data))
     return _ZH_UNIT_SPACE.sub(r"\1", text) if lang == "zh" else text
-
-
-# -- the CLI views ---------------------------------------------------------------------------------------
-
-
-def render_plan(
-    plans: Sequence[Any], lang: str = "en", currency: str | None = None, sort: str = "cost"
-) -> str:
-    """`gpufit plan`: the plans that fit, in the advisor's order (cheapest or fastest first)."""
-    cur = currency or (str(plans[0].currency) if plans else ("CNY" if lang == "zh" else "USD"))
-    data = {"plans": list(plans), "currency": cur, "estimate": None, "query": None, "model_name": None}
-    data["sort"] = sort
-    return render("plan", lang, compact=False, short=False, full=True, **data)
 
 
 # -- Telegram HTML → terminal ----------------------------------------------------------------------------

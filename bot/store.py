@@ -1,10 +1,15 @@
 """The one session store of the bot: per-user sessions, checklists, group settings and keyboard queries.
 
 Why it looks like this:
-- One SQLite connection in WAL mode with ``synchronous=FULL``, used only in one worker thread of its own
-  (`SqliteThread`; stdlib sqlite3 and an executor, so no library's private parts): every write is committed
-  (flushed to disk) before its call returns, so an answer the bot has acknowledged survives a crash or
-  ``kill -9`` and the user resumes at the same step.
+- SQLite in WAL mode with ``synchronous=FULL`` through aiosqlite's public API only (``connect``,
+  ``execute``, ``execute_fetchall``, ``close``): every write is committed (flushed to disk) before its call
+  returns, so an answer the bot has acknowledged survives a crash or ``kill -9`` and the user resumes at the
+  same step.
+- Two connections to the one file: a writer, used only by the group commit, and a reader for every lookup.
+  A flush is several trips to the writer's thread (BEGIN, a savepoint per write, COMMIT), and a read on the
+  writer between them would see writes not yet committed (an update marked handled that a failing commit
+  then loses). The reader sees only committed data (WAL: each read is a snapshot of the last commit) and
+  never waits for a flush to disk, which a lock around the writer would make every read do.
 - Writes are group-committed: the writes asked for while one commit is under way are run together, each in
   a savepoint of its own, in the next ``BEGIN IMMEDIATE … COMMIT`` (one flush to disk for all of them; none
   of them returns before that commit). Chats are answered concurrently (bot/delivery.py), so under load one
@@ -22,19 +27,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import re
 import secrets
 import sqlite3
 import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
+import aiosqlite
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from core.checklist import ChecklistState
@@ -170,46 +174,9 @@ class KeyboardRow:
     chart: str | None = None
 
 
-Op = Callable[[sqlite3.Connection], Any]
-
-
-class SqliteThread:
-    """One sqlite3 connection, opened, used and closed in one worker thread of its own: each `run` is one
-    trip there (what aiosqlite does, with only public parts: sqlite3 and an executor)."""
-
-    def __init__(self) -> None:
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpufit-store")
-        self._conn: sqlite3.Connection | None = None
-
-    async def open(self, location: str) -> None:
-        def connect() -> None:
-            self._conn = sqlite3.connect(location, isolation_level=None)
-
-        await self._in_thread(connect)
-
-    async def run(self, op: Callable[[sqlite3.Connection], T]) -> T:
-        """`op` on the connection, in its thread; sqlite3.ProgrammingError once the connection is closed."""
-
-        def call() -> T:
-            if self._conn is None:
-                raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
-            return op(self._conn)
-
-        return await self._in_thread(call)
-
-    async def close(self) -> None:
-        def close() -> None:
-            conn, self._conn = self._conn, None
-            if conn is not None:
-                conn.close()
-
-        try:
-            await self._in_thread(close)
-        finally:
-            self._executor.shutdown(wait=False)
-
-    async def _in_thread(self, call: Callable[[], T]) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._executor, call)
+# A write or a read: statements on a connection, awaited (each `await db.execute(...)` is one trip to
+# that connection's thread).
+Op = Callable[[aiosqlite.Connection], Awaitable[Any]]
 
 
 @dataclass
@@ -225,13 +192,15 @@ class SessionStore:
 
     def __init__(
         self,
-        db: SqliteThread,
+        writer: aiosqlite.Connection,
+        reader: aiosqlite.Connection,
         path: str,
         *,
         retention_days: int,
         clock: Callable[[], float],
     ) -> None:
-        self._db: SqliteThread | None = db
+        self._writer: aiosqlite.Connection | None = writer  # the group commit's alone
+        self._reader: aiosqlite.Connection | None = reader  # every lookup: sees only what is committed
         self.path = path
         self.retention_days = retention_days
         self._clock = clock
@@ -257,22 +226,23 @@ class SessionStore:
         if retention_days < 1:
             raise ValueError("retention_days must be at least 1")
         location = str(path)
-        db = SqliteThread()
         try:
-            await db.open(location)
+            writer = await aiosqlite.connect(location, isolation_level=None)
         except sqlite3.Error as exc:
-            await db.close()
             logger.error("session store %s cannot be opened: %s", location, exc)
             raise StoreUnavailable(f"cannot open session store: {exc}") from exc
+        reader: aiosqlite.Connection | None = None
         try:
-            await db.run(lambda conn: _prepare(conn, location, busy_timeout_ms))
+            await _prepare(writer, location, busy_timeout_ms)
+            reader = await aiosqlite.connect(location, isolation_level=None)
+            await reader.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         except (sqlite3.Error, StoreUnavailable) as exc:
-            await db.close()
+            await _close_quietly(reader, writer)
             if isinstance(exc, StoreUnavailable):
                 raise
             logger.error("session store %s is unusable (%s: %s)", location, type(exc).__name__, exc)
             raise StoreUnavailable(f"session store unusable: {exc}") from exc
-        store = cls(db, location, retention_days=retention_days, clock=clock)
+        store = cls(writer, reader, location, retention_days=retention_days, clock=clock)
         purged = await store.purge_expired()
         if purged:
             logger.info("session store: purged %d expired rows on start", purged)
@@ -284,9 +254,16 @@ class SessionStore:
         if committing is not None:
             with contextlib.suppress(Exception):
                 await asyncio.shield(committing)
-        db, self._db = self._db, None
-        if db is not None:
-            await db.close()
+        writer, self._writer = self._writer, None
+        reader, self._reader = self._reader, None
+        if reader is not None:  # the reader first: the writer, closing last, checkpoints the WAL
+            try:
+                await reader.close()
+            finally:
+                if writer is not None:
+                    await writer.close()
+        elif writer is not None:
+            await writer.close()
 
     async def __aenter__(self) -> SessionStore:
         return self
@@ -319,14 +296,14 @@ class SessionStore:
         payload = query.model_dump_json()
         now = self._clock()
 
-        def op(db: sqlite3.Connection) -> None:
-            db.execute(
+        async def op(db: aiosqlite.Connection) -> None:
+            await db.execute(
                 """INSERT INTO sessions (chat_id, user_id, last_query, updated_at) VALUES (?, ?, ?, ?)
                    ON CONFLICT (chat_id, user_id)
                    DO UPDATE SET last_query = excluded.last_query, updated_at = excluded.updated_at""",
                 (chat_id, user_id, payload, now),
             )
-            db.execute("DELETE FROM blocked_chats WHERE chat_id = ?", (chat_id,))
+            await db.execute("DELETE FROM blocked_chats WHERE chat_id = ?", (chat_id,))
 
         await self._write(op)
 
@@ -334,32 +311,25 @@ class SessionStore:
         """The session row and the group settings at once: what get_lang, get_last_query, get_last_vision
         and get_group_settings give, in one trip to SQLite's thread instead of four (a question reads them
         all before it is answered)."""
-        params = (chat_id, user_id, self._cutoff())
-
-        def op(db: sqlite3.Connection) -> tuple[sqlite3.Row | None, sqlite3.Row | None]:
-            own = db.execute(
-                "SELECT lang, last_query, last_vision FROM sessions"
-                " WHERE chat_id = ? AND user_id = ? AND updated_at >= ?",
-                params,
-            ).fetchone()
-            group = db.execute(
-                "SELECT lang, currency FROM group_settings WHERE chat_id = ?", (chat_id,)
-            ).fetchone()
-            return own, group
-
-        own, group = await self._read(op)
+        # One statement (one trip, one snapshot): a LEFT JOIN of both rows onto the key gives NULLs where
+        # a row is missing, which reads the same as no row.
+        row = await self._fetchone(
+            """SELECT s.lang, s.last_query, s.last_vision, g.lang, g.currency
+               FROM (SELECT ? AS chat_id, ? AS user_id) AS k
+               LEFT JOIN sessions AS s
+                 ON s.chat_id = k.chat_id AND s.user_id = k.user_id AND s.updated_at >= ?
+               LEFT JOIN group_settings AS g ON g.chat_id = k.chat_id""",
+            (chat_id, user_id, self._cutoff()),
+        )
+        assert row is not None  # the key row is always there
         where = f"chat={chat_id} user={user_id}"
         return ChatMemory(
-            lang=_optional_str(own[0]) if own is not None else None,
-            last_query=_parse(Query, own[1], f"sessions.last_query {where}")
-            if own is not None and own[1] is not None
+            lang=_optional_str(row[0]),
+            last_query=_parse(Query, row[1], f"sessions.last_query {where}") if row[1] is not None else None,
+            last_vision=_parse(VisionJob, row[2], f"sessions.last_vision {where}")
+            if row[2] is not None
             else None,
-            last_vision=_parse(VisionJob, own[2], f"sessions.last_vision {where}")
-            if own is not None and own[2] is not None
-            else None,
-            group=GroupSettings(lang=_optional_str(group[0]), currency=_optional_str(group[1]))
-            if group is not None
-            else GroupSettings(),
+            group=GroupSettings(lang=_optional_str(row[3]), currency=_optional_str(row[4])),
         )
 
     async def get_last_vision(self, chat_id: int, user_id: int) -> VisionJob | None:
@@ -395,9 +365,9 @@ class SessionStore:
         remembered = query is not None or vision is not None
         now = self._clock()
 
-        def op(db: sqlite3.Connection) -> str | None:
+        async def op(db: aiosqlite.Connection) -> str | None:
             if remembered:
-                db.execute(
+                await db.execute(
                     """INSERT INTO sessions (chat_id, user_id, last_query, last_vision, updated_at)
                        VALUES (?, ?, ?, ?, ?)
                        ON CONFLICT (chat_id, user_id)
@@ -405,8 +375,8 @@ class SessionStore:
                                      last_vision = excluded.last_vision, updated_at = excluded.updated_at""",
                     (chat_id, user_id, query_json, vision_json, now),
                 )
-                db.execute("DELETE FROM blocked_chats WHERE chat_id = ?", (chat_id,))
-            return _insert_keyboard(db, chat_id, keyboard, now) if keyboard is not None else None
+                await db.execute("DELETE FROM blocked_chats WHERE chat_id = ?", (chat_id,))
+            return await _insert_keyboard(db, chat_id, keyboard, now) if keyboard is not None else None
 
         if not remembered and keyboard is None:
             return None
@@ -422,8 +392,8 @@ class SessionStore:
     async def set_lang(self, chat_id: int, user_id: int, lang: str | None) -> None:
         now = self._clock()
 
-        def op(db: sqlite3.Connection) -> None:
-            db.execute(
+        async def op(db: aiosqlite.Connection) -> None:
+            await db.execute(
                 """INSERT INTO sessions (chat_id, user_id, lang, updated_at) VALUES (?, ?, ?, ?)
                    ON CONFLICT (chat_id, user_id)
                    DO UPDATE SET lang = excluded.lang, updated_at = excluded.updated_at""",
@@ -442,8 +412,8 @@ class SessionStore:
         keyboard = KeyboardRow(message_id=message_id, query=query, lang=lang, chart=chart)
         now = self._clock()
 
-        def op(db: sqlite3.Connection) -> str:
-            return _insert_keyboard(db, chat_id, keyboard, now)
+        async def op(db: aiosqlite.Connection) -> str:
+            return await _insert_keyboard(db, chat_id, keyboard, now)
 
         return await self._write(op)
 
@@ -486,15 +456,15 @@ class SessionStore:
             raise ValueError(f"unknown group settings: {sorted(unknown)}")
         now = self._clock()
 
-        def op(db: sqlite3.Connection) -> None:
-            db.execute(
+        async def op(db: aiosqlite.Connection) -> None:
+            await db.execute(
                 """INSERT INTO group_settings (chat_id, updated_at) VALUES (?, ?)
                    ON CONFLICT (chat_id) DO NOTHING""",
                 (chat_id, now),
             )
             for name, value in fields.items():
                 column = GROUP_SETTING_COLUMNS[name]  # a fixed column name, never user text
-                db.execute(
+                await db.execute(
                     f"UPDATE group_settings SET {column} = ?, updated_at = ? WHERE chat_id = ?",
                     (value, now, chat_id),
                 )
@@ -505,8 +475,8 @@ class SessionStore:
         """Remember that this chat blocked or removed the bot (cleared when it talks to the bot again)."""
         now = self._clock()
 
-        def op(db: sqlite3.Connection) -> None:
-            db.execute(
+        async def op(db: aiosqlite.Connection) -> None:
+            await db.execute(
                 """INSERT INTO blocked_chats (chat_id, blocked_at) VALUES (?, ?)
                    ON CONFLICT (chat_id) DO UPDATE SET blocked_at = excluded.blocked_at""",
                 (chat_id, now),
@@ -531,8 +501,8 @@ class SessionStore:
         """Remember an update as answered; committed before the update is confirmed to Telegram."""
         now = self._clock()
 
-        def op(db: sqlite3.Connection) -> None:
-            db.execute(
+        async def op(db: aiosqlite.Connection) -> None:
+            await db.execute(
                 """INSERT INTO handled_updates (bot_id, update_id, handled_at) VALUES (?, ?, ?)
                    ON CONFLICT (bot_id, update_id) DO NOTHING""",
                 (bot_id, update_id, now),
@@ -545,10 +515,10 @@ class SessionStore:
     async def forget_user(self, user_id: int) -> int:
         """Delete every row about this user (in every chat); returns how many rows went."""
 
-        def op(db: sqlite3.Connection) -> int:
+        async def op(db: aiosqlite.Connection) -> int:
             deleted = 0
             for table in USER_TABLES:
-                cursor = db.execute(
+                cursor = await db.execute(
                     f"DELETE FROM {table.name} WHERE {table.user_column} = ?",
                     (user_id,),
                 )
@@ -561,15 +531,15 @@ class SessionStore:
         """Delete rows of `USER_TABLES` untouched for longer than the retention period."""
         cutoff = self._cutoff()
 
-        def op(db: sqlite3.Connection) -> int:
+        async def op(db: aiosqlite.Connection) -> int:
             deleted = 0
             for table in USER_TABLES:
-                cursor = db.execute(
+                cursor = await db.execute(
                     f"DELETE FROM {table.name} WHERE {table.time_column} < ?",
                     (cutoff,),
                 )
                 deleted += max(cursor.rowcount, 0)
-            cursor = db.execute(
+            cursor = await db.execute(
                 "DELETE FROM handled_updates WHERE handled_at < ?",
                 (self._clock() - HANDLED_UPDATE_DAYS * SECONDS_PER_DAY,),
             )
@@ -600,9 +570,9 @@ class SessionStore:
         payload = state.model_dump_json()
         now = self._clock()
 
-        def op(db: sqlite3.Connection) -> bool:
+        async def op(db: aiosqlite.Connection) -> bool:
             if expected_step is None:
-                db.execute(
+                await db.execute(
                     """INSERT INTO checklists (chat_id, user_id, step, state, updated_at)
                        VALUES (?, ?, ?, ?, ?)
                        ON CONFLICT (chat_id, user_id) DO UPDATE
@@ -610,7 +580,7 @@ class SessionStore:
                     (chat_id, user_id, state.step, payload, now),
                 )
                 return True
-            cursor = db.execute(
+            cursor = await db.execute(
                 """UPDATE checklists SET step = ?, state = ?, updated_at = ?
                    WHERE chat_id = ? AND user_id = ? AND step = ?""",
                 (state.step, payload, now, chat_id, user_id, expected_step),
@@ -620,8 +590,8 @@ class SessionStore:
         return await self._write(op)
 
     async def clear_checklist(self, chat_id: int, user_id: int) -> None:
-        def op(db: sqlite3.Connection) -> None:
-            db.execute("DELETE FROM checklists WHERE chat_id = ? AND user_id = ?", (chat_id, user_id))
+        async def op(db: aiosqlite.Connection) -> None:
+            await db.execute("DELETE FROM checklists WHERE chat_id = ? AND user_id = ?", (chat_id, user_id))
 
         await self._write(op)
 
@@ -630,33 +600,29 @@ class SessionStore:
     def _cutoff(self) -> float:
         return self._clock() - self.retention_days * SECONDS_PER_DAY
 
-    def _connection(self) -> SqliteThread:
-        if self._db is None:
+    def _connection(self) -> aiosqlite.Connection:
+        """The writer (the group commit's connection); StoreUnavailable once the store is closed."""
+        if self._writer is None:
             raise StoreUnavailable("session store is closed")
-        return self._db
+        return self._writer
 
     async def _fetchone(self, sql: str, params: tuple[object, ...]) -> sqlite3.Row | None:
-        """The row of a lookup by key, in one trip to SQLite's thread (a cursor's execute, fetchone and
-        close would be three: those trips, not SQLite, were most of a read's cost)."""
-
-        def op(db: sqlite3.Connection) -> sqlite3.Row | None:
-            row: sqlite3.Row | None = db.execute(sql, params).fetchone()
-            return row
-
-        return await self._read(op)
-
-    async def _read(self, op: Callable[[sqlite3.Connection], T]) -> T:
-        """`op` on its own (autocommit), in one trip to SQLite's thread; it sees every write that returned."""
+        """The row of a lookup by key, on the reader, in one trip to its thread (`execute_fetchall`; a
+        cursor's execute, fetchone and close would be three: those trips, not SQLite, were most of a read's
+        cost). It sees every write that returned, and nothing of a commit still under way."""
+        reader = self._reader
+        if reader is None:
+            raise StoreUnavailable("session store is closed")
         try:
-            result = await self._connection().run(op)
-        except sqlite3.Error as exc:
+            rows = await reader.execute_fetchall(sql, params)
+        except (sqlite3.Error, ValueError) as exc:  # ValueError: aiosqlite's "connection closed"
             self._report_failure(exc, writing=False)
             raise StoreUnavailable(_describe(exc)) from exc
         if not self._healthy and not self._writes_failing:
             self._recovered()
-        return result
+        return next(iter(rows), None)
 
-    async def _write(self, op: Callable[[sqlite3.Connection], T]) -> T:
+    async def _write(self, op: Callable[[aiosqlite.Connection], Awaitable[T]]) -> T:
         """`op` in the next group commit; returns once that commit is on disk (`synchronous=FULL`)."""
         self._connection()  # a closed store refuses at once
         done: asyncio.Future[T] = asyncio.get_running_loop().create_future()
@@ -678,17 +644,16 @@ class SessionStore:
         while self._queued:
             group, self._queued = self._queued, []
             try:
-                outcomes = await self._connection().run(
-                    functools.partial(_commit_group, ops=[w.op for w in group])
-                )
-            except (sqlite3.Error, StoreUnavailable) as exc:  # BEGIN or COMMIT failed: nothing of it saved
-                if isinstance(exc, sqlite3.Error):
+                outcomes = await _commit_group(self._connection(), [w.op for w in group])
+            except (sqlite3.Error, ValueError, StoreUnavailable) as exc:  # BEGIN or COMMIT failed: none saved
+                if not isinstance(exc, StoreUnavailable):
                     self._report_failure(exc, writing=True)
                 failure = exc if isinstance(exc, StoreUnavailable) else StoreUnavailable(_describe(exc))
                 for write in group:
                     _settle(write.done, error=failure, cause=exc)
                 continue
-            self.commits += 1
+            if any(error is None for _, error in outcomes):
+                self.commits += 1
             failed = False
             for write, (value, error) in zip(group, outcomes, strict=True):
                 if isinstance(error, sqlite3.Error):
@@ -719,13 +684,13 @@ class SessionStore:
         self._healthy = False
 
 
-def _insert_keyboard(db: sqlite3.Connection, chat_id: int, keyboard: KeyboardRow, now: float) -> str:
+async def _insert_keyboard(db: aiosqlite.Connection, chat_id: int, keyboard: KeyboardRow, now: float) -> str:
     """Insert a keyboard row under a fresh random key (drawn again on the rare collision); its key."""
     payload = keyboard.query.model_dump_json()
     while True:
         key = secrets.token_urlsafe(6)  # 8 characters of [A-Za-z0-9_-]
         try:
-            db.execute(
+            await db.execute(
                 """INSERT INTO keyboard_queries
                        (key, chat_id, message_id, query, lang, created_at, chart)
                    VALUES (?, ?, ?, ?, ?, ?, ?)""",
@@ -736,28 +701,37 @@ def _insert_keyboard(db: sqlite3.Connection, chat_id: int, keyboard: KeyboardRow
         return key
 
 
-def _commit_group(db: sqlite3.Connection, ops: list[Op]) -> list[tuple[Any, BaseException | None]]:
-    """In SQLite's thread: every op between one BEGIN IMMEDIATE and COMMIT, each in a savepoint (an op that
-    raises is rolled back alone); (result, error) per op. If BEGIN or COMMIT fails, everything is rolled back
-    and the error raised."""
-    db.execute("BEGIN IMMEDIATE")
+async def _commit_group(db: aiosqlite.Connection, ops: list[Op]) -> list[tuple[Any, BaseException | None]]:
+    """Every op between one BEGIN IMMEDIATE and COMMIT, each in a savepoint (an op that raises is rolled back
+    alone); (result, error) per op. A lone write needs no savepoint (two trips fewer): if it raises, the
+    whole transaction is its own and is rolled back. If BEGIN or COMMIT fails, everything is rolled back and
+    the error raised."""
+    await db.execute("BEGIN IMMEDIATE")
     outcomes: list[tuple[Any, BaseException | None]] = []
     try:
-        for op in ops:
-            db.execute("SAVEPOINT one_write")
+        if len(ops) == 1:
             try:
-                value = op(db)
+                value = await ops[0](db)
             except Exception as error:  # handed to that write's caller
-                db.execute("ROLLBACK TO one_write")
-                db.execute("RELEASE one_write")
+                await db.execute("ROLLBACK")
+                return [(None, error)]
+            await db.execute("COMMIT")
+            return [(value, None)]
+        for op in ops:
+            await db.execute("SAVEPOINT one_write")
+            try:
+                value = await op(db)
+            except Exception as error:  # handed to that write's caller
+                await db.execute("ROLLBACK TO one_write")
+                await db.execute("RELEASE one_write")
                 outcomes.append((None, error))
             else:
-                db.execute("RELEASE one_write")
+                await db.execute("RELEASE one_write")
                 outcomes.append((value, None))
-        db.execute("COMMIT")
+        await db.execute("COMMIT")
     except BaseException:
-        with contextlib.suppress(sqlite3.Error):
-            db.execute("ROLLBACK")
+        with contextlib.suppress(sqlite3.Error, ValueError):  # "no transaction is active" is fine too
+            await db.execute("ROLLBACK")
         raise
     return outcomes
 
@@ -779,18 +753,26 @@ def _settle(
     done.set_exception(error)
 
 
-def _prepare(db: sqlite3.Connection, path: str, busy_timeout_ms: int) -> None:
-    """In SQLite's thread, on opening: the pragmas, then the migrations."""
-    db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-    db.execute("PRAGMA journal_mode = WAL")
-    db.execute("PRAGMA synchronous = FULL")
-    _migrate(db, path)
+async def _prepare(db: aiosqlite.Connection, path: str, busy_timeout_ms: int) -> None:
+    """On opening the writer: the pragmas, then the migrations."""
+    await db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+    await db.execute("PRAGMA journal_mode = WAL")
+    await db.execute("PRAGMA synchronous = FULL")
+    await _migrate(db, path)
 
 
-def _migrate(db: sqlite3.Connection, path: str) -> None:
+async def _close_quietly(*connections: aiosqlite.Connection | None) -> None:
+    """Close what an open that failed half-way had opened; its own error is the one worth raising."""
+    for connection in connections:
+        if connection is not None:
+            with contextlib.suppress(sqlite3.Error, ValueError):
+                await connection.close()
+
+
+async def _migrate(db: aiosqlite.Connection, path: str) -> None:
     """Bring the file forward to SCHEMA_VERSION, one migration per transaction."""
-    db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
-    rows = db.execute("SELECT version FROM schema_version").fetchall()
+    await db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+    rows = list(await db.execute_fetchall("SELECT version FROM schema_version"))
     if len(rows) > 1:
         raise StoreUnavailable(f"session store {path}: schema_version holds {len(rows)} rows")
     current = int(rows[0][0]) if rows else 0
@@ -803,17 +785,17 @@ def _migrate(db: sqlite3.Connection, path: str) -> None:
         )
         raise StoreUnavailable(f"session store schema {current} is newer than supported {SCHEMA_VERSION}")
     if not rows:
-        db.execute("INSERT INTO schema_version (version) VALUES (0)")
+        await db.execute("INSERT INTO schema_version (version) VALUES (0)")
     for version in range(current + 1, SCHEMA_VERSION + 1):
-        db.execute("BEGIN IMMEDIATE")
+        await db.execute("BEGIN IMMEDIATE")
         try:
             for statement in MIGRATIONS[version - 1]:
-                db.execute(statement)
-            db.execute("UPDATE schema_version SET version = ?", (version,))
-            db.execute("COMMIT")
+                await db.execute(statement)
+            await db.execute("UPDATE schema_version SET version = ?", (version,))
+            await db.execute("COMMIT")
         except BaseException:
-            with contextlib.suppress(sqlite3.Error):
-                db.execute("ROLLBACK")
+            with contextlib.suppress(sqlite3.Error, ValueError):
+                await db.execute("ROLLBACK")
             raise
         logger.info("session store %s migrated to schema version %d", path, version)
 

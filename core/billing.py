@@ -15,9 +15,12 @@ import math
 
 from pydantic import BaseModel, ConfigDict
 
-from core.cost import DAYS_PER_MONTH, TERM_HOURS, PriceBook, PriceRow
-from core.platforms import Platform
-from core.query import BillingKind, Currency
+from core.advisor.fit_advice import card_named
+from core.catalog import Card, load_catalog
+from core.cost import DAYS_PER_MONTH, TERM_HOURS, PriceBook, PriceRow, price_book_in_force
+from core.estimator import UnknownCardError
+from core.platforms import Platform, platform
+from core.query import BillingKind, Currency, Query
 
 # The kinds compared with on-demand for a card, in the order an answer lists them.
 KINDS: tuple[BillingKind, ...] = ("on-demand", "daily", "weekly", "monthly", "spot", "reserved", "serverless")
@@ -55,6 +58,42 @@ class BillingAdvice(BaseModel):
     monthly_vs_hourly: (
         tuple[float, float] | None
     )  # (on-demand for a month at the use said, the monthly price)
+
+
+class BillingAnswer(BaseModel):
+    """What a billing answer shows (templates/billing.j2 reads it as `v`): the card, its billing kinds side by
+    side, the platform named, the currency and the kind the question asked about."""
+
+    model_config = ConfigDict(frozen=True)
+
+    card: Card
+    advice: BillingAdvice | None  # None: no price for the card (or no price list in force)
+    platform: Platform | None
+    currency: Currency
+    asked: BillingKind | None
+
+
+def billing_for(query: Query) -> BillingAnswer:
+    """'autodl 4090 按月租划算还是按小时 我每天就用8小时': the card's billing kinds and the one to take, in
+    the query's currency (the answer service gives it the language's when the question names none)."""
+    card = card_named(query.card)
+    if card is None:
+        raise UnknownCardError(query.card or "", load_catalog().closest(query.card or ""))
+    currency = query.currency or Currency.USD
+    book = price_book_in_force()
+    named = platform(query.platform)
+    advice = None
+    if book is not None:
+        advice = billing_advice(
+            card.id,
+            currency,
+            book,
+            hours_per_day=query.hours_per_day,
+            days=query.rental_days,
+            asked=query.billing,
+            platform=named,
+        )
+    return BillingAnswer(card=card, advice=advice, platform=named, currency=currency, asked=query.billing)
 
 
 def _median(rows: list[PriceRow], book: PriceBook, currency: Currency) -> PriceRow:

@@ -45,31 +45,32 @@ def test_every_reading_is_one_row_and_the_last_answers_everything() -> None:
     assert isinstance(last, NamedBy) and last.reading is Reading.ANYTHING
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        "can I LoRA llama 3.1 8b on a 4090?",
-        "cheapest card to serve qwen2.5-7b",
-        "跑 Qwen2.5-72B 要几张 L20",
-        "为什么显存大的卡更贵",
-        "预算每月5000元 能租卡跑什么模型",
-        "autodl 4090 按月租划算还是按小时 我每天就用8小时",
-        "autodl 包月还是按小时 每天8小时",
-        "文生图用什么卡",
-        "SDXL on a 4090",
-        "hello",
-        "Zorblax-9000 on a 4090",
-        "4090 vs a100 vs h100",
-        "I want to learn deep learning, which card",
-        "/card 4090",
-        "batch 8 on a 4090",
-        "asdfgh qwerty",
-        "what is the weather",
-        "H20适合训练吗",
-        "/help",
-        "哪些卡有48G显存",
-    ],
-)
+# One message for each row (and a few more).
+_MESSAGES = [
+    "can I LoRA llama 3.1 8b on a 4090?",
+    "cheapest card to serve qwen2.5-7b",
+    "跑 Qwen2.5-72B 要几张 L20",
+    "为什么显存大的卡更贵",
+    "预算每月5000元 能租卡跑什么模型",
+    "autodl 4090 按月租划算还是按小时 我每天就用8小时",
+    "autodl 包月还是按小时 每天8小时",
+    "文生图用什么卡",
+    "SDXL on a 4090",
+    "hello",
+    "Zorblax-9000 on a 4090",
+    "4090 vs a100 vs h100",
+    "I want to learn deep learning, which card",
+    "/card 4090",
+    "batch 8 on a 4090",
+    "asdfgh qwerty",
+    "what is the weather",
+    "H20适合训练吗",
+    "/help",
+    "哪些卡有48G显存",
+]
+
+
+@pytest.mark.parametrize("text", _MESSAGES)
 def test_a_row_answers_only_with_its_kinds(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each row answers with the kinds it lists, so the table says what each reading selects."""
     answered: list[tuple[AskedBy | NamedBy, AnswerKind]] = []
@@ -85,6 +86,37 @@ def test_a_row_answers_only_with_its_kinds(text: str, monkeypatch: pytest.Monkey
     parse(text)
     ((row, kind),) = answered
     assert kind in row.kinds, (text, row, kind)
+
+
+def test_every_phrasing_and_benchmark_question_is_answered_with_its_rows_kinds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Over the parser's corpus (with its previous queries), the benchmark's 200 questions and the messages
+    above, every row that decides answers with a kind it lists, and every reading decides one of them."""
+    from test_parser_corpus import CASES, _previous
+
+    from benchmarks.questions import QUESTIONS
+
+    decided: set[Reading] = set()
+    real = readings.read
+
+    def read(row: AskedBy | NamedBy, message: readings.Message) -> object:
+        parsed = real(row, message)
+        if parsed is not None:
+            assert parsed.intent in row.kinds, (message.text, row, parsed.intent)
+            if isinstance(row, NamedBy):
+                decided.add(row.reading)
+        return parsed
+
+    monkeypatch.setattr(pipeline, "read", read)
+    for case in CASES:
+        parse(case["text"], previous=_previous(case))
+    for question in QUESTIONS:
+        parse(question.text, previous=question.previous)
+    for text in _MESSAGES:
+        parse(text)
+    parse("那微调呢", previous=parse("预算每月5000元 能租卡跑什么模型").query)
+    assert decided == set(Reading), set(Reading) - decided
 
 
 def test_a_row_alone_adds_a_kind(monkeypatch: pytest.MonkeyPatch) -> None:

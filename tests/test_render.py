@@ -191,12 +191,12 @@ def test_precompiled_templates_render_what_compiling_renders(lang: str, tmp_path
     """`make bytecode` compiles every template per language (bot.render.precompile); an environment that
     loads them renders byte for byte what one compiling from source renders, and loads no template source
     into the compiler."""
+    from bot.answer.views import PlanView
     from bot.render import precompile, template_name
 
     written = precompile(tmp_path)
     assert written == len(list(tmp_path.glob("*.cache"))) > 50
-    data = {"compact": False, "short": False, "full": True, "plans": [], "currency": "USD"}
-    data |= {"estimate": None, "query": None, "model_name": None, "sort": "cost"}
+    data = {"compact": False, "short": False, "v": PlanView([], "USD", "cost")}
     name = template_name("plan", lang)
     compiled = _fresh_environment(lang, tmp_path)
     compiled.compile = None  # any compile would fail

@@ -7,6 +7,7 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
+import aiosqlite
 import pytest
 
 from bot.store import SessionStore, StoreUnavailable
@@ -27,9 +28,9 @@ async def test_concurrent_writes_share_commits_and_each_is_on_disk_when_it_retur
 async def test_a_failing_write_undoes_only_itself(tmp_path: Path) -> None:
     store = await SessionStore.open(tmp_path / "s.db")
 
-    def broken(db: sqlite3.Connection) -> None:
-        db.execute("INSERT INTO sessions (chat_id, user_id, lang, updated_at) VALUES (7, 7, 'en', 0)")
-        db.execute("INSERT INTO no_such_table VALUES (1)")
+    async def broken(db: aiosqlite.Connection) -> None:
+        await db.execute("INSERT INTO sessions (chat_id, user_id, lang, updated_at) VALUES (7, 7, 'en', 0)")
+        await db.execute("INSERT INTO no_such_table VALUES (1)")
 
     results = await asyncio.gather(
         store.set_lang(1, 1, "en"), store._write(broken), store.set_lang(2, 2, "zh"), return_exceptions=True
@@ -54,3 +55,33 @@ async def test_close_commits_what_is_queued(tmp_path: Path) -> None:
     await reopened.close()
     with pytest.raises(StoreUnavailable):
         await store.set_lang(11, 11, "en")
+
+
+async def test_reads_during_a_flush_see_only_what_is_committed(tmp_path: Path) -> None:
+    """A flush is several trips to the writer's thread; a lookup made between them (on the reader) sees the
+    last commit, never a write of the flush under way, which could still be rolled back."""
+    store = await SessionStore.open(tmp_path / "s.db")
+    inside = asyncio.Event()
+    release = asyncio.Event()
+
+    async def slow(db: aiosqlite.Connection) -> None:
+        await db.execute(
+            "INSERT INTO sessions (chat_id, user_id, lang, updated_at) VALUES (7, 7, 'en', 1e12)"
+        )
+        inside.set()
+        await release.wait()
+
+    write = asyncio.ensure_future(store._write(slow))
+    await inside.wait()
+    assert await store.get_lang(7, 7) is None  # written, not yet committed
+    assert await store.was_handled(1, 1) is False
+    release.set()
+    await write
+    assert await store.get_lang(7, 7) == "en"  # committed before the write returned
+    await store.close()
+
+
+def test_the_store_uses_only_aiosqlites_public_api() -> None:
+    source = (Path(__file__).parent.parent / "bot" / "store.py").read_text(encoding="utf-8")
+    for private in ("._execute", "._conn", "._connection", "._tx", "._thread"):
+        assert private not in source.replace("self._connection", ""), private

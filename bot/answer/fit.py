@@ -12,10 +12,11 @@ from bot.answer.common import answer_currency, model_label, pack
 from bot.answer.market import budget_facts, cluster_facts, platform_facts, traffic_facts
 from bot.answer.model import NOTHING_READ_IN, TRAINING_METHODS, Answer, Lang, TypedNames
 from bot.answer.provenance import image_tokens, model_origin, model_source
-from bot.answer.views import FitView, FixRow, InsteadView
+from bot.answer.views import FitView, FixRow, InsteadView, PlanView
 from bot.charts import adapter as charts
+from bot.render import render
 from core import advisor
-from core.advisor import Fix, SortKey
+from core.advisor import Fix, Plan, SortKey
 from core.advisor.fit_advice import Instead, MemoryShown, advise_fit, card_named, memory_shown
 from core.assessment import Assessment, assess
 from core.contract import speed_json
@@ -257,6 +258,11 @@ def methods_answer(query: Query, lang: Lang, typed: TypedNames = NOTHING_READ_IN
     )
 
 
+def plan_text(plans: list[Plan], lang: str, currency: str, sort: SortKey) -> str:
+    """`gpufit plan`: the plans that fit, in the advisor's order (cheapest or fastest first)."""
+    return render("plan", lang, compact=False, short=False, v=PlanView(plans, currency, sort))
+
+
 def plan_answer(query: Query, lang: Lang) -> Answer:
     """The ranked plans for a job (cheapest first, or fastest when the question asked for speed)."""
     sort: SortKey = query.sort or "cost"
@@ -265,20 +271,12 @@ def plan_answer(query: Query, lang: Lang) -> Answer:
         est, view = fit_view(without_card, lang)
     except UnknownModelError as err:
         return unknown_model_answer(lang, err.name, err.suggestions, query)
+    shown = PlanView(view.plans, view.currency, sort, fit=view, estimate=est)
     return pack(
         "plan",
         lang,
         "plan",
-        {
-            "plans": view.plans,
-            "currency": view.currency,
-            "model_name": view.model_name,
-            "estimate": est,
-            "query": est.query,
-            "full": False,
-            "sort": sort,
-            "v": view,
-        },
+        {"v": shown},
         query=query,
         filled=est.query,
         facts=_fit_facts(without_card, est, view),

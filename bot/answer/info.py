@@ -9,7 +9,7 @@ from bot.answer.buttons import button
 from bot.answer.common import answer_currency, call_macro, pack
 from bot.answer.fit import fit_view
 from bot.answer.model import FAQ_IDS, SCENARIO_IDS, Answer, Lang
-from bot.answer.views import CardPair, FitView, PricePair
+from bot.answer.views import CardPair, DecodeExample, FaqView, FitView, PricePair, ScenarioView
 from core import advisor
 from core.advisor.bigger_card import bigger_cards
 from core.catalog import Card, load_catalog
@@ -33,21 +33,17 @@ def faq_answer(
         return help_answer(lang)
     catalog = load_catalog()
     currency = Currency(answer_currency(query, lang))
-    cards = {cid: catalog.get(cid) for cid in FAQ_CARDS}
     named_cards = [catalog.by_id[c] for c in card_ids if c in catalog.by_id]
     named = named_cards[0] if named_cards else None
     examples: list[FitView] = []
-    decode: dict[str, float] = {}
+    decode: list[DecodeExample] = []
     prices = PricePair()
     bigger: list[tuple[Card, CardPrice]] = []
     pair: CardPair | None = None
     if faq_id == "folk_rule":
         examples = _folk_examples(query, lang)
     elif faq_id == "bandwidth":
-        shown = dict(cards)
-        if named is not None:
-            shown[named.id] = named
-        decode = _decode_examples(shown)
+        decode = _decode_examples(named)
     elif faq_id == "vram_price":
         # the cards the user named, smaller memory first, else one card's two memory variants
         # ('4090 48G魔改版和原版'): a modded board beside the stock card it is built from
@@ -56,7 +52,9 @@ def faq_answer(
             paired.append(catalog.get(paired[0].base))
         by_memory = sorted(paired, key=lambda c: c.memory_bytes) if len(paired) >= 2 else []
         small, big = (
-            (by_memory[0], by_memory[1]) if by_memory else (cards[VARIANT_PAIR[0]], cards[VARIANT_PAIR[1]])
+            (by_memory[0], by_memory[1])
+            if by_memory
+            else (catalog.get(VARIANT_PAIR[0]), catalog.get(VARIANT_PAIR[1]))
         )
         pair = CardPair(small=small, big=big)
         book = price_book_in_force()
@@ -65,25 +63,28 @@ def faq_answer(
             prices = PricePair(small=same[small.id], big=same[big.id])
     elif faq_id == "vram_upgrade" and named is not None:
         bigger = bigger_cards(named, currency, wanted_bytes)
-    data: dict[str, object] = {
-        "cards": cards,
-        "faq": faq_id,
-        "card": named,
-        "examples": examples,
-        "decode": decode,
-        "prices": prices,
-        "bigger": bigger,
-        "pair": pair,
-    }
+    view = FaqView(
+        faq=faq_id,
+        card=named,
+        consumer=catalog.get(CONSUMER_CARD),
+        datacenter=catalog.get(DATACENTER_CARD),
+        examples=examples,
+        decode=decode,
+        pair=pair,
+        prices=prices,
+        bigger=bigger,
+    )
     facts: dict[str, object] = {"faq": faq_id, "card": named.id if named else None, "cards": list(card_ids)}
-    return pack("faq", lang, f"faq_{faq_id}", data, query=query, facts=facts)
+    return pack("faq", lang, f"faq_{faq_id}", {"v": view}, query=query, facts=facts)
 
 
 # The article's example of one card's memory variants, priced from one provider, billing kind and date.
 VARIANT_PAIR = ("a100-40gb-sxm", "a100-80gb-sxm")
 
 
-FAQ_CARDS = ("rtx-4090", "a100-80gb-sxm", "h100-sxm", "a100-40gb-sxm")
+# The article's two cards (card vs memory) and the cards of the bandwidth example.
+CONSUMER_CARD, DATACENTER_CARD = "rtx-4090", "a100-80gb-sxm"
+BANDWIDTH_CARDS = ("rtx-4090", "a100-80gb-sxm", "h100-sxm")
 
 
 def _folk_examples(query: Query | None, lang: Lang) -> list[FitView]:
@@ -104,15 +105,19 @@ def _folk_examples(query: Query | None, lang: Lang) -> list[FitView]:
     return views
 
 
-def _decode_examples(cards: dict[str, Card]) -> dict[str, float]:
-    """Tokens/s one 8B bf16 model decodes at on each card: the bandwidth FAQ's worked example."""
+def _decode_examples(named: Card | None) -> list[DecodeExample]:
+    """Tokens/s one 8B bf16 model decodes at on the card the user named and the article's three cards: the
+    bandwidth FAQ's worked example."""
     from core import speed
 
-    result: dict[str, float] = {}
-    for card_id, card in cards.items():
-        est = estimate(Query(model="llama-3.1-8b", card=card_id))
-        result[card_id] = speed.inference_speed(est, card, 1).decode_tokens_per_s
-    return result
+    catalog = load_catalog()
+    shown = [(named, True)] if named is not None else []
+    shown += [(catalog.get(c), False) for c in BANDWIDTH_CARDS if named is None or c != named.id]
+    rows = []
+    for card, is_named in shown:
+        est = estimate(Query(model="llama-3.1-8b", card=card.id))
+        rows.append(DecodeExample(card, speed.inference_speed(est, card, 1).decode_tokens_per_s, is_named))
+    return rows
 
 
 def scenario_answer(lang: Lang, name: str, query: Query | None, vision: VisionJob | None = None) -> Answer:
@@ -122,20 +127,15 @@ def scenario_answer(lang: Lang, name: str, query: Query | None, vision: VisionJo
         return help_answer(lang)
     currency = answer_currency(query, lang)
     advice = advisor.scenario(name, currency=Currency(currency))
-    catalog = load_catalog()
-    names = {c.id: c.name for c in catalog.cards}
-    data: dict[str, object] = {"a": advice, "names": names, "scenario": name, "currency": currency}
+    view = ScenarioView(advice)
     facts: dict[str, object] = {"scenario": name, "advice": advice.model_dump(mode="json")}
     if vision is not None and name == "vision":
         from bot.answer.vision import facts_model_name, scenario_checks, vision_job_facts
 
         advice = advice.model_copy(update={"notes": [n for n in advice.notes if n != "vision_not_estimated"]})
-        data["a"] = advice
-        data["vision_job"] = vision
-        data["vision_name"] = facts_model_name(vision)
-        data["vision_checks"] = scenario_checks(vision, currency)
+        view = ScenarioView(advice, facts_model_name(vision), scenario_checks(vision, currency))
         facts["vision"] = vision_job_facts(vision)
-    return pack("scenario", lang, f"scenario_{name}", data, query=query, facts=facts)
+    return pack("scenario", lang, f"scenario_{name}", {"v": view}, query=query, facts=facts)
 
 
 def help_answer(lang: Lang) -> Answer:

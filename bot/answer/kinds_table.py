@@ -11,8 +11,9 @@ read this table rather than testing kinds by name.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 from pydantic import BaseModel
 
@@ -23,7 +24,7 @@ from bot.answer.fit import fit_answer, methods_answer, plan_answer
 from bot.answer.how_many import cards_needed_answer
 from bot.answer.info import faq_answer, help_answer, scenario_answer
 from bot.answer.kinds import card_advice_answer, largest_model_answer, out_of_scope_answer
-from bot.answer.market import billing_answer, budget_answer
+from bot.answer.market import billing_facts, budget_answer, platform_facts
 from bot.answer.model import NOTHING_READ_IN, Answer, Lang, TypedNames
 from core import advisor, billing
 from core.advisor import budget, card_advice, cards_needed, cards_with_memory, largest_model, scenarios
@@ -37,8 +38,8 @@ from core.query import Currency, Query, Task
 Rebuild = Callable[[Query, Lang, TypedNames], Answer]
 # A view builder for a kind only the message itself answers (it needs the message's cards, FAQ id, …).
 FromMessage = Callable[[Parsed, Lang], Answer]
-# The advisor of a kind whose view is its typed result: the question → what the answer shows.
-Advisor = Callable[[Query], BaseModel]
+# The typed result of a kind's advisor, when it is the answer's view.
+Result = TypeVar("Result", bound=BaseModel)
 
 
 @dataclass(frozen=True)
@@ -60,21 +61,35 @@ class KindSpec:
 
     @classmethod
     def advised(
-        cls, kind: AnswerKind, advise: Advisor, *, needs: Callable[[Query], bool], currency: bool = False
+        cls,
+        kind: AnswerKind,
+        advise: Callable[[Query], Result],
+        *,
+        needs: Callable[[Query], bool],
+        currency: bool = False,
+        facts: Callable[[Result, Query], Mapping[str, object]] | None = None,
     ) -> KindSpec:
-        """A kind a stored query rebuilds whose template (templates/<kind>.j2) shows its advisor's typed
-        result as `v`, and whose JSON holds that result as `<kind>`: no view builder of its own."""
+        """A kind a stored query rebuilds whose view is its advisor's typed result: its template
+        (templates/<kind>.j2) shows the result as `v`, and its JSON holds the result as `<kind>`, or what
+        `facts` makes of it (result, query). No view builder of its own; a card the query names that the
+        catalog lacks (the advisor raises UnknownCardError) is answered as such by the service."""
         return cls(
             kind,
             advise,
             (kind.value,),
-            rebuild=_advised_view(kind, advise, currency=currency),
+            rebuild=_advised_view(kind, advise, currency=currency, facts=facts),
             needs=needs,
             currency=currency,
         )
 
 
-def _advised_view(kind: AnswerKind, advise: Advisor, *, currency: bool) -> Rebuild:
+def _advised_view(
+    kind: AnswerKind,
+    advise: Callable[[Query], Result],
+    *,
+    currency: bool,
+    facts: Callable[[Result, Query], Mapping[str, object]] | None,
+) -> Rebuild:
     def view(query: Query, lang: Lang, typed: TypedNames) -> Answer:
         asked = query
         if (
@@ -82,8 +97,8 @@ def _advised_view(kind: AnswerKind, advise: Advisor, *, currency: bool) -> Rebui
         ):  # advised in the answer's currency: the language's, unless said
             asked = query.model_copy(update={"currency": Currency(answer_currency(query, lang))})
         result = advise(asked)
-        facts = {kind.value: result.model_dump(mode="json")}
-        return pack(kind, lang, kind.value, {"v": result}, query=query, facts=facts)
+        json = facts(result, query) if facts is not None else {kind.value: result.model_dump(mode="json")}
+        return pack(kind, lang, kind.value, {"v": result}, query=query, facts=json)
 
     return view
 
@@ -120,8 +135,9 @@ def _budget(query: Query, lang: Lang, typed: TypedNames) -> Answer:
     return budget_answer(query, lang)
 
 
-def _billing(query: Query, lang: Lang, typed: TypedNames) -> Answer:
-    return billing_answer(query, lang)
+def _billing_facts(result: billing.BillingAnswer, query: Query) -> Mapping[str, object]:
+    card = result.card.id
+    return {"card": card, "billing": billing_facts(result.advice), "platform": platform_facts(query, card)}
 
 
 def _card(parsed: Parsed, lang: Lang) -> Answer:
@@ -216,13 +232,12 @@ KINDS: dict[AnswerKind, KindSpec] = {
             needs=lambda query: query.budget is not None,
             currency=True,
         ),
-        KindSpec(
+        KindSpec.advised(
             AnswerKind.BILLING,
-            billing.billing_advice,
-            ("billing",),
-            rebuild=_billing,
+            billing.billing_for,
             needs=lambda query: query.card is not None,
             currency=True,
+            facts=_billing_facts,
         ),
         KindSpec.advised(
             AnswerKind.CARDS_WITH_MEMORY,

@@ -5,16 +5,15 @@ core/advisor/cluster.py); here it becomes views and JSON."""
 
 from __future__ import annotations
 
-from bot.answer.clarify import clarify_answer, unknown_card_answer
+from bot.answer.clarify import clarify_answer
 from bot.answer.common import answer_currency, pack, registry_label
 from bot.answer.model import Answer, Lang
-from bot.answer.views import BillingView, BudgetView
+from bot.answer.views import BudgetView
 from core.advisor.budget import BudgetAnswer, BudgetCheck, what_budget_buys
 from core.advisor.cluster import Cluster
-from core.advisor.fit_advice import card_named
 from core.advisor.traffic import Traffic
 from core.answer_kind import AnswerKind
-from core.billing import BillingAdvice, billing_advice
+from core.billing import BillingAdvice
 from core.catalog import load_catalog
 from core.cost import price_book_in_force
 from core.platforms import platform
@@ -74,44 +73,6 @@ def budget_facts(budget: BudgetAnswer | BudgetCheck | None) -> dict[str, object]
     else:
         facts["cost"] = budget.cost
     return facts
-
-
-def billing_answer(query: Query, lang: Lang) -> Answer:
-    """'autodl 4090 按月租划算还是按小时 我每天就用8小时': the card's billing kinds and the one to take."""
-    card = card_named(query.card)
-    if card is None:
-        if query.card:
-            return unknown_card_answer(lang, query.card, load_catalog().closest(query.card), query)
-        return clarify_answer(lang, "card", query)
-    currency = Currency(query.currency.value if query.currency else answer_currency(query, lang))
-    book = price_book_in_force()
-    named = platform(query.platform)
-    advice = (
-        billing_advice(
-            card.id,
-            currency,
-            book,
-            hours_per_day=query.hours_per_day,
-            days=query.rental_days,
-            asked=query.billing,
-            platform=named,
-        )
-        if book is not None
-        else None
-    )
-    view = BillingView(card=card, a=advice, platform=named, currency=currency.value, asked=query.billing)
-    return pack(
-        AnswerKind.BILLING,
-        lang,
-        "billing",
-        {"v": view},
-        query=query,
-        facts={
-            "card": card.id,
-            "billing": billing_facts(advice),
-            "platform": platform_facts(query, card.id),
-        },
-    )
 
 
 def billing_facts(advice: BillingAdvice | None) -> dict[str, object] | None:

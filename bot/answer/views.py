@@ -17,11 +17,10 @@ from core.advisor.cluster import Cluster
 from core.advisor.compare import CompareRow
 from core.advisor.fit_advice import AssumedValue, ShownComponent
 from core.advisor.largest_model import LargestModel
-from core.advisor.model import Fix, Plan
+from core.advisor.model import Fix, Plan, ScenarioAdvice
 from core.advisor.needed import NeededOption
 from core.advisor.traffic import Replicas, Traffic
 from core.assessment import Assessment
-from core.billing import BillingAdvice
 from core.catalog import Card
 from core.contract import JobSpeed, JobTime, ServingFigures
 from core.cost import CardPrice, JobCost
@@ -29,7 +28,7 @@ from core.estimator import Estimate, FolkRule, Verdict
 from core.jobs.apple import AppleFacts
 from core.jobs.facts import JobFacts
 from core.platforms import Platform
-from core.query import BillingKind, Query
+from core.query import Query
 from core.vision.job import VisionJob
 from core.vision.plans import VisionPlan
 from core.vision.result import Fix as VisionFix
@@ -197,17 +196,6 @@ class BudgetView:
 
 
 @dataclass(frozen=True, slots=True)
-class BillingView:
-    """What templates/<lang>/billing.j2 shows: a card's billing kinds and the one to take."""
-
-    card: Card
-    a: BillingAdvice | None  # None: no price list in force
-    platform: Platform | None
-    currency: str
-    asked: BillingKind | None  # the billing kind the question asked about
-
-
-@dataclass(frozen=True, slots=True)
 class CardPair:
     """Two memory variants of one card (or the two cards the user named), smaller memory first."""
 
@@ -291,6 +279,53 @@ class VisionView:
 
 
 @dataclass(frozen=True, slots=True)
+class PlanView:
+    """What templates/plan.j2 shows: the plans that fit, ranked (cheapest or fastest first), and in a chat's
+    answer the job they were searched for (its estimate, budget and traffic lines); `gpufit plan` shows the
+    plans alone."""
+
+    plans: list[Plan]
+    currency: str
+    sort: str  # "cost" | "speed"
+    fit: FitView | None = None
+    estimate: Estimate | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DecodeExample:
+    """One card's decode speed in the bandwidth FAQ's worked example (Llama 3.1 8B in bf16)."""
+
+    card: Card
+    tokens_per_s: float
+    named: bool = False  # the card the user named (shown first, in bold)
+
+
+@dataclass(frozen=True, slots=True)
+class FaqView:
+    """What templates/faq_<id>.j2 shows: one of the article's questions, about the card the user named."""
+
+    faq: str
+    card: Card | None  # the card the user named, if any
+    consumer: Card  # the article's two cards: a 24 GB consumer card and an 80 GB data-center one
+    datacenter: Card
+    examples: list[FitView] = field(default_factory=list)  # folk_rule: the user's job, or the article's 7B
+    decode: list[DecodeExample] = field(default_factory=list)  # bandwidth: the named card first
+    pair: CardPair | None = None  # vram_price: one card's memory variants (or the two cards named)
+    prices: PricePair = field(default_factory=PricePair)
+    bigger: list[tuple[Card, CardPrice]] = field(default_factory=list)  # vram_upgrade: cards with more memory
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioView:
+    """What templates/scenario_<name>.j2 shows: the article's advice for a use, checked with numbers, and for
+    a computer-vision question that names a job, that job on the article's two card sizes."""
+
+    advice: ScenarioAdvice
+    vision_name: str | None = None
+    vision_checks: list[VisionCheck] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
 class VisionCheck:
     """A computer-vision scenario's job on one of the article's two card sizes (24 GB, 48 GB)."""
 
@@ -301,21 +336,24 @@ class VisionCheck:
 
 
 __all__ = [
-    "BillingView",
     "BudgetView",
     "CardAdviceView",
     "CardPair",
     "CardView",
     "CardsNeededView",
     "CompareRowView",
+    "DecodeExample",
+    "FaqView",
     "FitView",
     "FixRow",
     "Heads",
     "InsteadView",
     "LargestModelView",
     "ModelOrigin",
+    "PlanView",
     "PricePair",
     "RejectedView",
+    "ScenarioView",
     "SheetRow",
     "UnknownTerm",
     "VisionCheck",

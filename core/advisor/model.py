@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from core.advisor.fix_kinds import FIX_SPECS, FixKind
 from core.cost import (
@@ -123,6 +123,7 @@ class ClaimCheck(BaseModel):
     query: Query
     model_name: str
     card: str
+    card_name: str = Field(exclude=True)  # as the answer names it (the JSON names the card by its id)
     count: int
     need_bytes: int
     capacity_bytes: int

@@ -109,6 +109,7 @@ def _claim(spec: ClaimSpec) -> ClaimCheck:
         query=result.query,
         model_name=result.model_name,
         card=card.id,
+        card_name=card.name,
         count=count,
         need_bytes=verdict.need_bytes,
         capacity_bytes=verdict.capacity_bytes,
