@@ -29,7 +29,7 @@ from telegram.request import BaseRequest, HTTPXRequest
 
 from bot import buttons, checklist, errors, groups, inline, private, throttle
 from bot.answer.hub import learn_cached
-from bot.delivery import ConfirmAfterHandling, OnceOnlyUpdates
+from bot.delivery import ConfirmAfterHandling, OnceOnlyUpdates, PollWindow
 from bot.hub.cache import SqliteModelCache
 from bot.hub.lookup import HUB_LOOKUP_KEY, HubLookup
 from bot.hub.settings import HubSettings
@@ -71,12 +71,14 @@ def build_application(
     store: SessionStore | None = None,
 ) -> Application[Any, Any, Any, Any, Any, Any]:
     """The bot: HTML by default, flood control with retries, the session store opened on start, each update
-    confirmed to Telegram only once handled (bot/delivery.py)."""
+    confirmed to Telegram only once handled, different chats' updates handled at once, each chat's in order
+    (bot/delivery.py)."""
     problem = apply_to_core(settings)
     if problem:
         logger.warning("%s", problem)  # answers say so too (templates/*/prices_missing.j2)
-    updates_request = ConfirmAfterHandling(get_updates_request or default_get_updates_request())
-    processor = OnceOnlyUpdates()
+    window = PollWindow()  # what the polls may confirm: shared by the transport and the update processor
+    updates_request = ConfirmAfterHandling(get_updates_request or default_get_updates_request(), window)
+    processor = OnceOnlyUpdates(window)
     app = (
         ApplicationBuilder()
         .token(settings.token_value)

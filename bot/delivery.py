@@ -1,16 +1,30 @@
-"""Each update answered once, even across a crash: confirm to Telegram only what was handled, skip repeats.
+"""Each update answered once, even across a crash, with different chats answered at the same time.
 
-Telegram re-delivers an update until a later getUpdates confirms it (offset above its id). PTB confirms a
-batch with the very next poll, before the batch is handled, so a `kill -9` mid-batch would lose every
-question still queued. Two small pieces close that gap:
-- `ConfirmAfterHandling` wraps the getUpdates transport and holds each poll until the Application has handled
-  every update it already holds (`update_queue.join()`), so the offset the poll carries confirms only handled
-  updates; after a crash Telegram delivers the rest again. It also keeps one batch in memory at a time.
-- `OnceOnlyUpdates` (the Application's update processor, one update at a time as before) skips an update the
-  store remembers as handled, and remembers each one right after its handlers ran. Between the answer reaching
-  Telegram and that commit lies a window of a few milliseconds where a crash still repeats one answer (at
-  least once, never lost); a store that is down turns the check off (answers go on).
-Webhook mode gets the skip but not the hold: PTB acknowledges a webhook call as soon as it is queued.
+Telegram re-delivers an update until a later getUpdates confirms it: the offset a poll carries confirms every
+update below it. PTB confirms a batch with the very next poll, before the batch is handled, so a `kill -9`
+mid-batch would lose every question still queued; and handling one update at a time makes every question wait
+for all those before it (their CPU, their store commits, their sends). Three pieces:
+
+- `PollWindow` knows which fetched updates are still being handled. `ConfirmAfterHandling`, the getUpdates
+  transport, lowers the offset each poll carries to the lowest update still in hand, so a poll confirms only
+  the handled prefix: after a crash Telegram delivers every unhandled update again, never loses one. Such a
+  poll gets the in-hand updates back from Telegram; the transport drops them from the answer (PTB sees each
+  update once) and passes on only the new ones. Since in-hand updates make Telegram answer a poll at once,
+  a poll is sent only when it can bring something: when nothing is in hand (a normal long poll), when an
+  update finished since the last poll (each finish lets the next questions in), or every `STUCK_POLL_SECONDS`
+  while every update in hand is slow (a send held by flood control, a Hub lookup), so one slow chat does not
+  hold the others back. Telegram hands at most 100 updates from the offset, which bounds what is in hand.
+- `OnceOnlyUpdates`, the Application's update processor, handles updates concurrently, but each chat's
+  updates, and each user's (a button press or an inline query touches the user's session), in the order
+  they came: an update waits for the earlier ones sharing its chat or user, and for nothing else.
+- It skips an update the store remembers as handled, and remembers each one once its handlers ran. That mark
+  is a group commit (bot/store.py) and is not waited for before the update counts as finished: the mark only
+  matters for an update Telegram delivers again, i.e. one the bot crashed before confirming, and a crash
+  between the answer and the mark repeats that one answer (at least once, never lost) exactly as when the
+  mark came first. A store that is down turns the check off (answers go on).
+
+Webhook mode gets the order and the skip but not the window: PTB acknowledges a webhook call as soon as it is
+queued, so there Telegram does not deliver again what a crash interrupted.
 """
 
 from __future__ import annotations
@@ -18,13 +32,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import json
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterable
+from http import HTTPStatus
 from typing import Any
 
 from telegram import Update
 from telegram.ext import Application, BaseUpdateProcessor
 from telegram.request import BaseRequest, RequestData
+from telegram.request._requestparameter import RequestParameter
 
 from bot.session import STORE_KEY
 from bot.store import SessionStore, StoreUnavailable
@@ -33,13 +50,69 @@ logger = logging.getLogger(__name__)
 
 AnyApplication = Application[Any, Any, Any, Any, Any, Any]
 _RECHECK_SECONDS = 1.0
+# While every update in hand is slow, a poll still goes out this often to let other chats' questions in.
+STUCK_POLL_SECONDS = 0.1
+# Updates handled at once; Telegram hands at most 100 from the offset, a webhook has no such bound.
+MAX_CONCURRENT_UPDATES = 256
+
+OrderKey = tuple[str, int]
+
+
+class PollWindow:
+    """The updates fetched and not yet confirmed to Telegram, and which of them are still being handled."""
+
+    def __init__(self) -> None:
+        self._unconfirmed: set[int] = set()  # fetched, not yet below an offset sent (handled or not)
+        self._in_hand: set[int] = set()  # fetched, handlers not finished
+        self._finished_since_poll = False
+        self._changed = asyncio.Event()
+
+    @property
+    def in_hand(self) -> frozenset[int]:
+        return frozenset(self._in_hand)
+
+    def offset(self, requested: int) -> int:
+        """The offset a poll may carry: PTB's (one above the newest update it got), but never above an update
+        still in hand, so the poll confirms only handled ones."""
+        return min(requested, *self._in_hand) if self._in_hand else requested
+
+    def may_poll(self) -> bool:
+        """Whether a poll now can bring news: nothing in hand (a long poll), or an update finished since."""
+        return not self._in_hand or self._finished_since_poll
+
+    async def wait_for_news(self, seconds: float) -> None:
+        """Until an update finishes, or `seconds` pass."""
+        self._changed.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._changed.wait(), seconds)
+
+    def sent(self, offset: int) -> None:
+        """A poll carrying `offset` reached Telegram: every update below it is confirmed, never sent again."""
+        self._finished_since_poll = False
+        if offset > 0:
+            self._unconfirmed = {u for u in self._unconfirmed if u >= offset}
+
+    def take_new(self, update_ids: Iterable[int]) -> list[int]:
+        """Of the ids a poll returned, the ones not fetched before (now in hand), in order."""
+        new = [u for u in update_ids if u not in self._unconfirmed]
+        self._unconfirmed.update(new)
+        self._in_hand.update(new)
+        return new
+
+    def finish(self, update_id: int) -> None:
+        """This update's handlers ran (or it was skipped): the next poll may confirm it."""
+        if update_id in self._in_hand:
+            self._in_hand.discard(update_id)
+            self._finished_since_poll = True
+            self._changed.set()
 
 
 class ConfirmAfterHandling(BaseRequest):
-    """The getUpdates transport, holding each poll until every update fetched before it was handled."""
+    """The getUpdates transport: polls that confirm only handled updates and hand PTB each update once."""
 
-    def __init__(self, inner: BaseRequest) -> None:
+    def __init__(self, inner: BaseRequest, window: PollWindow | None = None) -> None:
         self.inner = inner
+        self.window = window or PollWindow()
         self._app: AnyApplication | None = None
 
     def watch(self, app: AnyApplication) -> None:
@@ -65,28 +138,126 @@ class ConfirmAfterHandling(BaseRequest):
         connect_timeout: Any = BaseRequest.DEFAULT_NONE,
         pool_timeout: Any = BaseRequest.DEFAULT_NONE,
     ) -> tuple[int, bytes]:
-        if url.rsplit("/", 1)[-1].lower() == "getupdates":
-            await self._handled_so_far()
-        return await self.inner.do_request(
+        if url.rsplit("/", 1)[-1].lower() != "getupdates" or request_data is None:
+            return await self.inner.do_request(
+                url, method, request_data, read_timeout, write_timeout, connect_timeout, pool_timeout
+            )
+        await self._until_worth_polling()
+        requested = request_data.parameters.get("offset")
+        offset = self.window.offset(requested) if isinstance(requested, int) else None
+        if offset is not None and offset != requested:
+            request_data = _with_offset(request_data, offset)
+        status, payload = await self.inner.do_request(
             url, method, request_data, read_timeout, write_timeout, connect_timeout, pool_timeout
         )
+        if offset is not None and status == HTTPStatus.OK:  # an error answer may not have confirmed anything
+            self.window.sent(offset)
+        return status, self._only_new(status, payload)
 
-    async def _handled_so_far(self) -> None:
+    async def _until_worth_polling(self) -> None:
+        """Hold the poll until it can bring news. PTB's last poll on stopping (the updater no longer running)
+        first waits until the Application handled everything it queued, so it confirms all of that; an update
+        PTB ignored because it came as the updater stopped stays in hand, unconfirmed, delivered again."""
         app = self._app
-        while app is not None and app.running:
-            try:
-                await asyncio.wait_for(app.update_queue.join(), _RECHECK_SECONDS)
-            except TimeoutError:
-                continue  # still handling; re-check that the Application was not stopped meanwhile
+        window = self.window
+        if app is not None and app.updater is not None and not app.updater.running:
+            await _all_queued_handled(app)
             return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + STUCK_POLL_SECONDS
+        while app is not None and app.running and window.in_hand:
+            remaining = deadline - loop.time()
+            if window.may_poll() or remaining <= 0:
+                return
+            await window.wait_for_news(remaining)
+
+    def _only_new(self, status: int, payload: bytes) -> bytes:
+        """The getUpdates answer without the updates PTB already has (they came again because the offset
+        stayed below an update in hand)."""
+        if status != HTTPStatus.OK:
+            return payload
+        try:
+            answer = json.loads(payload)
+            updates = answer["result"]
+            ids = [int(update["update_id"]) for update in updates]
+        except (ValueError, TypeError, KeyError):
+            return payload  # not an answer we understand: PTB reports it
+        new = set(self.window.take_new(ids))
+        if len(new) == len(ids):
+            return payload
+        answer["result"] = [
+            update for update, update_id in zip(updates, ids, strict=True) if update_id in new
+        ]
+        return json.dumps(answer).encode()
+
+
+async def _all_queued_handled(app: AnyApplication) -> None:
+    while app.running:
+        try:
+            await asyncio.wait_for(app.update_queue.join(), _RECHECK_SECONDS)
+        except TimeoutError:
+            continue  # still handling; re-check that the Application was not stopped meanwhile
+        return
+
+
+def _with_offset(request_data: RequestData, offset: int) -> RequestData:
+    """The getUpdates request as PTB built it, with another offset. RequestParameter lives in a private
+    module of PTB (pinned to one version in pyproject.toml); RequestData itself is final."""
+    parameters = request_data.parameters | {"offset": offset}
+    return RequestData([RequestParameter.from_input(name, value) for name, value in parameters.items()])
+
+
+class ChatOrder:
+    """Per-chat and per-user order among concurrent updates: each update waits for the earlier ones that share
+    its chat or its user, and nothing else. Taken in arrival order, before any await."""
+
+    def __init__(self) -> None:
+        self._last: dict[OrderKey, asyncio.Future[None]] = {}
+
+    def enter(self, keys: tuple[OrderKey, ...]) -> tuple[list[asyncio.Future[None]], asyncio.Future[None]]:
+        """The earlier updates to wait for, and this update's own turn (to be passed to `leave`)."""
+        before = [self._last[key] for key in keys if key in self._last]
+        mine: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        for key in keys:
+            self._last[key] = mine
+        return before, mine
+
+    def leave(self, keys: tuple[OrderKey, ...], mine: asyncio.Future[None]) -> None:
+        if not mine.done():
+            mine.set_result(None)
+        for key in keys:
+            if self._last.get(key) is mine:
+                del self._last[key]
+
+    @property
+    def busy_keys(self) -> int:
+        return len(self._last)
+
+
+def order_keys(update: object) -> tuple[OrderKey, ...]:
+    """What an update must keep its order with: its chat and its user (an inline query has only a user)."""
+    if not isinstance(update, Update):
+        return ()
+    chat = update.effective_chat
+    user = update.effective_user
+    keys: list[OrderKey] = []
+    if chat is not None:
+        keys.append(("chat", chat.id))
+    if user is not None:
+        keys.append(("user", user.id))
+    return tuple(keys)
 
 
 class OnceOnlyUpdates(BaseUpdateProcessor):
-    """One update at a time; an update the store already handled is skipped, a new one remembered."""
+    """Updates of different chats at once, each chat's and user's in order; an update the store already
+    handled is skipped, a new one remembered."""
 
-    def __init__(self) -> None:
-        super().__init__(max_concurrent_updates=1)
+    def __init__(self, window: PollWindow | None = None) -> None:
+        super().__init__(max_concurrent_updates=MAX_CONCURRENT_UPDATES)
         self._app: AnyApplication | None = None
+        self._window = window
+        self._order = ChatOrder()
+        self._in_flight: set[int] = set()  # ids being handled here, until marked (a webhook's repeat)
 
     def watch(self, app: AnyApplication) -> None:
         self._app = app
@@ -99,18 +270,44 @@ class OnceOnlyUpdates(BaseUpdateProcessor):
 
     async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
         key = self._key(update)
+        if key is not None and key[1] in self._in_flight:
+            logger.info("update %d is being handled already; not answered again", key[1])
+            _close(coroutine)
+            return
+        if key is not None:
+            self._in_flight.add(key[1])
+        keys = order_keys(update)
+        before, mine = self._order.enter(keys)  # before any await: arrival order
         store = self._store()
+        try:
+            try:
+                if before:
+                    await asyncio.wait(before)
+                answered = await self._answer_unless_handled(coroutine, key, store)
+            finally:
+                self._order.leave(keys, mine)
+                if self._window is not None and isinstance(update, Update):
+                    self._window.finish(update.update_id)
+            if answered and key is not None and store is not None and store.healthy:
+                # A store that is down is not asked (a lock would add a wait to every update); it logs its
+                # outage once, and until it is back a crash may repeat an answer.
+                with contextlib.suppress(StoreUnavailable):
+                    await store.mark_handled(*key)
+        finally:
+            if key is not None:
+                self._in_flight.discard(key[1])
+
+    @staticmethod
+    async def _answer_unless_handled(
+        coroutine: Awaitable[Any], key: tuple[int, int] | None, store: SessionStore | None
+    ) -> bool:
+        """Run the handlers unless the store remembers this update handled; whether they ran."""
         if key is not None and store is not None and await _was_handled(store, *key):
             logger.info("update %d was handled before a restart; not answered again", key[1])
-            if inspect.iscoroutine(coroutine):
-                coroutine.close()
-            return
+            _close(coroutine)
+            return False
         await coroutine
-        if key is not None and store is not None and store.healthy:
-            # A store that is down is not asked (a lock would add a wait to every update); it logs its outage
-            # once, and until it is back a crash may repeat an answer.
-            with contextlib.suppress(StoreUnavailable):
-                await store.mark_handled(*key)
+        return True
 
     def _key(self, update: object) -> tuple[int, int] | None:
         if self._app is None or not isinstance(update, Update):
@@ -123,6 +320,11 @@ class OnceOnlyUpdates(BaseUpdateProcessor):
     def _store(self) -> SessionStore | None:
         store = self._app.bot_data.get(STORE_KEY) if self._app is not None else None
         return store if isinstance(store, SessionStore) else None
+
+
+def _close(coroutine: Awaitable[Any]) -> None:
+    if inspect.iscoroutine(coroutine):
+        coroutine.close()
 
 
 async def _was_handled(store: SessionStore, bot_id: int, update_id: int) -> bool:

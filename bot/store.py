@@ -1,10 +1,16 @@
 """The one session store of the bot: per-user sessions, checklists, group settings and keyboard queries.
 
 Why it looks like this:
-- One aiosqlite connection in WAL mode with ``synchronous=FULL``: every call commits before it returns, so an
-  answer the bot has acknowledged survives a crash or ``kill -9`` and the user resumes at the same step.
-- Writes are serialised by one ``asyncio.Lock`` and run as ``BEGIN IMMEDIATE … COMMIT``; the checklist is
-  saved with compare-and-set on its step, so a double tap or two racing updates are applied once.
+- One SQLite connection in WAL mode with ``synchronous=FULL``, used only in one worker thread of its own
+  (`SqliteThread`; stdlib sqlite3 and an executor, so no library's private parts): every write is committed
+  (flushed to disk) before its call returns, so an answer the bot has acknowledged survives a crash or
+  ``kill -9`` and the user resumes at the same step.
+- Writes are group-committed: the writes asked for while one commit is under way are run together, each in
+  a savepoint of its own, in the next ``BEGIN IMMEDIATE … COMMIT`` (one flush to disk for all of them; none
+  of them returns before that commit). Chats are answered concurrently (bot/delivery.py), so under load one
+  question's session write and another's handled-mark share a flush instead of paying one each. A write
+  that fails rolls back only its own savepoint; a commit that fails fails every write in it. The checklist
+  is saved with compare-and-set on its step, so a double tap or two racing updates are applied once.
 - JSON columns are validated by pydantic on read; a row that no longer validates is logged and treated as
   missing instead of crashing a handler.
 - Any SQLite failure (locked past ``busy_timeout``, corrupt file, disk full) becomes ``StoreUnavailable``: the
@@ -16,18 +22,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import re
 import secrets
 import sqlite3
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import TypeVar
+from typing import Any, TypeVar
 
-import aiosqlite
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from core.checklist import ChecklistState
@@ -163,22 +170,74 @@ class KeyboardRow:
     chart: str | None = None
 
 
+Op = Callable[[sqlite3.Connection], Any]
+
+
+class SqliteThread:
+    """One sqlite3 connection, opened, used and closed in one worker thread of its own: each `run` is one
+    trip there (what aiosqlite does, with only public parts: sqlite3 and an executor)."""
+
+    def __init__(self) -> None:
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpufit-store")
+        self._conn: sqlite3.Connection | None = None
+
+    async def open(self, location: str) -> None:
+        def connect() -> None:
+            self._conn = sqlite3.connect(location, isolation_level=None)
+
+        await self._in_thread(connect)
+
+    async def run(self, op: Callable[[sqlite3.Connection], T]) -> T:
+        """`op` on the connection, in its thread; sqlite3.ProgrammingError once the connection is closed."""
+
+        def call() -> T:
+            if self._conn is None:
+                raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
+            return op(self._conn)
+
+        return await self._in_thread(call)
+
+    async def close(self) -> None:
+        def close() -> None:
+            conn, self._conn = self._conn, None
+            if conn is not None:
+                conn.close()
+
+        try:
+            await self._in_thread(close)
+        finally:
+            self._executor.shutdown(wait=False)
+
+    async def _in_thread(self, call: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._executor, call)
+
+
+@dataclass
+class _Write:
+    """A write waiting for the next group commit, and the future its caller awaits."""
+
+    op: Op
+    done: asyncio.Future[Any]
+
+
 class SessionStore:
     """Sessions, checklists, group settings and keyboard queries in one SQLite file."""
 
     def __init__(
         self,
-        db: aiosqlite.Connection,
+        db: SqliteThread,
         path: str,
         *,
         retention_days: int,
         clock: Callable[[], float],
     ) -> None:
-        self._db: aiosqlite.Connection | None = db
+        self._db: SqliteThread | None = db
         self.path = path
         self.retention_days = retention_days
         self._clock = clock
-        self._lock = asyncio.Lock()
+        self._queued: list[_Write] = []  # writes for the next group commit
+        self._committing: asyncio.Task[None] | None = None
+        self.commits = 0  # group commits made (each one flush to disk): benchmarks and tests count them
         self._healthy = True
         self._writes_failing = False  # a lock can fail writes while reads go on: reads do not prove recovery
         self._last_purge = clock()
@@ -198,16 +257,15 @@ class SessionStore:
         if retention_days < 1:
             raise ValueError("retention_days must be at least 1")
         location = str(path)
+        db = SqliteThread()
         try:
-            db = await aiosqlite.connect(location, isolation_level=None)
+            await db.open(location)
         except sqlite3.Error as exc:
+            await db.close()
             logger.error("session store %s cannot be opened: %s", location, exc)
             raise StoreUnavailable(f"cannot open session store: {exc}") from exc
         try:
-            await db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-            await db.execute("PRAGMA journal_mode = WAL")
-            await db.execute("PRAGMA synchronous = FULL")
-            await _migrate(db, location)
+            await db.run(lambda conn: _prepare(conn, location, busy_timeout_ms))
         except (sqlite3.Error, StoreUnavailable) as exc:
             await db.close()
             if isinstance(exc, StoreUnavailable):
@@ -221,10 +279,14 @@ class SessionStore:
         return store
 
     async def close(self) -> None:
+        """Commit the writes still queued, then close."""
+        committing = self._committing
+        if committing is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(committing)
         db, self._db = self._db, None
         if db is not None:
-            async with self._lock:
-                await db.close()
+            await db.close()
 
     async def __aenter__(self) -> SessionStore:
         return self
@@ -285,7 +347,7 @@ class SessionStore:
             ).fetchone()
             return own, group
 
-        own, group = await self._run(op, transaction=False)
+        own, group = await self._read(op)
         where = f"chat={chat_id} user={user_id}"
         return ChatMemory(
             lang=_optional_str(own[0]) if own is not None else None,
@@ -568,23 +630,40 @@ class SessionStore:
     def _cutoff(self) -> float:
         return self._clock() - self.retention_days * SECONDS_PER_DAY
 
-    def _connection(self) -> aiosqlite.Connection:
+    def _connection(self) -> SqliteThread:
         if self._db is None:
             raise StoreUnavailable("session store is closed")
         return self._db
 
     async def _fetchone(self, sql: str, params: tuple[object, ...]) -> sqlite3.Row | None:
-        """The row of a lookup by key, in one trip to aiosqlite's thread (a cursor's execute, fetchone and
+        """The row of a lookup by key, in one trip to SQLite's thread (a cursor's execute, fetchone and
         close would be three: those trips, not SQLite, were most of a read's cost)."""
 
         def op(db: sqlite3.Connection) -> sqlite3.Row | None:
             row: sqlite3.Row | None = db.execute(sql, params).fetchone()
             return row
 
-        return await self._run(op, transaction=False)
+        return await self._read(op)
+
+    async def _read(self, op: Callable[[sqlite3.Connection], T]) -> T:
+        """`op` on its own (autocommit), in one trip to SQLite's thread; it sees every write that returned."""
+        try:
+            result = await self._connection().run(op)
+        except sqlite3.Error as exc:
+            self._report_failure(exc, writing=False)
+            raise StoreUnavailable(_describe(exc)) from exc
+        if not self._healthy and not self._writes_failing:
+            self._recovered()
+        return result
 
     async def _write(self, op: Callable[[sqlite3.Connection], T]) -> T:
-        result = await self._run(op, transaction=True)
+        """`op` in the next group commit; returns once that commit is on disk (`synchronous=FULL`)."""
+        self._connection()  # a closed store refuses at once
+        done: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._queued.append(_Write(op, done))
+        if self._committing is None or self._committing.done():
+            self._committing = asyncio.ensure_future(self._commit_queued())
+        result = await done
         if self._clock() - self._last_purge >= SECONDS_PER_DAY:
             # A daily purge without a scheduler: the first write of each day drops what expired.
             self._last_purge = self._clock()
@@ -593,30 +672,38 @@ class SessionStore:
                 logger.info("session store: purged %d expired rows", purged)
         return result
 
-    async def _run(self, op: Callable[[sqlite3.Connection], T], *, transaction: bool) -> T:
-        """`op` on SQLite's connection in aiosqlite's thread, in one trip there: a write's BEGIN IMMEDIATE,
-        its statements and its COMMIT (with `synchronous=FULL`, durable when this returns) go together.
-        A trip per statement was most of what a write cost the event loop (~80 µs of CPU each, three or
-        four per write); the commit, and so what survives a crash, is the same."""
-        async with self._lock:
-            db = self._connection()
+    async def _commit_queued(self) -> None:
+        """Group commit: while one commit is on its way to disk new writes queue; they go together next.
+        Each write runs in a savepoint of its own, so one that fails does not undo the others."""
+        while self._queued:
+            group, self._queued = self._queued, []
             try:
-                # aiosqlite's own way in (its execute, commit and close all go through it): a function run in
-                # the connection's thread, its result awaited; a closed connection raises ValueError.
-                result: T = await db._execute(  # type: ignore[no-untyped-call]
-                    _in_transaction if transaction else _alone, op, db
+                outcomes = await self._connection().run(
+                    functools.partial(_commit_group, ops=[w.op for w in group])
                 )
-            except sqlite3.Error as exc:
-                self._report_failure(exc, writing=transaction)
-                raise StoreUnavailable(_describe(exc)) from exc
-            except ValueError as exc:  # aiosqlite raises ValueError once its connection has died
-                self._report_failure(exc, writing=transaction)
-                raise StoreUnavailable(str(exc)) from exc
-        if not self._healthy and (transaction or not self._writes_failing):
-            self._healthy = True
-            self._writes_failing = False
-            logger.warning("session store %s is available again", self.path)
-        return result
+            except (sqlite3.Error, StoreUnavailable) as exc:  # BEGIN or COMMIT failed: nothing of it saved
+                if isinstance(exc, sqlite3.Error):
+                    self._report_failure(exc, writing=True)
+                failure = exc if isinstance(exc, StoreUnavailable) else StoreUnavailable(_describe(exc))
+                for write in group:
+                    _settle(write.done, error=failure, cause=exc)
+                continue
+            self.commits += 1
+            failed = False
+            for write, (value, error) in zip(group, outcomes, strict=True):
+                if isinstance(error, sqlite3.Error):
+                    failed = True
+                    self._report_failure(error, writing=True)
+                    _settle(write.done, error=StoreUnavailable(_describe(error)), cause=error)
+                else:
+                    _settle(write.done, value=value, error=error)
+            if not failed and not self._healthy:
+                self._recovered()
+
+    def _recovered(self) -> None:
+        self._healthy = True
+        self._writes_failing = False
+        logger.warning("session store %s is available again", self.path)
 
     def _report_failure(self, exc: Exception, *, writing: bool) -> None:
         self._writes_failing = self._writes_failing or writing
@@ -630,12 +717,6 @@ class SessionStore:
                 exc,
             )
         self._healthy = False
-
-
-async def _rollback(db: aiosqlite.Connection) -> None:
-    # No transaction may be left to roll back (it failed to begin or already ended).
-    with contextlib.suppress(sqlite3.Error, ValueError):
-        await db.execute("ROLLBACK")
 
 
 def _insert_keyboard(db: sqlite3.Connection, chat_id: int, keyboard: KeyboardRow, now: float) -> str:
@@ -655,30 +736,61 @@ def _insert_keyboard(db: sqlite3.Connection, chat_id: int, keyboard: KeyboardRow
         return key
 
 
-def _alone(op: Callable[[sqlite3.Connection], T], db: aiosqlite.Connection) -> T:
-    """In aiosqlite's thread: a read on its own (autocommit)."""
-    return op(db._conn)
-
-
-def _in_transaction(op: Callable[[sqlite3.Connection], T], db: aiosqlite.Connection) -> T:
-    """In aiosqlite's thread: `op` between BEGIN IMMEDIATE and COMMIT, rolled back if anything fails."""
-    conn = db._conn  # ValueError once the connection is closed, as aiosqlite's own calls raise
-    conn.execute("BEGIN IMMEDIATE")
+def _commit_group(db: sqlite3.Connection, ops: list[Op]) -> list[tuple[Any, BaseException | None]]:
+    """In SQLite's thread: every op between one BEGIN IMMEDIATE and COMMIT, each in a savepoint (an op that
+    raises is rolled back alone); (result, error) per op. If BEGIN or COMMIT fails, everything is rolled back
+    and the error raised."""
+    db.execute("BEGIN IMMEDIATE")
+    outcomes: list[tuple[Any, BaseException | None]] = []
     try:
-        result = op(conn)
-        conn.execute("COMMIT")
+        for op in ops:
+            db.execute("SAVEPOINT one_write")
+            try:
+                value = op(db)
+            except Exception as error:  # handed to that write's caller
+                db.execute("ROLLBACK TO one_write")
+                db.execute("RELEASE one_write")
+                outcomes.append((None, error))
+            else:
+                db.execute("RELEASE one_write")
+                outcomes.append((value, None))
+        db.execute("COMMIT")
     except BaseException:
         with contextlib.suppress(sqlite3.Error):
-            conn.execute("ROLLBACK")
+            db.execute("ROLLBACK")
         raise
-    return result
+    return outcomes
 
 
-async def _migrate(db: aiosqlite.Connection, path: str) -> None:
+def _settle(
+    done: asyncio.Future[Any],
+    *,
+    value: Any = None,
+    error: BaseException | None = None,
+    cause: BaseException | None = None,
+) -> None:
+    if done.done():  # its caller was cancelled: the write is committed (or not) all the same
+        return
+    if error is None:
+        done.set_result(value)
+        return
+    if cause is not None and cause is not error:
+        error.__cause__ = cause
+    done.set_exception(error)
+
+
+def _prepare(db: sqlite3.Connection, path: str, busy_timeout_ms: int) -> None:
+    """In SQLite's thread, on opening: the pragmas, then the migrations."""
+    db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute("PRAGMA synchronous = FULL")
+    _migrate(db, path)
+
+
+def _migrate(db: sqlite3.Connection, path: str) -> None:
     """Bring the file forward to SCHEMA_VERSION, one migration per transaction."""
-    await db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
-    async with db.execute("SELECT version FROM schema_version") as cursor:
-        rows = list(await cursor.fetchall())
+    db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+    rows = db.execute("SELECT version FROM schema_version").fetchall()
     if len(rows) > 1:
         raise StoreUnavailable(f"session store {path}: schema_version holds {len(rows)} rows")
     current = int(rows[0][0]) if rows else 0
@@ -691,16 +803,17 @@ async def _migrate(db: aiosqlite.Connection, path: str) -> None:
         )
         raise StoreUnavailable(f"session store schema {current} is newer than supported {SCHEMA_VERSION}")
     if not rows:
-        await db.execute("INSERT INTO schema_version (version) VALUES (0)")
+        db.execute("INSERT INTO schema_version (version) VALUES (0)")
     for version in range(current + 1, SCHEMA_VERSION + 1):
-        await db.execute("BEGIN IMMEDIATE")
+        db.execute("BEGIN IMMEDIATE")
         try:
             for statement in MIGRATIONS[version - 1]:
-                await db.execute(statement)
-            await db.execute("UPDATE schema_version SET version = ?", (version,))
-            await db.execute("COMMIT")
+                db.execute(statement)
+            db.execute("UPDATE schema_version SET version = ?", (version,))
+            db.execute("COMMIT")
         except BaseException:
-            await _rollback(db)
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
             raise
         logger.info("session store %s migrated to schema version %d", path, version)
 

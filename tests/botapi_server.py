@@ -71,6 +71,7 @@ class BotApiServer:
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.StreamWriter] = set()
         self._idle: dict[asyncio.StreamWriter, asyncio.StreamReader] = {}
+        self._draining: set[asyncio.StreamWriter] = set()  # answer 502 and close (refuse_connections)
         self._reopen: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Future[None]] = set()
         self._stopped = False
@@ -106,10 +107,16 @@ class BotApiServer:
         for writer, reader in list(self._idle.items()):
             if writer is answered and writer.transport.get_write_buffer_size():
                 writer.close()  # the answer is still being written: it goes out first, then the FIN
-            elif writer is answered or _nothing_pending(writer, reader):
+            elif writer is answered:
                 with contextlib.suppress(OSError):
                     writer.get_extra_info("socket").shutdown(socket.SHUT_RDWR)
                 writer.transport.abort()
+            elif _nothing_pending(writer, reader):
+                # A client with requests in flight on other connections may be about to write on this one:
+                # cutting it could cut such a request after it left (a failure the client cannot see
+                # through). Its next request is answered 502 unhandled instead, as a gateway whose backend
+                # went away, and the connection closed, so the client's retry needs a new connection.
+                self._draining.add(writer)
         if self._server is None or self._stopped:
             return
         self._server.close()
@@ -151,6 +158,10 @@ class BotApiServer:
                 if request is None:
                     break
                 self.requests += 1
+                if writer in self._draining:
+                    writer.write(_GONE)
+                    await writer.drain()
+                    break
                 _, target, headers, body = request
                 try:
                     status, payload = await self._answer(target, headers, body)
@@ -172,6 +183,7 @@ class BotApiServer:
             pass
         finally:
             self._idle.pop(writer, None)
+            self._draining.discard(writer)
             self._connections.discard(writer)
             with contextlib.suppress(Exception):
                 writer.close()
@@ -194,6 +206,14 @@ class BotApiServer:
             fields, files = _parse_multipart(content_type, body)
             params.update(fields)
         return await self.fake.call(endpoint, params, files, token=token)
+
+
+_GONE_BODY = b"<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>"
+_GONE = (
+    b"HTTP/1.1 502 Bad Gateway\r\nServer: fake-telegram\r\nContent-Type: text/html\r\n"
+    + f"Content-Length: {len(_GONE_BODY)}\r\nConnection: close\r\n\r\n".encode("ascii")
+    + _GONE_BODY
+)
 
 
 def _nothing_pending(writer: asyncio.StreamWriter, reader: asyncio.StreamReader) -> bool:

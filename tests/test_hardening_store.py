@@ -88,7 +88,7 @@ async def test_read_only_database(
 ) -> None:
     """Writes refused with SQLITE_READONLY (the same error a read-only file or mount gives, also as root)."""
     store = await SessionStore.open(db_path)
-    await store._connection().execute("PRAGMA query_only = ON")
+    await store._connection().run(lambda db: db.execute("PRAGMA query_only = ON"))
     try:
         async with _bot(bot_settings, botapi_server, store=store) as bot:
             await _memory_down_but_answering(bot)

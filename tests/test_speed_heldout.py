@@ -99,9 +99,10 @@ def test_held_out_figures_are_predicted_at_the_level_reached() -> None:
 # each kernel on its own roofline (a step's GEMMs, then its attention), TensorRT-LLM's KV pool as a share of
 # the memory free after loading, and MoE prompts reading the experts their tokens route to: 19 of 26 within
 # ±25%, all within 2x (worst x0.59, SGLang's Qwen3-235B on 8x B200 at concurrency 1; with the 1.0 rows' KV
-# left 16-bit it would be 15 of 26).
+# left 16-bit it would be 15 of 26). Then llama.cpp builds since CUDA graphs (PR #6766, May 2024) save 22 µs a
+# layer (derived from the PR's tables; the fitted llama.cpp tables are older builds): 20 of 26.
 HELD_OUT_2 = HELD_OUT_2_TABLE
-FLOOR_2_WITHIN_25 = 19 / 26
+FLOOR_2_WITHIN_25 = 20 / 26
 MAX_2_OUTSIDE_2X = 0
 
 

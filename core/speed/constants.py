@@ -39,6 +39,10 @@ class RuntimeSpeed(BaseModel):
     # `legacy_gqa_kv_read_factor` times (part of the re-reads hit L2). None: every release reads it once.
     legacy_gqa_before: str | None = None
     legacy_gqa_kv_read_factor: float = 1.0
+    # Releases before this one launch every kernel of a decode step one by one (no CUDA graph): each layer
+    # costs launch_s_per_layer; later ones graph the step, saving graphs_saving_s_per_layer each (llama.cpp).
+    graphs_before: str | None = None
+    graphs_saving_s_per_layer: float = 0.0
     prefill_mfu: float = 0.5  # share of the tensor peak a prompt's prefill reaches
     prefill_fixed_s: float = 0.0  # per request's prefill: scheduling, the first step's own fixed cost
     launch_overlaps: bool = False  # eager runtimes: the CPU launches kernels while the GPU runs earlier ones

@@ -48,6 +48,7 @@ class Generation:
     attention_flops_per_token2: float  # prefill attention FLOPs per (prompt token)²: 2·L·h·d (causal)
     weight_bytes: dict[int, float] = field(default_factory=dict)  # batch -> weight bytes one step reads
     legacy_gqa: bool = False  # a release before the runtime's GQA-aware decode kernel (RuntimeSpeed)
+    legacy_launch: bool = False  # a release before the runtime captured decode in CUDA graphs (graphs_before)
     # MoE: the bytes every step reads whatever its tokens (attention, shared experts, the router) and those of
     # one routed expert over all MoE layers, so that a step's read follows the tokens it routes (prompt
     # tokens prefilled in it included: a 128-token prompt touches nearly every expert of Mixtral)
@@ -100,6 +101,7 @@ def generation(
     ranks: int,
     batches: tuple[int, ...],
     legacy_gqa: bool = False,
+    legacy_launch: bool = False,
 ) -> Generation:
     layers = model.decoder_layers or model.layers
     compressed_mla = runtime != "transformers"
@@ -126,6 +128,7 @@ def generation(
         attention_flops_per_token2=2.0 * layers * model.heads * model.dim_head,
         weight_bytes={b: decode_weight_bytes(model, precision, b) for b in set(batches) | {1}},
         legacy_gqa=legacy_gqa,
+        legacy_launch=legacy_launch,
         dense_weight_bytes=dense,
         expert_weight_bytes=expert,
         experts=model.experts if model.is_moe else 0,
@@ -206,7 +209,9 @@ def decode_step_s(
     routing_s = speed_terms.moe_routing_s(runtime, g.moe_layers, tokens)
     gpu_s = linear_s + attention_s + comm_s + host_s + routing_s
     factor = speed_terms.per_layer_factor(c, g.card)
-    return speed_terms.step_s(runtime, gpu_s, g.layers, g.moe_layers, batch, factor=factor)
+    return speed_terms.step_s(
+        runtime, gpu_s, g.layers, g.moe_layers, batch, factor=factor, graphs=not g.legacy_launch
+    )
 
 
 def prefill_s(c: SpeedConstants, g: Generation, prompt: int, prompts: int = 1) -> float:
@@ -225,7 +230,9 @@ def prefill_s(c: SpeedConstants, g: Generation, prompt: int, prompts: int = 1) -
     comm += speed_terms.moe_routing_s(runtime, g.moe_layers, prompts * prompt)
     factor = speed_terms.per_layer_factor(c, g.card)
     gpu_s = max(compute, read) + comm
-    step = speed_terms.step_s(runtime, gpu_s, g.layers, g.moe_layers, prompts, factor=factor)
+    step = speed_terms.step_s(
+        runtime, gpu_s, g.layers, g.moe_layers, prompts, factor=factor, graphs=not g.legacy_launch
+    )
     return step + runtime.prefill_fixed_s
 
 

@@ -408,6 +408,7 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
         ranks=ranks,
         batches=(figure.batch, concurrency),
         legacy_gqa=release_before(runtime_version(figure.source), runtime.legacy_gqa_before),
+        legacy_launch=release_before(runtime_version(figure.source), runtime.graphs_before),
     )
     return PreparedFigure(figure=figure, generation=g, concurrency=concurrency)
 

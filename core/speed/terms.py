@@ -147,10 +147,17 @@ def moe_routing_s(runtime: RuntimeSpeed, moe_layers: int, tokens: float) -> floa
     return moe_layers * tokens * runtime.moe_token_s
 
 
-def launch_s(runtime: RuntimeSpeed, layers: int, moe_layers: int, factor: float = 1.0) -> float:
+def launch_s(
+    runtime: RuntimeSpeed, layers: int, moe_layers: int, factor: float = 1.0, *, graphs: bool = True
+) -> float:
     """Kernel launches and synchronisation of one decode step: per layer, and per MoE layer on top; `factor`
-    is the card's software stack's (ROCm's HIP graphs and MoE kernels against CUDA's, per_layer_factor)."""
-    return (layers * runtime.launch_s_per_layer + moe_layers * runtime.moe_s_per_layer) * factor
+    is the card's software stack's (ROCm's HIP graphs and MoE kernels against CUDA's, per_layer_factor).
+    `graphs`: a release that captures the step in a CUDA graph saves the runtime's graphs_saving_s_per_layer
+    per layer (llama.cpp since PR #6766, May 2024); False for releases before its graphs_before."""
+    per_layer = runtime.launch_s_per_layer
+    if graphs and runtime.graphs_before:
+        per_layer = max(per_layer - runtime.graphs_saving_s_per_layer, 0.0)
+    return (layers * per_layer + moe_layers * runtime.moe_s_per_layer) * factor
 
 
 def per_layer_factor(constants: SpeedConstants, card: Card) -> float:
@@ -166,12 +173,13 @@ def step_s(
     sequences: int,
     *,
     factor: float = 1.0,
+    graphs: bool = True,
 ) -> float:
     """A decode step's wall time from its GPU time: CUDA-graph runtimes add their launch gaps to it; eager
     ones (transformers) launch from Python while the GPU works, so the slower of the two sets the pace. Then
     the scheduler's per-step and per-sequence work. Eager overlap is partial: launch_serial_share of the
     shorter of the two is added."""
-    launches = launch_s(runtime, layers, moe_layers, factor)
+    launches = launch_s(runtime, layers, moe_layers, factor, graphs=graphs)
     if runtime.launch_overlaps:
         # The CPU runs ahead of the GPU only between the step's syncs (the next token, the stopping check),
         # so a share of the shorter side is not hidden behind the longer one (FITTED per runtime).
