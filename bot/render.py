@@ -62,7 +62,9 @@ def utf16_len(text: str) -> int:
 
 
 def display_width(text: str) -> int:
-    """Columns in a monospace font: CJK and full-width characters take two."""
+    """Columns in a monospace font: CJK and full-width characters take two (no ASCII character does)."""
+    if text.isascii():
+        return len(text)
     return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
 
 

@@ -7,6 +7,7 @@ from functools import cache
 from typing import Any
 
 import core.warm
+from bot.hub.lookup import import_hub_client
 from bot.render import compile_all
 
 # How the garbage collector is set for a process that answers many people. What an answer allocates is
@@ -43,6 +44,7 @@ def warm() -> None:
     """
     core.warm.warm()
     compile_all()
+    import_hub_client()  # the Hub client, imported by the first lookup otherwise (inside someone's answer)
     # What was just loaded lives as long as the process: out of the cyclic collector's sight, so that its
     # first full collection (tens of milliseconds, on whichever answer happens to trigger it) and every
     # later one do not walk the tables and templates again.

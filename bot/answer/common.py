@@ -94,7 +94,28 @@ def _macro_module(lang: Lang, module: str) -> Any:
 
 def call_macro(lang: Lang, module: str, name: str, *args: Any, **kwargs: Any) -> str:
     """A macro of templates/<lang>/<module>.j2 as plain text: labels and example questions live in templates
-    like every other sentence, but buttons want text, not HTML."""
+    like every other sentence, but buttons want text, not HTML.
+
+    The macros are pure (their module is instantiated once per language, _macro_module), so a call whose
+    arguments are all plain values (str, int, float, bool, None: compared by type too, so 13 and 13.0 stay
+    apart) is answered from a cache: an answer's eight-odd button labels are the same few words again and
+    again, and each macro call cost as much as a small template."""
+    if all(type(value) in _PLAIN for value in (*args, *kwargs.values())):
+        return _called_macro(lang, module, name, args, tuple(kwargs.items()))
+    return _call_macro(lang, module, name, args, kwargs)
+
+
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
+@lru_cache(maxsize=8192, typed=True)
+def _called_macro(
+    lang: Lang, module: str, name: str, args: tuple[Any, ...], kwargs: tuple[tuple[str, Any], ...]
+) -> str:
+    return _call_macro(lang, module, name, args, dict(kwargs))
+
+
+def _call_macro(lang: Lang, module: str, name: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> str:
     macro = cast(Callable[..., str], getattr(_macro_module(lang, module), name))
     return html_lib.unescape(str(macro(*args, **kwargs)))
 

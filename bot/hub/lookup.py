@@ -41,11 +41,14 @@ logging.getLogger("huggingface_hub").setLevel(logging.ERROR)
 # resolver turned the first lookup of a process into a timeout. Off, as HF_HUB_DISABLE_TELEMETRY=1 sets it
 # (the library reads the constant on each request).
 @cache
-def _huggingface() -> None:
+def import_hub_client() -> None:
     """huggingface_hub (and its HTTP client) imported on the first lookup that asks the Hub, not when this
     module is: a `gpufit ask` about a model of the registry never needs them, and importing them cost about
-    a quarter of its start. Telemetry off before any request (above)."""
-    from huggingface_hub import constants
+    a quarter of its start. A long-running process imports them at its start instead (bot/warm.py), so that
+    no user's answer pays for it. Telemetry off before any request (above)."""
+    import httpx2  # noqa: F401
+    import huggingface_hub.errors  # noqa: F401
+    from huggingface_hub import HfApi, constants, hf_hub_download  # noqa: F401
 
     constants.HF_HUB_DISABLE_TELEMETRY = True
 
@@ -158,7 +161,7 @@ class HubLookup:
         endpoint = self.settings.endpoint
         token: str | bool = self.settings.token or False
 
-        _huggingface()
+        import_hub_client()
         import httpx2
         from huggingface_hub import HfApi
         from huggingface_hub.errors import HfHubHTTPError
@@ -226,7 +229,7 @@ class HubLookup:
     def _fetch(self, ref: HubRef) -> tuple[ModelArch, str]:
         if ref.site == "modelscope":
             return self._fetch_modelscope(ref)
-        _huggingface()
+        import_hub_client()
         import httpx2
         from huggingface_hub import HfApi, hf_hub_download
         from huggingface_hub.errors import (

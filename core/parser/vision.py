@@ -97,24 +97,28 @@ _GGUF = _c(r"gguf|q4_k|q4km|q8_0|(?<![a-z])q4(?![a-z0-9])|(?<![a-z])q8(?![a-z0-9
 
 
 @cache
-def _alias_patterns() -> tuple[tuple[re.Pattern[str], str], ...]:
-    """Each alias as a pattern tolerant of spaces / dashes between its parts, longest alias first."""
+def _alias_patterns() -> tuple[tuple[str, re.Pattern[str], str], ...]:
+    """Each alias as a pattern tolerant of spaces / dashes between its parts, longest alias first, beside
+    its longest part: a text that lacks that part cannot match, and a substring test is far cheaper than a
+    search (find_vision_model tries every alias of the registry on every message)."""
     registry = load_vision_registry()
-    out: list[tuple[int, re.Pattern[str], str]] = []
+    out: list[tuple[int, str, re.Pattern[str], str]] = []
     for model in registry.models.values():
         for alias in {model.id, model.name.lower(), *(a.lower() for a in model.aliases)}:
             parts = [p for p in re.split(r"[\s_\-/]+|(?<=[a-z])(?=\d)|(?<=\d)(?=[a-z])", alias) if p]
             body = r"[\s_\-/]*".join(re.escape(p) for p in parts)
             pattern = re.compile(rf"(?<![a-z0-9.]){body}(?![a-z0-9])")
-            out.append((len(alias), pattern, model.id))
+            out.append((len(alias), max(parts, key=len, default=""), pattern, model.id))
     out.sort(key=lambda item: -item[0])
-    return tuple((pattern, model_id) for _, pattern, model_id in out)
+    return tuple((part, pattern, model_id) for _, part, pattern, model_id in out)
 
 
 def find_vision_model(text: str) -> tuple[VisionModel, str] | None:
     """The first (longest) vision model named in the text, with the words that named it."""
     registry = load_vision_registry()
-    for pattern, model_id in _alias_patterns():
+    for part, pattern, model_id in _alias_patterns():
+        if part not in text:
+            continue
         match = pattern.search(text)
         if match:
             return registry.models[model_id], match.group(0)
