@@ -19,7 +19,7 @@ misses, and why as far as the sources tell (each an older or a different stack t
   2048/2048 row of speed.csv excluded;
 - vLLM 0.4.2's MoE and long-context decode (Qwen2-57B-A14B x1.4-1.9).
 So this test holds the level reached (FLOOR_WITHIN_25, MAX_OUTSIDE_2X), so that it can only rise, and the
-target stays the issue's (TARGET_WITHIN_25).
+target stays the issue's (speed_heldout_checks.TARGET_WITHIN_25).
 
 Since then (issue 22, servespeed): TensorRT-LLM releases before the XQA kernel (0.8) re-read each KV head per
 query head for GQA models (data/speed.toml legacy_gqa_kv_read_factor, fitted on speed.csv's 0.6.1 row only):
@@ -29,59 +29,30 @@ terms (trainspeed) merged: 30 of 50.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
-from core.speed.fitting import load_raw, ratios, summary
-from core.speed.published import (
-    FITTED_TABLE,
-    HELD_OUT_2_TABLE,
-    HELD_OUT_3_TABLE,
-    HELD_OUT_TABLE,
-    PreparedFigure,
-    load_published,
-    load_sources,
-    prepared_figures,
-)
+from speed_heldout_checks import predicted_at_level, sourced_and_unseen
 
-TARGET_WITHIN_25 = 0.8  # the issue's bar, not met yet (see the docstring)
+from core.speed.published import FITTED_TABLE, HELD_OUT_2_TABLE, HELD_OUT_3_TABLE, HELD_OUT_TABLE
+
 FLOOR_WITHIN_25 = 30 / 50  # the level reached: it may only rise
 MAX_OUTSIDE_2X = 0
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _pairs() -> list[tuple[PreparedFigure, float]]:
-    return ratios(load_raw(), prepared_figures(HELD_OUT_TABLE))
-
-
 def test_the_held_out_table_is_sourced_and_never_fitted() -> None:
-    figures = load_published(HELD_OUT_TABLE)
-    sources = load_sources(HELD_OUT_TABLE)
-    assert len(figures) >= 30
+    figures = sourced_and_unseen(HELD_OUT_TABLE, (FITTED_TABLE,), at_least=30)
     assert {f.kind for f in figures} >= {"generate", "static_batch", "train"}
     assert {f.runtime for f in figures if not f.is_training} >= {"vllm", "transformers", "tensorrt-llm"}
-    for figure in figures:
-        assert figure.status == "held_out", figure.id
-        assert figure.source in sources, figure.id
-        assert figure.published > 0
-    for source in sources.values():
-        assert source.url.startswith("http") and source.date and source.setup
-    fitted_sources = set(load_sources(FITTED_TABLE))
-    assert not fitted_sources & set(sources), "a held-out source is also in the fitted table"
-    assert not {f.id for f in load_published(FITTED_TABLE)} & {f.id for f in figures}
     for path in ("tools/fit_speed.py", "core/speed/fitting.py"):
         text = (ROOT / path).read_text()
         assert "heldout" not in text and "HELD_OUT" not in text, f"{path} reads the held-out table"
 
 
 def test_held_out_figures_are_predicted_at_the_level_reached() -> None:
-    pairs = _pairs()
-    s = summary(pairs)
-    within = s["within_25"] / s["n"]
-    outside_2x = [(f.figure.id, round(r, 2)) for f, r in pairs if not 0.5 <= r <= 2.0]
-    assert within >= FLOOR_WITHIN_25 - 1e-9, (within, TARGET_WITHIN_25)
-    assert len(outside_2x) <= MAX_OUTSIDE_2X, outside_2x
-    assert abs(math.log(s["median"])) < math.log(1.3)
+    predicted_at_level(
+        HELD_OUT_TABLE, floor=FLOOR_WITHIN_25, outside_2x_at_most=MAX_OUTSIDE_2X, median_within=1.3
+    )
 
 
 # The second held-out set (speed_heldout2.csv): serving at saturation (trtllm-bench), static batches and TTFT
@@ -107,30 +78,15 @@ MAX_2_OUTSIDE_2X = 0
 
 
 def test_the_second_held_out_table_is_sourced_fresh_and_never_fitted() -> None:
-    figures = load_published(HELD_OUT_2)
-    sources = load_sources(HELD_OUT_2)
-    assert len(figures) >= 20
+    figures = sourced_and_unseen(HELD_OUT_2, (FITTED_TABLE, HELD_OUT_TABLE), at_least=20)
     assert {f.kind for f in figures} >= {"serve", "static_batch", "ttft", "generate"}
     assert {f.runtime for f in figures} >= {"tensorrt-llm", "sglang", "llama.cpp"}
-    for figure in figures:
-        assert figure.status == "held_out", figure.id
-        assert figure.source in sources, figure.id
-        assert figure.published > 0
-    for source in sources.values():
-        assert source.url.startswith("http") and source.date and source.setup
-    older = set(load_sources(FITTED_TABLE)) | set(load_sources(HELD_OUT_TABLE))
-    assert not older & set(sources), "a second-held-out source is in an older table"
-    older_ids = {f.id for f in load_published(FITTED_TABLE)} | {f.id for f in load_published(HELD_OUT_TABLE)}
-    assert not older_ids & {f.id for f in figures}
 
 
 def test_second_held_out_figures_are_predicted_at_the_level_reached() -> None:
-    pairs = ratios(load_raw(), prepared_figures(HELD_OUT_2))
-    s = summary(pairs)
-    outside_2x = [(f.figure.id, round(r, 2)) for f, r in pairs if not 0.5 <= r <= 2.0]
-    assert s["within_25"] / s["n"] >= FLOOR_2_WITHIN_25 - 1e-9, (s, TARGET_WITHIN_25)
-    assert len(outside_2x) <= MAX_2_OUTSIDE_2X, outside_2x
-    assert abs(math.log(s["median"])) < math.log(1.3)
+    predicted_at_level(
+        HELD_OUT_2, floor=FLOOR_2_WITHIN_25, outside_2x_at_most=MAX_2_OUTSIDE_2X, median_within=1.3
+    )
 
 
 # The third held-out set (speed_heldout3.csv, serving): TensorRT-LLM 0.17's trtllm-bench saturation table
@@ -152,31 +108,11 @@ MAX_3_OUTSIDE_2X = 1
 
 
 def test_the_third_held_out_table_is_sourced_fresh_and_never_fitted() -> None:
-    figures = load_published(HELD_OUT_3)
-    sources = load_sources(HELD_OUT_3)
-    assert len(figures) >= 20
+    figures = sourced_and_unseen(HELD_OUT_3, (FITTED_TABLE, HELD_OUT_TABLE, HELD_OUT_2), at_least=20)
     assert {f.kind for f in figures} >= {"serve", "generate", "ttft"}
-    for figure in figures:
-        assert figure.status == "held_out", figure.id
-        assert figure.source in sources, figure.id
-        assert figure.published > 0
-    for source in sources.values():
-        assert source.url.startswith("http") and source.date and source.setup
-    older = set(load_sources(FITTED_TABLE)) | set(load_sources(HELD_OUT_TABLE))
-    older |= set(load_sources(HELD_OUT_2))
-    assert not older & set(sources), "a third-held-out source is in an older table"
-    older_ids = (
-        {f.id for f in load_published(FITTED_TABLE)}
-        | {f.id for f in load_published(HELD_OUT_TABLE)}
-        | {f.id for f in load_published(HELD_OUT_2)}
-    )
-    assert not older_ids & {f.id for f in figures}
 
 
 def test_third_held_out_figures_are_predicted_at_the_level_reached() -> None:
-    pairs = ratios(load_raw(), prepared_figures(HELD_OUT_3))
-    s = summary(pairs)
-    outside_2x = [(f.figure.id, round(r, 2)) for f, r in pairs if not 0.5 <= r <= 2.0]
-    assert s["within_25"] / s["n"] >= FLOOR_3_WITHIN_25 - 1e-9, (s, TARGET_WITHIN_25)
-    assert len(outside_2x) <= MAX_3_OUTSIDE_2X, outside_2x
-    assert abs(math.log(s["median"])) < math.log(1.3)
+    predicted_at_level(
+        HELD_OUT_3, floor=FLOOR_3_WITHIN_25, outside_2x_at_most=MAX_3_OUTSIDE_2X, median_within=1.3
+    )

@@ -22,52 +22,23 @@ unoverlapped, attention at the BF16 peak under FP8): still 12 of 15 (median x0.9
 x1.47.
 
 The test holds the level reached (FLOOR_WITHIN_25), so that it can only rise; the issue's bar (80% within
-±25%, all within 2x) is TARGET_WITHIN_25.
+±25%, all within 2x) is speed_heldout_checks.TARGET_WITHIN_25.
 """
 
 from __future__ import annotations
 
-import math
+from speed_heldout_checks import predicted_at_level, sourced_and_unseen
 
-from core.speed.fitting import load_raw, ratios, summary
-from core.speed.published import (
-    FITTED_TABLE,
-    HELD_OUT_TABLE,
-    PreparedFigure,
-    load_published,
-    load_sources,
-    prepared_figures,
-)
+from core.speed.published import FITTED_TABLE, HELD_OUT_TABLE
 
 TABLE = "speed_heldout_training"
-TARGET_WITHIN_25 = 0.8
 FLOOR_WITHIN_25 = 12 / 15  # the level reached (first look 11 / 15); it may only rise
 
 
-def _pairs() -> list[tuple[PreparedFigure, float]]:
-    return ratios(load_raw(), prepared_figures(TABLE))
-
-
 def test_the_training_held_out_table_is_sourced_new_and_never_fitted() -> None:
-    figures = load_published(TABLE)
-    sources = load_sources(TABLE)
-    assert len(figures) >= 15
-    for figure in figures:
-        assert figure.is_training, figure.id
-        assert figure.status == "held_out", figure.id
-        assert figure.source in sources, figure.id
-        assert figure.published > 0
-    for source in sources.values():
-        assert source.url.startswith("http") and source.date and source.setup
-    for other in (FITTED_TABLE, HELD_OUT_TABLE):
-        assert not set(load_sources(other)) & set(sources), f"a source of {TABLE} is also in {other}"
-        assert not {f.id for f in load_published(other)} & {f.id for f in figures}
+    figures = sourced_and_unseen(TABLE, (FITTED_TABLE, HELD_OUT_TABLE), at_least=15)
+    assert all(figure.is_training for figure in figures)
 
 
 def test_training_held_out_figures_are_predicted_at_the_level_reached() -> None:
-    pairs = _pairs()
-    s = summary(pairs)
-    outside_2x = [(f.figure.id, round(r, 2)) for f, r in pairs if not 0.5 <= r <= 2.0]
-    assert s["within_25"] / s["n"] >= FLOOR_WITHIN_25 - 1e-9, (s, TARGET_WITHIN_25)
-    assert not outside_2x
-    assert abs(math.log(s["median"])) < math.log(1.2)
+    predicted_at_level(TABLE, floor=FLOOR_WITHIN_25, outside_2x_at_most=0, median_within=1.2)
