@@ -115,3 +115,18 @@ def test_a_month_long_job_gets_a_cluster_of_nodes() -> None:
     cluster = cluster_for(query, card, job, book=load_price_book(), currency=Currency.USD)
     assert cluster is not None and not cluster.asked and cluster.hours <= 720
     assert cluster.gpus % 8 == 0 and cluster.nodes == cluster.gpus // 8
+
+
+@pytest.mark.parametrize(
+    ("text", "period"),
+    [
+        ("月预算3000元，想做DPO训练7B模型，用什么卡", "month"),
+        ("月度预算3000元 微调7B用什么卡", "month"),
+        ("日预算200元 微调7B用什么卡", "day"),
+        ("预算3000元 微调7B用什么卡", "total"),
+    ],
+)
+def test_a_budget_named_by_its_period_before_the_word_budget(text: str, period: str) -> None:
+    """'月预算' is a monthly budget as '每月预算' is (as a total, a monthly ¥3,000 read '❌ not enough')."""
+    query = parse(text).query
+    assert query is not None and query.budget_period == period

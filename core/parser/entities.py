@@ -78,9 +78,11 @@ _PER_HOUR = _c(
     r"|每\s*(?:个)?\s*(?:卡)?\s*(?:每)?\s*小时|1\s*小时|一小时|时租|按小时|/h|每卡时|每小时"
 )
 _PER_MONTH = _c(
-    r"/\s*(?:mo|month)(?![a-z])|per\s*month|a\s*month|monthly|每\s*(?:个)?\s*月|(?:一|1)\s*个?\s*月|/月|月租|包月"
+    r"/\s*(?:mo|month)(?![a-z])|per\s*month|a\s*month|monthly|每\s*(?:个)?\s*月|(?:一|1)\s*个?\s*月|/月|月租|包月|月度?\s*预算"
 )
-_PER_DAY = _c(r"/\s*(?:day|天|日)(?![a-z])|per\s*day|a\s*day|daily|每\s*(?:一)?\s*天|一天|每日|/天|包天")
+_PER_DAY = _c(
+    r"/\s*(?:day|天|日)(?![a-z])|per\s*day|a\s*day|daily|每\s*(?:一)?\s*天|一天|每日|/天|包天|[日天]\s*预算"
+)
 _BUDGET_CONTEXT = _c(
     r"预算|budget|以内|不超过|每小时|per|/|hour|小时|时租|钱|价|cost|price|spend|under|below|便宜"
 )
