@@ -30,8 +30,9 @@ KINDS = (
 )
 
 ENTRIES = load_entries((BATCH,))
-# first look pending (the commit that added the file holds only the questions and their expectations)
-PASS_RATE = 0.0
+# 63/74 passed at first look (the commit that added the file); the bar is what the batch passes now less one
+# entry's slack, so a regression shows (what still fails is listed in the README)
+PASS_RATE = 0.83
 
 
 def test_batch8_is_big_and_varied() -> None:
