@@ -380,9 +380,16 @@ _NODES = _c(
     rf"(?:的|of|with|x|\*|每台|每台机器|each\s+with|each\s+of|,)?\s*(?:with\s+)?"
     rf"(\d+)\s*(?:x|\*|张|块)?\s*(?:卡|gpus?|cards?|{_M})"
 )
+# '2x8 H100', '4×8 A100': nodes × cards per node, written as one product before the card
+_NODES_PRODUCT = _c(rf"(?<![a-z0-9.])(\d{{1,4}})\s*[x×*]\s*(\d{{1,2}})\s*(?:x|×)?\s*(?:{_M}|gpus?|cards?)")
 
 
 def _read_counts(text: str, ex: Extraction) -> None:
+    product = _NODES_PRODUCT.search(text)
+    if product and 2 <= int(product.group(1)) <= 1024 and 2 <= int(product.group(2)) <= 16:
+        ex.fields["gpus"] = int(product.group(1)) * int(product.group(2))
+        ex.fields["nodes"] = int(product.group(1))
+        return
     nodes = _NODES.search(text)
     if nodes:
         machines = EN_NUMBERS.get(nodes.group(1)) or int(nodes.group(1))
@@ -497,6 +504,11 @@ _E = r"(?![a-z0-9])"
 _PRECISIONS: tuple[tuple[re.Pattern[str], Precision], ...] = tuple(
     (_c(p), v)
     for p, v in (
+        # EXL2's bits per weight ('4.0bpw', '6.5 bpw'): the nearest format of that width
+        (rf"{_B}8(?:\.\d+)?[\s_-]*bpw{_E}", Precision.INT8),
+        (rf"{_B}[67](?:\.\d+)?[\s_-]*bpw{_E}", Precision.Q6_K),
+        (rf"{_B}5(?:\.\d+)?[\s_-]*bpw{_E}", Precision.Q5_K_M),
+        (rf"{_B}[234](?:\.\d+)?[\s_-]*bpw{_E}", Precision.INT4),
         (rf"{_B}q8(?:_0)?{_E}", Precision.Q8_0),
         (rf"{_B}q6(?:_k)?{_E}", Precision.Q6_K),
         (rf"{_B}q5(?:_k(?:_[ms])?|_[01])?{_E}", Precision.Q5_K_M),

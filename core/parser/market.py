@@ -134,7 +134,7 @@ def read_rental_days(text: str) -> float | None:
 _MAG = r"(?P<mag>万|千|k|w|m|million|亿)?"
 _NUM = rf"(?P<num>\d+(?:\.\d+)?)\s*{_MAG}"
 _REQ = r"(?:个|次)?\s*(?:请求|调用|requests?|calls?|queries|reqs?|conversations?|chats?|对话|次)"
-_PER_DAY = r"(?:一天|每天|每日|日|天|daily|per\s*day|a\s*day|/\s*day|/天)"
+_PER_DAY = r"(?:日均|平均每天|每天平均|一天|每天|每日|日|天|daily|per\s*day|a\s*day|/\s*day|/天)"
 _PER_SECOND = r"(?:每秒|一秒|per\s*second|a\s*second|/\s*s(?:ec)?(?![a-z])|/秒)"
 _REQUESTS_PER_DAY = (
     _c(rf"{_PER_DAY}\s*(?:大概|大约|约|有|会有|要处理)?\s*{_NUM}\s*{_REQ}"),
@@ -146,10 +146,19 @@ _REQUESTS_PER_SECOND = (
     _c(rf"(?<![a-z0-9.]){_NUM}\s*(?:qps|rps)(?![a-z])"),
     _c(rf"(?:qps|rps)\s*(?:=|:|为|是|of|about|约|大概)?\s*{_NUM}"),
 )
-_DAU = _c(rf"(?<![a-z0-9.]){_NUM}\s*(?:个)?\s*(?:日活|dau|daily\s+active\s+users|日活用户)")
-_PER_USER_DAY = _c(
-    rf"(?:每人|每个人|每个用户|每用户|each|per\s+user)\s*(?:每天|一天|a\s*day|per\s*day)?\s*(?:问|用|请求|调用|发|asks?|sends?|makes?)?"
-    rf"\s*{_NUM}\s*(?:次|个问题|条|requests?|questions?|times)"
+_DAU = _c(
+    rf"(?<![a-z0-9.]){_NUM}\s*(?:个)?\s*(?:日活|dau|daily\s+(?:active\s+)?users|日活用户|(?:active\s+)?users\s+(?:a|per)\s+day)"
+)
+# 'each asks 30 times', '每人每天问30次', and the count first: '~20 msgs each', '20 questions per user a day'
+_PER_USER_DAY = (
+    _c(
+        rf"(?:每人|每个人|每个用户|每用户|each|per\s+user)\s*(?:每天|一天|a\s*day|per\s*day)?\s*(?:问|用|请求|调用|发|asks?|sends?|makes?)?"
+        rf"\s*{_NUM}\s*(?:次|个问题|条|requests?|questions?|times|messages?|msgs?)"
+    ),
+    _c(
+        rf"(?<![a-z0-9.]){_NUM}\s*(?:messages?|msgs?|questions?|requests?|queries|chats?|times)\s*"
+        rf"(?:a\s*day\s*|per\s*day\s*)?(?:each|per\s+(?:user|person|head))"
+    ),
 )
 _TOK = r"(?:个)?\s*(?:tokens?|词元|字)?"
 _PROMPT = (
@@ -211,7 +220,7 @@ def read_traffic(text: str) -> tuple[dict[str, object], str]:
         fields["requests_per_s"] = _count(m) / 86_400
         spans.append(m.span())
     else:
-        dau, per_user = _DAU.search(text), _PER_USER_DAY.search(text)
+        dau, per_user = _DAU.search(text), first(_PER_USER_DAY)
         if dau is not None and per_user is not None:
             fields["requests_per_s"] = _count(dau) * _count(per_user) / 86_400
             spans += [dau.span(), per_user.span()]

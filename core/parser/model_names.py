@@ -168,6 +168,10 @@ def _from_grammar(match: re.Match[str]) -> ModelMention:
         # 'hunyuan-a13b': the A-count is the active parameters (Hunyuan-A13B is 80B in all), never the size
         total, active = None, value
         said = said[:-1]
+    if said and said[-1] == "e" and match.group("mid").endswith("e"):
+        # 'gemma 3n e4b': an E-count is the effective parameters (Gemma 3n E4B holds 8B), never the size, and
+        # never another model of that size ('gemma 3 4b')
+        return ModelMention(None, None, match.group(0).strip(), match.start(), match.end())
     numbers = [t for t in said if t[0].isdigit()]
     words = [t for t in said if not t[0].isdigit() and t not in _NOISE]
     candidates = [e for e in table.entries if _family_of(e, fam) and _size_matches(e, label, value)]
@@ -207,10 +211,30 @@ def find_model(text: str) -> ModelMention | None:
     if exact and (grammar is None or exact.start() <= grammar.start()):
         model_id = table.by_key.get(" ".join(_tokens(exact.group(0))))
         if model_id:
-            return ModelMention(model_id, None, exact.group(0).strip(), exact.start(), exact.end())
+            mention = ModelMention(model_id, None, exact.group(0).strip(), exact.start(), exact.end())
+            return _base_of_glued_name(text, mention) or mention
     if grammar:
         return _from_grammar(grammar)
     return None
+
+
+_GLUED_TAIL = re.compile(r"[\-_][a-z0-9.\-_]+")
+
+
+def _base_of_glued_name(text: str, mention: ModelMention) -> ModelMention | None:
+    """'deepseek-r1-0528-qwen3-8b', 'r1-distill-llama-8b' as one hyphenated name: a model named after another
+    and ending in a registry model of its own size is that model's weights (a distilled or fine-tuned
+    checkpoint of it: DeepSeek-R1-0528-Qwen3-8B is a Qwen3-8B), never the 671B model named first."""
+    tail = _GLUED_TAIL.match(text, mention.end)
+    if tail is None:
+        return None
+    inner = find_model(tail.group(0))
+    if inner is None or inner.model_id in (None, mention.model_id) or inner.start == 0:
+        return None
+    if _nominal_size(inner.model_id or "") is None:
+        return None
+    end = tail.start() + inner.end
+    return ModelMention(inner.model_id, None, text[mention.start : end].strip(), mention.start, end)
 
 
 def model_id_for(name: str) -> str | None:

@@ -73,6 +73,8 @@ _CARD_LIKE = _c(
     r"(?<![a-z0-9])(?:(?:nvidia|geforce|amd|radeon|intel)\s*)*"
     r"(?:rtx|gtx|rx|titan|quadro|tesla|arc|instinct)\s*(?:pro\s*)?[a-z]?\d{2,5}[a-z]?"
     r"(?:\s*(?:ti|super|xtx|xt))?(?![a-z0-9])"
+    # the brand without the series: 'radeon 7900xtx', 'geforce 5060 ti'
+    r"|(?<![a-z0-9])(?:radeon|geforce)\s*(?:pro\s*)?\d{3,5}[a-z]?(?:\s*(?:ti|super|xtx|xt))?(?![a-z0-9])"
     r"|(?<![a-z0-9])(?:nvidia|amd)\s+[a-z]{1,2}\d{2,4}[a-z]?(?![a-z0-9])"
     r"|(?<![a-z0-9])(?:mi\d{3}[a-z]?|ascend\s*\d{3}[a-z]?\d?)(?![a-z0-9])"
     # a data-centre style name ('H300', 'A200', 'B300') where a card is expected: 'on a B300', '用H300',
