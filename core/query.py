@@ -215,6 +215,12 @@ class Query(BaseModel):
     ttft_ms: float | None = Field(default=None, gt=0, description="time-to-first-token target")
     user_tokens_per_s: float | None = Field(default=None, gt=0, description="decode speed each user needs")
     nodes: int | None = Field(default=None, ge=1, le=1024, description="machines in a cluster ('两台8卡')")
+    network: Literal["infiniband", "ethernet"] | None = Field(
+        default=None, description="the link between nodes the question names ('ib互联', 'over 100G Ethernet')"
+    )
+    network_gbit_s: float | None = Field(
+        default=None, gt=0, le=3200, description="that link's speed per node in Gb/s ('100G', '万兆' = 10)"
+    )
     # The answer asked for when it is not "does it fit" (plans, how many cards, the largest model, advice on
     # a card): the query rebuilds the same kind of answer when stored, pressed or followed up ("那H20呢"
     # after "要几张L20" still asks how many). None is a fit answer.

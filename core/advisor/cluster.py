@@ -19,6 +19,7 @@ from core.assessment import Assessment, assess
 from core.catalog import Card
 from core.cost import PriceBook
 from core.query import Currency, Query, Task
+from core.speed.constants import load_speed_constants
 
 GPUS_PER_NODE = 8
 MONTH_HOURS = 720.0  # a job longer than this on the count asked is answered as a cluster
@@ -39,12 +40,20 @@ class Cluster(BaseModel):
     cost: float | None
     currency: Currency | None
     interconnect: Interconnect  # inside a node; between nodes InfiniBand (NVLink cards) or Ethernet (PCIe)
-    between_nodes: Literal["infiniband", "ethernet", "none"]
+    between_nodes: Literal["infiniband", "ethernet", "none"]  # the question's network, else the card's kind
+    network_gbit_s: float | None = None  # plain Ethernet the question names: a node's link in Gb/s
+    network_speed_said: bool = False  # that speed is the question's (else data/speed.toml's assumption)
     asked: bool  # the count is the one the question gave
     fits: bool
 
 
-def _cluster(job: Assessment, card: Card, asked: bool, nodes_said: int | None) -> Cluster | None:
+def _cluster(
+    job: Assessment,
+    card: Card,
+    asked: bool,
+    nodes_said: int | None,
+    network: Literal["infiniband", "ethernet"] | None = None,
+) -> Cluster | None:
     if job.training is None or job.training.training_hours is None:
         return None
     gpus = job.count
@@ -53,6 +62,8 @@ def _cluster(job: Assessment, card: Card, asked: bool, nodes_said: int | None) -
     hours = job.training.training_hours
     cost = job.cost.per_hour * hours if job.cost is not None else None
     link: Interconnect = "nvlink" if card.has_nvlink else "pcie"
+    said_gbit = job.query.network_gbit_s if network == "ethernet" else None
+    gbit = said_gbit or (load_speed_constants().link.ethernet_node_gbit_s if network == "ethernet" else None)
     return Cluster(
         card=card.id,
         gpus=gpus,
@@ -63,7 +74,9 @@ def _cluster(job: Assessment, card: Card, asked: bool, nodes_said: int | None) -
         cost=round(cost, 2) if cost is not None else None,
         currency=job.cost.currency if job.cost is not None else None,
         interconnect=link,
-        between_nodes="none" if nodes == 1 else ("infiniband" if card.has_nvlink else "ethernet"),
+        between_nodes="none" if nodes == 1 else network or ("infiniband" if card.has_nvlink else "ethernet"),
+        network_gbit_s=gbit if nodes > 1 else None,
+        network_speed_said=said_gbit is not None,
         asked=asked,
         fits=job.fits,
     )
@@ -80,7 +93,9 @@ def cluster_for(
     asked = "gpus" not in query.defaulted and query.gpus is not None
     if asked:
         # the count asked is kept: a cluster when it is more than one node or names nodes
-        return _cluster(job, card, True, query.nodes) if job.count > GPUS_PER_NODE or query.nodes else None
+        if job.count <= GPUS_PER_NODE and not query.nodes:
+            return None
+        return _cluster(job, card, True, query.nodes, query.network)
     hours = job.training.training_hours if job.training is not None and job.fits else None
     if hours is not None and hours <= MONTH_HOURS:
         return None
@@ -89,5 +104,5 @@ def cluster_for(
         bigger = assess(query.model_copy(update={"gpus": gpus}), card, gpus, book=book, currency=currency)
         done = bigger.training is not None and (bigger.training.training_hours or math.inf) <= MONTH_HOURS
         if (done and bigger.fits) or gpus * 2 > MAX_GPUS:
-            return _cluster(bigger, card, False, None)
+            return _cluster(bigger, card, False, None, query.network)
         gpus *= 2

@@ -384,6 +384,31 @@ _NODES = _c(
 _NODES_PRODUCT = _c(rf"(?<![a-z0-9.])(\d{{1,4}})\s*[x×*]\s*(\d{{1,2}})\s*(?:x|×)?\s*(?:{_M}|gpus?|cards?)")
 
 
+# The network between nodes, when the question names it: plain Ethernet ('100G Ethernet', '以太网', '万兆',
+# 'no IB') or InfiniBand ('IB互联', 'with InfiniBand'); its speed per node when given ('100G', '万兆' = 10).
+_ETHERNET = _c(
+    r"ethernet|以太网|万兆|(?<![a-z])tcp(?![a-z])|(?:no|without|没有|没|无)\s*(?:ib|infiniband)(?![a-z])"
+)
+_INFINIBAND = _c(r"infiniband|(?<![a-z])ib(?![a-z])")
+_NETWORK_SPEED = _c(
+    r"(?<![a-z0-9.])(\d{2,4})\s*(?:g|gb|gbe|gbit|gbps|gb/s|gbit/s)?\s*(?:ethernet|以太网|网卡|nic|ib|infiniband)"
+)
+
+
+def _read_network(text: str, ex: Extraction) -> None:
+    if _ETHERNET.search(text):
+        ex.fields["network"] = "ethernet"
+        if "万兆" in text:
+            ex.fields["network_gbit_s"] = 10.0
+    elif _INFINIBAND.search(text):
+        ex.fields["network"] = "infiniband"
+    else:
+        return
+    speed = _NETWORK_SPEED.search(text)
+    if speed and 10 <= int(speed.group(1)) <= 3200:
+        ex.fields["network_gbit_s"] = float(speed.group(1))
+
+
 def _read_counts(text: str, ex: Extraction) -> None:
     product = _NODES_PRODUCT.search(text)
     if product and 2 <= int(product.group(1)) <= 1024 and 2 <= int(product.group(2)) <= 16:
@@ -763,6 +788,7 @@ def _with_vram_word(text: str, start: int, end: int) -> int:
 def extract(text: str) -> Extraction:
     """All stated fields of one normalized message."""
     ex = Extraction()
+    _read_network(text, ex)  # before the sizes: '100G Ethernet' is the network's speed, no memory size
     text = _read_repo_id(text, ex)
     # runtime names are no model names ('llama-factory qwen2.5 32b' names Qwen2.5 32B, not a Llama)
     model = None if "model" in ex.fields or ex.unknown_model else find_model(load_runtimes().blanked(text))

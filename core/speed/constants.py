@@ -145,6 +145,7 @@ class LinkConstants(BaseModel):
     allreduce_latency_s_nvlink: float
     allreduce_latency_s_pcie: float
     internode_gb_s: float  # one GPU's share of the network between nodes (DGX H100: 400 Gb/s per GPU)
+    ethernet_node_gbit_s: float  # a node's plain Ethernet when the question says Ethernet but not its speed
     gpus_per_node: int
     source: str
 

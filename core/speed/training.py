@@ -249,12 +249,29 @@ def _communication_bytes_per_micro_batch(
 
 
 _SPEEDS: IdentityMemo[TrainingSpeed] = IdentityMemo()
+_NETWORKS: dict[tuple[int, float], tuple[SpeedConstants, SpeedConstants]] = {}
+
+
+def _with_network(c: SpeedConstants, query: Query) -> SpeedConstants:
+    """The constants with the network the question names between nodes: plain Ethernet at its stated speed
+    per node (or [link] ethernet_node_gbit_s), shared by the node's cards, instead of one 400 Gb/s NIC per
+    card. InfiniBand, or nothing said, keeps [link] internode_gb_s."""
+    if query.network != "ethernet":
+        return c
+    gbit = query.network_gbit_s or c.link.ethernet_node_gbit_s
+    key = (id(c), gbit)
+    found = _NETWORKS.get(key)
+    if found is None or found[0] is not c:
+        per_card = gbit / 8 / c.link.gpus_per_node
+        link = c.link.model_copy(update={"internode_gb_s": min(per_card, c.link.internode_gb_s)})
+        found = _NETWORKS[key] = (c, c.model_copy(update={"link": link}))
+    return found[1]
 
 
 def training_speed(estimate: Estimate, card: Card, gpus: int, tokens: float | None) -> TrainingSpeed:
     """Tokens/s over `gpus` data-parallel cards (each runs its own micro-batch) and the hours for `tokens`.
     Remembered per (model, card, constants), the query and the parameter counts (core/speed/memo.py)."""
-    c = load_speed_constants()
+    c = _with_network(load_speed_constants(), estimate.query)
     query = estimate.query
     model = resolve_model(query, load_registry())
     anchors = (model, card, c)
