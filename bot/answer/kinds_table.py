@@ -98,7 +98,7 @@ def _advised_view(
             asked = query.model_copy(update={"currency": Currency(answer_currency(query, lang))})
         result = advise(asked)
         json = facts(result, query) if facts is not None else {kind.value: result.model_dump(mode="json")}
-        return pack(kind, lang, kind.value, {"v": result}, query=query, facts=json)
+        return pack(kind, lang, kind.value, result, query=query, facts=json)
 
     return view
 
