@@ -76,6 +76,7 @@ def fit_view(
         currency=currency,
         fixes=[_fix_row(fix) for fix in advice.fixes],
         plans=advice.plans,
+        planned=advice.planned,
         cheaper=advice.cheaper,
         jobs=advice.jobs,
         apple=advice.apple,
@@ -166,8 +167,26 @@ def _fit_facts(query: Query, est: Estimate, view: FitView) -> dict[str, object]:
             "apple": view.apple.model_dump(mode="json") if view.apple else None,
         }
         | _setup_that_runs(view.instead)
+        | first_plan_facts(view.planned)
         | _job_facts(view.jobs)
     )
+
+
+def first_plan_facts(planned: Assessment | None) -> dict[str, object]:
+    """No card named: `speed`, `time` and `cost` are the first plan's (the one the answer recommends), so a
+    plan answer carries the job's figures under the same keys as an answer for a card; `setup` names it.
+    `gpufit plan --json` gives the same."""
+    if planned is None or planned.card is None:
+        return {}
+    setup = {"card": planned.card.id, "count": planned.count, "fix": None, "plan": 1, "asked": False}
+    speed = speed_json(planned.speed)
+    time = planned.time_json()
+    cost = planned.cost.model_dump(mode="json") if planned.cost else None
+    return {
+        "speed": speed | {"setup": setup} if speed else None,
+        "time": time | {"setup": setup} if time else None,
+        "cost": cost | {"setup": setup} if cost else None,
+    }
 
 
 def _setup_that_runs(instead: InsteadView | None) -> dict[str, object]:
@@ -175,7 +194,13 @@ def _setup_that_runs(instead: InsteadView | None) -> dict[str, object]:
     answer says so); `setup` names it."""
     if instead is None:
         return {}
-    setup = {"card": instead.fix.card, "count": instead.count, "fix": instead.fix.kind, "asked": False}
+    setup = {
+        "card": instead.fix.card,
+        "count": instead.count,
+        "fix": instead.fix.kind,
+        "plan": None,
+        "asked": False,
+    }
     cost = instead.cost.model_dump(mode="json") if instead.cost else None
     return {
         "time": instead.time.as_json() | {"setup": setup} if instead.time else None,

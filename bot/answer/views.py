@@ -122,6 +122,7 @@ class FitView:
     instead: InsteadView | None = None
     fixes: list[FixRow] = field(default_factory=list)
     plans: list[Plan] = field(default_factory=list)
+    planned: Assessment | None = None  # no card named: the first plan's job (the JSON's speed, time, cost)
     cheaper: Plan | None = None
     needed: CardsNeeded | None = None
     jobs: JobFacts | None = None
