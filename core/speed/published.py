@@ -155,6 +155,8 @@ HELD_OUT_4_TABLE = "speed_heldout4"  # a fourth (vLLM ROCm, SGLang, llama.cpp): 
 TRAINING_HELD_OUT_TABLE = "speed_heldout_training"
 # speed_heldout_training3.csv + its sources: a third training set (v3), recorded before it was predicted
 TRAINING_HELD_OUT_3_TABLE = "speed_heldout_training3"
+# speed_heldout_training4.csv + its sources: a fourth training set (v4), committed before it was predicted
+TRAINING_HELD_OUT_4_TABLE = "speed_heldout_training4"
 TABLES = (
     FITTED_TABLE,
     HELD_OUT_TABLE,
@@ -163,6 +165,7 @@ TABLES = (
     HELD_OUT_4_TABLE,
     TRAINING_HELD_OUT_TABLE,
     TRAINING_HELD_OUT_3_TABLE,
+    TRAINING_HELD_OUT_4_TABLE,
 )
 
 
