@@ -25,6 +25,7 @@ from core.estimator import (
 )
 from core.query import Currency, Method, Optimizer, Precision, Query, Task
 from core.registry import load_registry
+from core.runtimes import runtime_profile
 
 
 def _fix_candidates(query: Query, card: Card) -> list[tuple[FixKind, Query]]:
@@ -155,6 +156,18 @@ def _longest_fitting(
     return None
 
 
+def _raised_share(filled: Query, said: Query) -> Query | None:
+    """A serving engine whose share of the card was not said, given the larger share its flag allows
+    (vLLM --gpu-memory-utilization 0.95 instead of 0.9): the job as it is, on more of the card."""
+    if filled.task is not Task.INFERENCE or said.gpu_memory_utilization is not None:
+        return None
+    memory = runtime_profile(filled.runtime).memory
+    share, raised = filled.gpu_memory_utilization, memory.memory_share_raised
+    if memory.layout != "kv_pool" or share is None or raised is None or raised <= share:
+        return None
+    return said.model_copy(update={"gpu_memory_utilization": raised, "runtime": filled.runtime})
+
+
 def fixes(query: Query, *, currency: Currency | None = None) -> list[Fix]:
     """The smallest changes that make the job fit the named card, each with its new memory figure.
 
@@ -221,6 +234,9 @@ def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix,
         )
 
     found: list[Fix] = []
+    share = _raised_share(baseline.query, said)
+    if share is not None and (fix := make(FixKind.ENGINE_SHARE, share, [FixKind.ENGINE_SHARE])):
+        found.append(fix)
     for kind, trial in _fix_candidates(said, card):
         fix = make(kind, trial, [kind])
         if fix:
