@@ -24,7 +24,10 @@ target stays the issue's (speed_heldout_checks.TARGET_WITHIN_25).
 Since then (issue 22, servespeed): TensorRT-LLM releases before the XQA kernel (0.8) re-read each KV head per
 query head for GQA models (data/speed.toml legacy_gqa_kv_read_factor, fitted on speed.csv's 0.6.1 row only):
 27 of 50 within ±25%, all 50 within 2x (worst x1.95, vLLM 0.4.2's Qwen2-57B-A14B at 30k); with the training
-terms (trainspeed) merged: 30 of 50.
+terms (trainspeed) merged: 30 of 50. With torchtitan's per-op selective activation checkpointing counted
+(every second matmul recomputed) and FlashAttention-2's share of Hopper's peak for PyTorch-native stacks
+(trainspeed, data/speed.toml): 34 of 50 (the torchtitan rows 9 of 11; left: the 70B on 64 A100 x0.77 and the
+405B's plain 1F1B x1.41).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from speed_heldout_checks import predicted_at_level, sourced_and_unseen
 
 from core.speed.published import FITTED_TABLE, HELD_OUT_2_TABLE, HELD_OUT_3_TABLE, HELD_OUT_TABLE
 
-FLOOR_WITHIN_25 = 30 / 50  # the level reached: it may only rise
+FLOOR_WITHIN_25 = 34 / 50  # the level reached: it may only rise
 MAX_OUTSIDE_2X = 0
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -102,8 +105,11 @@ def test_second_held_out_figures_are_predicted_at_the_level_reached() -> None:
 # 202/214 rows (x1.9-2.1: the page's 202-in/214-out throughput is below its 467/256 one on the same setup,
 # which no cost that grows with length reproduces) and Triton's TTFT at QPS 2 (x0.58-0.64: its HTTP front end
 # and the decodes running alongside, which gpufit's first token does not count).
+# Then (servespeed, with the fourth set): NCCL's all-reduce over PCIe reaches ~0.63 of the link (8 RTX PRO
+# 6000 on PCIe Gen5 measure 37.6-41.7 GB/s bus bandwidth, voipmonitor/rtx6kpro), not NVLink's 0.77: the L40S
+# TP4 rows come to x1.22 (70B) and x1.29 (Mixtral): 25 of 35.
 HELD_OUT_3 = HELD_OUT_3_TABLE
-FLOOR_3_WITHIN_25 = 24 / 35
+FLOOR_3_WITHIN_25 = 25 / 35
 MAX_3_OUTSIDE_2X = 1
 
 

@@ -12,7 +12,7 @@ from bot.answer.common import answer_currency, model_label, pack
 from bot.answer.market import budget_facts, cluster_facts, platform_facts, traffic_facts
 from bot.answer.model import NOTHING_READ_IN, TRAINING_METHODS, Answer, Lang, TypedNames
 from bot.answer.provenance import image_tokens, model_origin, model_source
-from bot.answer.views import FitView, FixRow, InsteadView, PlanView
+from bot.answer.views import FitView, FixRow, InsteadView, MethodsView, PlanView
 from bot.charts import adapter as charts
 from bot.render import render
 from core import advisor
@@ -227,7 +227,7 @@ def fit_answer(query: Query, lang: Lang, typed: TypedNames = NOTHING_READ_IN) ->
         "fit",
         lang,
         "fit",
-        {"v": view},
+        view,
         query=query,
         filled=est.query,
         compact_template="fit_compact",
@@ -255,7 +255,9 @@ def methods_answer(query: Query, lang: Lang, typed: TypedNames = NOTHING_READ_IN
     best_query = query.model_copy(update={"method": best, "task": Task.FINETUNE})
     est, view = fit_view(best_query, lang, typed=typed)
     views[best] = view
-    data = {"v": view, "methods": [(m.value, views[m]) for m in TRAINING_METHODS], "best": best.value}
+    shown = MethodsView(
+        recommended=view, methods=[(m.value, views[m]) for m in TRAINING_METHODS], best=best.value
+    )
     facts = _fit_facts(best_query, est, view) | {
         "recommended_method": best.value,
         "methods": {
@@ -270,7 +272,7 @@ def methods_answer(query: Query, lang: Lang, typed: TypedNames = NOTHING_READ_IN
         "fit",
         lang,
         "methods_side_by_side",
-        data,
+        shown,
         query=query,
         filled=est.query.model_copy(update={"method": None}),
         buttons=fit_buttons(query.model_copy(update={"method": best}), est, view, lang, all_methods=True),
@@ -301,7 +303,7 @@ def plan_answer(query: Query, lang: Lang) -> Answer:
         "plan",
         lang,
         "plan",
-        {"v": shown},
+        shown,
         query=query,
         filled=est.query,
         facts=_fit_facts(without_card, est, view),
