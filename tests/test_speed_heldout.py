@@ -25,6 +25,12 @@ Since then (issue 22, servespeed): TensorRT-LLM releases before the XQA kernel (
 query head for GQA models (data/speed.toml legacy_gqa_kv_read_factor, fitted on speed.csv's 0.6.1 row only):
 27 of 50 within ±25%, all 50 within 2x (worst x1.95, vLLM 0.4.2's Qwen2-57B-A14B at 30k); with the training
 terms (trainspeed) merged: 30 of 50.
+
+Then (servespeed, second shift): transformers' KV passes counted as its code makes them (core/speed/terms.py
+kv_passes: DynamicCache's torch.cat reads and rewrites the held KV heads, repeat_kv copies them per query head
+only under grouped-query attention, attention reads the copy) instead of one factor times the group: the seven
+Qwen1.5 rows outside ±25% (no GQA, 6k-30k tokens, x1.25-1.33) come to x1.11-1.24, the fit stays 146 of 146 and
+leave-one-source-out 111 -> 112: 38 of 50 within ±25%.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ from speed_heldout_checks import predicted_at_level, sourced_and_unseen
 
 from core.speed.published import FITTED_TABLE, HELD_OUT_2_TABLE, HELD_OUT_3_TABLE, HELD_OUT_TABLE
 
-FLOOR_WITHIN_25 = 30 / 50  # the level reached: it may only rise
+FLOOR_WITHIN_25 = 38 / 50  # the level reached: it may only rise
 MAX_OUTSIDE_2X = 0
 ROOT = Path(__file__).resolve().parent.parent
 
