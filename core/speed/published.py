@@ -150,17 +150,22 @@ FITTED_TABLE = "speed"  # speed.csv + speed_sources.toml: what tools/fit_speed.p
 HELD_OUT_TABLE = "speed_heldout"  # speed_heldout.csv + speed_heldout_sources.toml: checked, never fitted
 HELD_OUT_2_TABLE = "speed_heldout2"  # a second held-out set, recorded before it was predicted
 HELD_OUT_3_TABLE = "speed_heldout3"  # a third (serving): recorded and committed before it was predicted
+HELD_OUT_4_TABLE = "speed_heldout4"  # a fourth (vLLM ROCm, SGLang, llama.cpp): committed before predicted
 # speed_heldout_training.csv + its sources: training figures recorded before the training terms were built
 TRAINING_HELD_OUT_TABLE = "speed_heldout_training"
 # speed_heldout_training3.csv + its sources: a third training set (v3), recorded before it was predicted
 TRAINING_HELD_OUT_3_TABLE = "speed_heldout_training3"
+# speed_heldout_training4.csv + its sources: a fourth training set (v4), committed before it was predicted
+TRAINING_HELD_OUT_4_TABLE = "speed_heldout_training4"
 TABLES = (
     FITTED_TABLE,
     HELD_OUT_TABLE,
     HELD_OUT_2_TABLE,
     HELD_OUT_3_TABLE,
+    HELD_OUT_4_TABLE,
     TRAINING_HELD_OUT_TABLE,
     TRAINING_HELD_OUT_3_TABLE,
+    TRAINING_HELD_OUT_4_TABLE,
 )
 
 
