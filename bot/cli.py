@@ -455,6 +455,8 @@ def plan_command(question: str, *, as_json: bool, lang: str | None, chart: str |
     found = plans(query, sort=sort, currency=money)
     if as_json:
         from bot.answer import query_json
+        from bot.answer.fit import first_plan_facts
+        from core.advisor.fit_advice import plan_job
         from core.estimator import estimate
 
         # the job as the plans were searched for it, filled in, as `gpufit ask --json` says it
@@ -464,7 +466,7 @@ def plan_command(question: str, *, as_json: bool, lang: str | None, chart: str |
             "sort": sort,
             "currency": money.value,
             "plans": [plan_json(p) for p in found],
-        }
+        } | first_plan_facts(plan_job(found[0], money) if found else None)
         print(json.dumps(payload, ensure_ascii=False, indent=2))
     else:
         print(html_to_terminal(plan_text(found, language, money.value, sort)))

@@ -315,8 +315,46 @@ class CompiledTranslations(InternationalizationExtension):
         text = catalog.pgettext(context, singular) if context else catalog.gettext(singular)
         if not variables:
             return nodes.Output([nodes.TemplateData(text)])
+        pieces = _interpolated(text, variables)
+        if pieces is not None:
+            return nodes.Output(pieces)
         pairs = [nodes.Pair(nodes.Const(key), value) for key, value in variables.items()]
         return nodes.Output([nodes.Mod(nodes.MarkSafeIfAutoescape(nodes.Const(text)), nodes.Dict(pairs))])
+
+
+# A translated sentence's placeholders as gettext's old style writes them: `%(name)s`, and `%%` for a percent.
+_PLACEHOLDER = re.compile(r"%\((\w+)\)s|%%|%")
+
+
+def _interpolated(text: str, variables: dict[str, nodes.Expr]) -> list[nodes.Node] | None:
+    """A `{% trans %}` sentence with variables as the pieces of its output: its text between placeholders
+    and each variable in its place, escaped as any output is (autoescape), which is exactly what
+    `Markup(text) % {name: value}` gives (each value escaped, `%%` a percent sign) without formatting
+    through markupsafe's escape helpers on every render (~8% of a fit answer's rendering). None when the
+    sentence does not use every variable exactly once, or holds another `%` form: it is formatted as
+    before."""
+    pieces: list[nodes.Node] = []
+    used: set[str] = set()
+    literal: list[str] = []
+    position = 0
+    for match in _PLACEHOLDER.finditer(text):
+        literal.append(text[position : match.start()])
+        position = match.end()
+        token, name = match.group(0), match.group(1)
+        if token == "%%":
+            literal.append("%")
+            continue
+        if name is None or name not in variables or name in used:
+            return None
+        used.add(name)
+        if "".join(literal):
+            pieces.append(nodes.TemplateData("".join(literal)))
+        literal = []
+        pieces.append(variables[name])
+    literal.append(text[position:])
+    if "".join(literal):
+        pieces.append(nodes.TemplateData("".join(literal)))
+    return pieces if used == set(variables) else None
 
 
 def environment(lang: str = "en") -> Environment:

@@ -89,6 +89,38 @@ def test_plan_and_ask_say_the_same_job_was_understood(
     assert planned["query"]["params_b"] and planned["query"]["defaulted"]
     shown = asked["answer"]["plans"]
     assert shown and planned["plans"][: len(shown)] == shown
+    # the job's own figures are the first plan's, under the same keys as for a card named
+    for key in ("speed", "time", "cost"):
+        assert planned[key] == asked["answer"][key], key
+    cost = asked["answer"]["cost"]
+    assert cost["setup"] == {
+        "card": shown[0]["card"],
+        "count": shown[0]["count"],
+        "fix": None,
+        "plan": 1,
+        "asked": False,
+    }
+    assert (
+        cost["per_hour"] == shown[0]["cost_per_hour"]
+        and cost["price"]["provider"] == shown[0]["price_provider"]
+    )
+    speed = asked["answer"]["speed"]
+    assert speed.get("decode_tokens_per_s", speed.get("tokens_per_s")) == (
+        shown[0]["decode_tokens_per_s"] or shown[0]["training_tokens_per_s"]
+    )
+
+
+def test_an_answer_without_a_card_gives_the_first_plans_cost(capsys: pytest.CaptureFixture[str]) -> None:
+    """A fit question that names no card lists plans: its `speed` and `cost` are the first plan's (on the
+    platform named, at that platform's price), not missing."""
+    answer = _json(
+        capsys, "ask", "Best GPU on AutoDL for serving a 14B model to ~50 concurrent users?", "--json"
+    )
+    first = answer["answer"]["plans"][0]
+    cost = answer["answer"]["cost"]
+    assert cost["price"]["provider"] == "AutoDL" == first["price_provider"]
+    assert cost["setup"]["card"] == first["card"] and cost["per_hour"] == first["cost_per_hour"]
+    assert answer["answer"]["speed"]["kind"] == "inference"
 
 
 # What every plan carries, language or vision job (core/advisor/model.py PlanFigures).

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bot.answer.views import ErrorView, UnknownNameView
 from bot.render import (
     BAR_WIDTH,
     fmt_bar,
@@ -80,9 +81,8 @@ def test_html_to_terminal() -> None:
 
 
 def test_render_escapes_data_and_never_evaluates_it() -> None:
-    html = render(
-        "unknown_model", "en", name="<script>{{ 7*7 }}</script>", suggestions=[], what="model", compact=False
-    )
+    view = UnknownNameView(name="<script>{{ 7*7 }}</script>", suggestions=[], what="model")
+    html = render("unknown_model", "en", v=view, compact=False)
     assert "<script>" not in html
     assert "&lt;script&gt;" in html
     assert "{{ 7*7 }}" in html and "49" not in html
@@ -90,7 +90,8 @@ def test_render_escapes_data_and_never_evaluates_it() -> None:
 
 
 def test_unknown_language_falls_back_to_english() -> None:
-    assert render("error", "fr", code="x", compact=True) == render("error", "en", code="x", compact=True)
+    view = ErrorView(code="x")
+    assert render("error", "fr", v=view, compact=True) == render("error", "en", v=view, compact=True)
 
 
 def test_problems_are_found() -> None:

@@ -1,10 +1,14 @@
 """The answers' templates read typed views (bot/answer/views.py, core/contract.py, core's results), never
-records kept in dicts: every value an answer's template gets is walked, and a dict may only be a lookup
-table (one kind of value by id: card names, cards, decode speeds), never a record of mixed fields."""
+records kept in dicts: an answer's template gets one view, `v` (a frozen dataclass or a pydantic model),
+beside the `compact` / `short` switches, and no loose names; every value under it is walked, and a dict may
+only be a lookup table (one kind of value by id: card names, cards, decode speeds), never a record of mixed
+fields. The questions reach every kind of answer and every view builder (card sheet, comparison, the
+questions asked back, unknown names, rejected values, help, out of scope, methods side by side …)."""
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -12,8 +16,13 @@ import pytest
 from pydantic import BaseModel
 
 from bot.answer import answer, common
+from bot.answer.clarify import error_answer
 from bot.render import render
+from core.estimator import estimate
 from core.query import Query
+
+# the module (bot.answer's `estimate_view` is its function)
+estimate_view = importlib.import_module("bot.answer.estimate_view")
 
 QUESTIONS = (
     ("can a 4090 run llama 3.1 8b?", None),
@@ -36,7 +45,36 @@ QUESTIONS = (
     ("batch -4 lora llama 3.1 8b on a 4090", None),
     ("/card 4090", None),
     ("what about 4 cards", Query(model="llama-3.1-70b", card="a100-80gb-sxm")),
+    ("4090 specs", None),
+    ("4090 vs A100 vs H100", None),
+    ("4090 vs A100 for llama 3.1 8b inference", None),
+    ("fine-tune something on a 4090", None),
+    ("llama 3.1 8b", None),
+    ("can I run llama-9000-turbo on a 4090?", None),
+    ("can an rtx 9999 run llama 3.1 8b?", None),
+    ("/help", None),
+    ("what's the weather tomorrow?", None),
+    ("asdf qwer zxcv", None),
+    ("why do cards with more memory cost more?", None),
+    ("what card should I get for learning deep learning?", None),
+    ("autodl 4090 包月还是按小时", None),
+    ("哪些卡有48G显存", None),
+    ("serve llama 3.1 8b with 10 users on 2 h100", None),
 )
+
+# What every render of an answer's template is given: its view and the two layout switches.
+NAMES = {"v", "compact", "short"}
+
+
+def _assert_one_typed_view(data: Mapping[str, Any], what: object) -> None:
+    assert set(data) <= NAMES and "v" in data, (what, sorted(data))
+    view = data["v"]
+    assert isinstance(view, BaseModel) or (dataclasses.is_dataclass(view) and not isinstance(view, type)), (
+        what,
+        type(view),
+    )
+    for name, value in data.items():
+        assert not list(_records(value, name, set())), what
 
 
 def _records(value: object, path: str, seen: set[int]) -> Iterator[str]:
@@ -74,5 +112,28 @@ def test_templates_get_typed_views(
     reply = answer(text + " ", previous=previous)  # a text of its own: not the answer cache's
     assert contexts, reply.kind
     for data in contexts:
-        for name, value in data.items():
-            assert not list(_records(value, name, set())), (text, reply.kind)
+        _assert_one_typed_view(data, (text, reply.kind))
+
+
+def test_every_kind_reached() -> None:
+    """The questions above cover every view builder: each kind of answer at least once."""
+    kinds = {answer(text + " ", previous=previous).kind for text, previous in QUESTIONS}
+    assert {"fit", "plan", "card", "compare", "clarify", "out_of_scope", "help", "faq", "scenario"} <= kinds
+    assert {"cards_needed", "largest_model", "card_advice", "budget", "billing", "cards_with_memory"} <= kinds
+
+
+def test_error_and_estimate_views_typed(monkeypatch: pytest.MonkeyPatch) -> None:
+    contexts: list[dict[str, Any]] = []
+    real = render
+
+    def recording(template: str, lang: str, **data: Any) -> str:
+        contexts.append(data)
+        return real(template, lang, **data)
+
+    monkeypatch.setattr(common, "render", recording)
+    monkeypatch.setattr(estimate_view, "render", recording)
+    error_answer("zh", "internal")
+    estimate_view.render_estimate(estimate(Query(model="llama-3.1-8b", card="rtx-4090")))
+    assert len(contexts) >= 3
+    for data in contexts:
+        _assert_one_typed_view(data, "error / estimate")

@@ -10,7 +10,7 @@ from bot.answer.clarify import unknown_card_answer
 from bot.answer.common import answer_currency, call_macro, model_label, pack
 from bot.answer.market import platform_facts
 from bot.answer.model import Answer, Lang
-from bot.answer.views import CardView, CompareRowView, SheetRow
+from bot.answer.views import CardSheetView, CardView, CompareRowView, CompareView, SheetRow
 from bot.charts import adapter as charts
 from bot.render import (
     fmt_card_name,
@@ -48,7 +48,7 @@ def card_answer(lang: Lang, card_id: str, query: Query | None) -> Answer:
         "card",
         lang,
         "card",
-        {"c": view, "fits": fits, "currency": currency},
+        CardSheetView(sheet=view, fits=fits),
         query=query,
         buttons=buttons,
         facts={
@@ -121,15 +121,14 @@ def compare_answer(
         "compare",
         lang,
         "compare",
-        {
-            "cards": views,
-            "leaders": leaders,
-            "rows": rows,
-            "comparison": comparison,
-            "model_name": model_label(first, lang) if first else None,
-            "q": first.query if first else None,
-            "currency": currency,
-        },
+        CompareView(
+            cards=views,
+            leaders=leaders,
+            rows=rows,
+            comparison=comparison,
+            model_name=model_label(first, lang) if first else None,
+            q=first.query if first else None,
+        ),
         query=query,
         filled=first.query if first else None,
         facts={

@@ -7,7 +7,7 @@ import logging
 from bot.answer.buttons import button
 from bot.answer.common import pack, registry_label
 from bot.answer.model import SUGGESTED_MODELS, SUGGESTED_SIZE_B, Answer, Lang
-from bot.answer.views import RejectedView
+from bot.answer.views import ClarifyView, ErrorView, RejectedAnswerView, RejectedView, UnknownNameView
 from bot.render import fmt_card_name
 from core.answer_kind import AnswerKind
 from core.catalog import load_catalog
@@ -36,7 +36,7 @@ def clarify_answer(lang: Lang, missing: str, query: Query | None) -> Answer:
         "clarify",
         lang,
         "clarify",
-        {"missing": missing, "choices": [b.label for b in choices]},
+        ClarifyView(missing=missing, choices=[b.label for b in choices]),
         query=query,
         buttons=[choices],
         facts={"missing": missing, "choices": [b.model_dump() for b in choices]},
@@ -52,7 +52,7 @@ def unknown_model_answer(lang: Lang, name: str, suggestions: list[str], query: Q
         "clarify",
         lang,
         "unknown_model",
-        {"name": name, "suggestions": [label for _, label in names], "what": "model"},
+        UnknownNameView(name=name, suggestions=[label for _, label in names], what="model"),
         query=query,
         buttons=buttons,
         facts={"missing": "model", "unknown": name, "suggestions": suggestions},
@@ -66,7 +66,7 @@ def unknown_card_answer(lang: Lang, name: str, suggestions: list[str], query: Qu
         "clarify",
         lang,
         "unknown_model",
-        {"name": name, "suggestions": [c.name for c in cards], "what": "card"},
+        UnknownNameView(name=name, suggestions=[c.name for c in cards], what="card"),
         query=query,
         buttons=[[button(lang, f"card={c.id}", card=c.name) for c in cards]] if cards else [],
         facts={"missing": "card", "unknown": name, "suggestions": [c.id for c in cards]},
@@ -96,7 +96,7 @@ def rejected_answer(lang: Lang, rejected: list[Rejected], query: Query | None) -
         "clarify",
         lang,
         "rejected",
-        {"rejected": items, "buttons": bool(row)},
+        RejectedAnswerView(rejected=items, buttons=bool(row)),
         query=query,
         buttons=[row] if row else [],
         facts={"missing": "valid_value", "rejected": [r.model_dump() for r in rejected]},
@@ -106,7 +106,7 @@ def rejected_answer(lang: Lang, rejected: list[Rejected], query: Query | None) -
 def error_answer(lang: Lang, code: str, *, query: Query | None = None) -> Answer:
     """A friendly apology; never a traceback. Rendering itself failing falls back to fixed text."""
     try:
-        return pack("error", lang, "error", {"code": code}, query=query)
+        return pack("error", lang, "error", ErrorView(code=code), query=query)
     except Exception:
         log.exception("rendering the error answer failed")
         text = (

@@ -9,6 +9,7 @@ from functools import lru_cache
 from typing import Any, cast
 
 from bot.answer.model import CHART_ACTION, Answer, Button, Kind, Lang
+from bot.answer.views import View
 from bot.charts.spec import ChartSpec
 from bot.render import (
     TELEGRAM_LIMIT,
@@ -35,7 +36,7 @@ def pack(
     kind: Kind | str,
     lang: Lang,
     template: str,
-    data: Mapping[str, object],
+    view: View,
     *,
     query: Query | None = None,
     filled: Query | None = None,
@@ -44,17 +45,18 @@ def pack(
     facts: Mapping[str, object] | None = None,
     chart: ChartSpec | None = None,
 ) -> Answer:
-    """Render full and compact forms, keep both inside Telegram's limit, derive title and summary; an
-    answer with a chart gets the "📊 Chart" button as its last row."""
-    html = render(template, lang, compact=False, short=False, **data)
+    """Render the typed view (the template reads it as `v`) in full and compact forms, keep both inside
+    Telegram's limit, derive title and summary; an answer with a chart gets the "📊 Chart" button as its
+    last row."""
+    html = render(template, lang, compact=False, short=False, v=view)
     if utf16_len(html) > TELEGRAM_LIMIT:
-        html = render(template, lang, compact=False, short=True, **data)
+        html = render(template, lang, compact=False, short=True, v=view)
     if utf16_len(html) > TELEGRAM_LIMIT:
         html = split_message(html, TELEGRAM_LIMIT)[0]
     if compact_template:
-        compact = render(compact_template, lang, compact=True, short=True, **data)
+        compact = render(compact_template, lang, compact=True, short=True, v=view)
     else:
-        compact = render(template, lang, compact=True, short=True, **data)
+        compact = render(template, lang, compact=True, short=True, v=view)
     if utf16_len(compact) > TELEGRAM_LIMIT:
         compact = split_message(compact, TELEGRAM_LIMIT)[0]
     lines = [line.strip() for line in plain_text(compact).splitlines() if line.strip()]

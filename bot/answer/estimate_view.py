@@ -12,8 +12,8 @@ from core.query import Query
 from core.report import estimate_assessment, serving_figures
 
 
-def estimate_view(est: Estimate, lang: str = "en") -> dict[str, FitView | bool]:
-    """Data for templates/<lang>/estimate.j2 (`gpufit estimate` without --json): the memory view, and for a
+def estimate_view(est: Estimate, lang: str = "en") -> FitView:
+    """What templates/estimate.j2 shows (`gpufit estimate` without --json): the memory view, and for a
     named card the same speed, time and cost that `--json` carries."""
     filled = est.query
     stated = Query.model_validate(
@@ -29,9 +29,9 @@ def estimate_view(est: Estimate, lang: str = "en") -> dict[str, FitView | bool]:
             time=job.time,
             serving=serving_figures(est, job),
         )
-    return {"v": view, "compact": False, "short": False}
+    return view
 
 
 def render_estimate(est: Estimate, lang: str = "en") -> str:
     """`gpufit estimate` without --json: the breakdown, folk rule, verdicts and assumptions."""
-    return render("estimate", lang, **estimate_view(est, lang))
+    return render("estimate", lang, v=estimate_view(est, lang), compact=False, short=False)

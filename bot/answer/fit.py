@@ -12,7 +12,7 @@ from bot.answer.common import answer_currency, model_label, pack
 from bot.answer.market import budget_facts, cluster_facts, platform_facts, traffic_facts
 from bot.answer.model import NOTHING_READ_IN, TRAINING_METHODS, Answer, Lang, TypedNames
 from bot.answer.provenance import image_tokens, model_origin, model_source
-from bot.answer.views import FitView, FixRow, InsteadView, PlanView
+from bot.answer.views import FitView, FixRow, InsteadView, MethodsView, PlanView
 from bot.charts import adapter as charts
 from bot.render import render
 from core import advisor
@@ -76,6 +76,7 @@ def fit_view(
         currency=currency,
         fixes=[_fix_row(fix) for fix in advice.fixes],
         plans=advice.plans,
+        planned=advice.planned,
         cheaper=advice.cheaper,
         jobs=advice.jobs,
         apple=advice.apple,
@@ -166,8 +167,26 @@ def _fit_facts(query: Query, est: Estimate, view: FitView) -> dict[str, object]:
             "apple": view.apple.model_dump(mode="json") if view.apple else None,
         }
         | _setup_that_runs(view.instead)
+        | first_plan_facts(view.planned)
         | _job_facts(view.jobs)
     )
+
+
+def first_plan_facts(planned: Assessment | None) -> dict[str, object]:
+    """No card named: `speed`, `time` and `cost` are the first plan's (the one the answer recommends), so a
+    plan answer carries the job's figures under the same keys as an answer for a card; `setup` names it.
+    `gpufit plan --json` gives the same."""
+    if planned is None or planned.card is None:
+        return {}
+    setup = {"card": planned.card.id, "count": planned.count, "fix": None, "plan": 1, "asked": False}
+    speed = speed_json(planned.speed)
+    time = planned.time_json()
+    cost = planned.cost.model_dump(mode="json") if planned.cost else None
+    return {
+        "speed": speed | {"setup": setup} if speed else None,
+        "time": time | {"setup": setup} if time else None,
+        "cost": cost | {"setup": setup} if cost else None,
+    }
 
 
 def _setup_that_runs(instead: InsteadView | None) -> dict[str, object]:
@@ -175,7 +194,13 @@ def _setup_that_runs(instead: InsteadView | None) -> dict[str, object]:
     answer says so); `setup` names it."""
     if instead is None:
         return {}
-    setup = {"card": instead.fix.card, "count": instead.count, "fix": instead.fix.kind, "asked": False}
+    setup = {
+        "card": instead.fix.card,
+        "count": instead.count,
+        "fix": instead.fix.kind,
+        "plan": None,
+        "asked": False,
+    }
     cost = instead.cost.model_dump(mode="json") if instead.cost else None
     return {
         "time": instead.time.as_json() | {"setup": setup} if instead.time else None,
@@ -202,7 +227,7 @@ def fit_answer(query: Query, lang: Lang, typed: TypedNames = NOTHING_READ_IN) ->
         "fit",
         lang,
         "fit",
-        {"v": view},
+        view,
         query=query,
         filled=est.query,
         compact_template="fit_compact",
@@ -230,7 +255,9 @@ def methods_answer(query: Query, lang: Lang, typed: TypedNames = NOTHING_READ_IN
     best_query = query.model_copy(update={"method": best, "task": Task.FINETUNE})
     est, view = fit_view(best_query, lang, typed=typed)
     views[best] = view
-    data = {"v": view, "methods": [(m.value, views[m]) for m in TRAINING_METHODS], "best": best.value}
+    shown = MethodsView(
+        recommended=view, methods=[(m.value, views[m]) for m in TRAINING_METHODS], best=best.value
+    )
     facts = _fit_facts(best_query, est, view) | {
         "recommended_method": best.value,
         "methods": {
@@ -245,7 +272,7 @@ def methods_answer(query: Query, lang: Lang, typed: TypedNames = NOTHING_READ_IN
         "fit",
         lang,
         "methods_side_by_side",
-        data,
+        shown,
         query=query,
         filled=est.query.model_copy(update={"method": None}),
         buttons=fit_buttons(query.model_copy(update={"method": best}), est, view, lang, all_methods=True),
@@ -276,7 +303,7 @@ def plan_answer(query: Query, lang: Lang) -> Answer:
         "plan",
         lang,
         "plan",
-        {"v": shown},
+        shown,
         query=query,
         filled=est.query,
         facts=_fit_facts(without_card, est, view),

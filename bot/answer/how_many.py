@@ -100,7 +100,7 @@ def cards_needed_answer(query: Query, lang: Lang) -> Answer:
         "cards_needed",
         lang,
         "cards_needed",
-        {"v": view},
+        view,
         query=advice.stated,
         filled=view.q,
         buttons=buttons,

@@ -9,7 +9,7 @@ from bot.answer.buttons import button
 from bot.answer.common import answer_currency, call_macro, pack
 from bot.answer.fit import fit_view
 from bot.answer.model import FAQ_IDS, SCENARIO_IDS, Answer, Lang
-from bot.answer.views import CardPair, DecodeExample, FaqView, FitView, PricePair, ScenarioView
+from bot.answer.views import CardPair, DecodeExample, ExamplesView, FaqView, FitView, PricePair, ScenarioView
 from core import advisor
 from core.advisor.bigger_card import bigger_cards
 from core.catalog import Card, load_catalog
@@ -75,7 +75,7 @@ def faq_answer(
         bigger=bigger,
     )
     facts: dict[str, object] = {"faq": faq_id, "card": named.id if named else None, "cards": list(card_ids)}
-    return pack("faq", lang, f"faq_{faq_id}", {"v": view}, query=query, facts=facts)
+    return pack("faq", lang, f"faq_{faq_id}", view, query=query, facts=facts)
 
 
 # The article's example of one card's memory variants, priced from one provider, billing kind and date.
@@ -135,7 +135,7 @@ def scenario_answer(lang: Lang, name: str, query: Query | None, vision: VisionJo
         advice = advice.model_copy(update={"notes": [n for n in advice.notes if n != "vision_not_estimated"]})
         view = ScenarioView(advice, facts_model_name(vision), scenario_checks(vision, currency))
         facts["vision"] = vision_job_facts(vision)
-    return pack("scenario", lang, f"scenario_{name}", {"v": view}, query=query, facts=facts)
+    return pack("scenario", lang, f"scenario_{name}", view, query=query, facts=facts)
 
 
 def help_answer(lang: Lang) -> Answer:
@@ -145,6 +145,6 @@ def help_answer(lang: Lang) -> Answer:
         "help",
         lang,
         "help",
-        {"examples": examples},
+        ExamplesView(examples=examples),
         buttons=[[button(lang, f"ask={q}")] for q in examples[:3]],
     )

@@ -7,7 +7,7 @@ from bot.answer.buttons import button
 from bot.answer.clarify import clarify_answer, unknown_card_answer
 from bot.answer.common import call_macro, pack, registry_label
 from bot.answer.model import Answer, Lang
-from bot.answer.views import CardAdviceView, LargestModelView
+from bot.answer.views import CardAdviceView, ExamplesView, LargestModelView
 from bot.charts import adapter as charts
 from core.advisor.card_advice import card_advice
 from core.advisor.fit_advice import card_named
@@ -52,7 +52,7 @@ def largest_model_answer(query: Query | None, lang: Lang) -> Answer:
         "largest_model",
         lang,
         "largest_model",
-        {"v": view},
+        view,
         query=query,
         buttons=buttons,
         facts={"largest_model": [row.as_json() for row in rows], "card": card.id, "gpus": gpus},
@@ -84,7 +84,7 @@ def card_advice_answer(lang: Lang, card_id: str, query: Query | None) -> Answer:
         "card_advice",
         lang,
         "card_advice",
-        {"v": view},
+        view,
         query=query,
         buttons=buttons,
         facts={"card_advice": advice.as_json()},
@@ -101,12 +101,11 @@ def out_of_scope_answer(lang: Lang, *, understood: bool = True) -> Answer:
     questions. A message gpufit could not read at all ('asdf'): "I didn't understand that" and two."""
     text = call_macro(lang, "_buttons", "scope_questions")
     examples = [line.strip() for line in text.splitlines() if line.strip()][: 3 if understood else 2]
-    data: dict[str, object] = {"examples": examples, "understood": understood}
     return pack(
         "out_of_scope" if understood else "clarify",
         lang,
         "out_of_scope",
-        data,
+        ExamplesView(examples=examples, understood=understood),
         buttons=[[button(lang, f"ask={q}")] for q in examples],
         facts={} if understood else {"missing": "understanding"},
     )

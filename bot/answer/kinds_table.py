@@ -4,22 +4,21 @@ query rebuilds it and whether the chat's currency changes it.
 Adding a kind of answer is its `AnswerKind` value and the words that ask for it (core/answer_kind.py), its
 advisor in core/advisor/, one row here and its template (templates/<kind>.j2, with the Chinese of its
 sentences in templates/locale/zh/LC_MESSAGES/gpufit.po). A kind whose template shows just its advisor's
-typed result needs no view builder: `KindSpec.advised` renders the result as `v` and puts it in the JSON as
-`<kind>`. The answer service (bot/answer/service.py), the buttons, "Details ▸" and the stored follow-ups all
-read this table rather than testing kinds by name.
+typed result needs no view builder: `KindSpec.advised` renders the result as `v`, puts it in the JSON as
+`<kind>` (or what its `facts=` makes of it), and its row declares its buttons (`buttons=`: rows of actions,
+worded by the template's own `button` macro or by templates/_buttons.j2) and its chart (`chart=`: a spec of
+a shape bot/charts draws): bot/answer/advised.py. The answer service (bot/answer/service.py), the
+buttons, "Details ▸" and the stored follow-ups all read this table rather than testing kinds by name.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TypeVar
 
-from pydantic import BaseModel
-
+from bot.answer.advised import ButtonRows, Chart, Facts, Rebuild, Result, advised_view
 from bot.answer.cards import card_answer, compare_answer
 from bot.answer.clarify import clarify_answer, error_answer
-from bot.answer.common import answer_currency, pack
 from bot.answer.fit import fit_answer, methods_answer, plan_answer
 from bot.answer.how_many import cards_needed_answer
 from bot.answer.info import faq_answer, help_answer, scenario_answer
@@ -32,14 +31,10 @@ from core.answer_kind import QUERY_KINDS, AnswerKind
 from core.assessment import assess
 from core.jobs.defaults import method_decided
 from core.parser import Parsed
-from core.query import Currency, Query, Task
+from core.query import Query, Task
 
-# A view builder for a kind a stored query rebuilds: (query, language, names read in) → the answer.
-Rebuild = Callable[[Query, Lang, TypedNames], Answer]
 # A view builder for a kind only the message itself answers (it needs the message's cards, FAQ id, …).
 FromMessage = Callable[[Parsed, Lang], Answer]
-# The typed result of a kind's advisor, when it is the answer's view.
-Result = TypeVar("Result", bound=BaseModel)
 
 
 @dataclass(frozen=True)
@@ -67,40 +62,26 @@ class KindSpec:
         *,
         needs: Callable[[Query], bool],
         currency: bool = False,
-        facts: Callable[[Result, Query], Mapping[str, object]] | None = None,
+        facts: Facts[Result] | None = None,
+        buttons: ButtonRows[Result] | None = None,
+        chart: Chart[Result] | None = None,
     ) -> KindSpec:
         """A kind a stored query rebuilds whose view is its advisor's typed result: its template
         (templates/<kind>.j2) shows the result as `v`, and its JSON holds the result as `<kind>`, or what
-        `facts` makes of it (result, query). No view builder of its own; a card the query names that the
+        `facts` makes of it (result, query). `buttons` (result, query) gives its rows of button actions,
+        worded by the template's `button(field, value)` macro where it has words for one, else by
+        templates/_buttons.j2; `chart` (result, query, language) its chart spec (None: no chart for this
+        answer), with the "📊 Chart" button. No view builder of its own; a card the query names that the
         catalog lacks (the advisor raises UnknownCardError) is answered as such by the service."""
         return cls(
             kind,
             advise,
             (kind.value,),
-            rebuild=_advised_view(kind, advise, currency=currency, facts=facts),
+            rebuild=advised_view(kind, advise, currency=currency, facts=facts, buttons=buttons, chart=chart),
             needs=needs,
             currency=currency,
+            chart=chart is not None,
         )
-
-
-def _advised_view(
-    kind: AnswerKind,
-    advise: Callable[[Query], Result],
-    *,
-    currency: bool,
-    facts: Callable[[Result, Query], Mapping[str, object]] | None,
-) -> Rebuild:
-    def view(query: Query, lang: Lang, typed: TypedNames) -> Answer:
-        asked = query
-        if (
-            currency and query.currency is None
-        ):  # advised in the answer's currency: the language's, unless said
-            asked = query.model_copy(update={"currency": Currency(answer_currency(query, lang))})
-        result = advise(asked)
-        json = facts(result, query) if facts is not None else {kind.value: result.model_dump(mode="json")}
-        return pack(kind, lang, kind.value, {"v": result}, query=query, facts=json)
-
-    return view
 
 
 def _names_a_model(query: Query) -> bool:

@@ -41,7 +41,7 @@ def budget_answer(query: Query, lang: Lang) -> Answer:
         AnswerKind.BUDGET,
         lang,
         "budget",
-        {"v": view},
+        view,
         query=query,
         facts={"budget": budget_facts(bought), "platform": platform_facts(query, None)},
     )

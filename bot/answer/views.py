@@ -9,14 +9,18 @@ and the answer's JSON is dumped from them; everything else is a typed core objec
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypeAlias
+
+from pydantic import BaseModel
 
 from core.advisor.budget import BudgetAnswer, BudgetCheck
 from core.advisor.card_advice import CardAdvice, Rating
 from core.advisor.cards_needed import CardsNeeded
 from core.advisor.cluster import Cluster
-from core.advisor.compare import CompareRow
+from core.advisor.compare import CompareRow, Comparison
 from core.advisor.fit_advice import AssumedValue, ShownComponent
 from core.advisor.largest_model import LargestModel
+from core.advisor.leaders import SpecLeaders
 from core.advisor.model import Fix, Plan, ScenarioAdvice
 from core.advisor.needed import NeededOption
 from core.advisor.traffic import Replicas, Traffic
@@ -33,6 +37,13 @@ from core.vision.job import VisionJob
 from core.vision.plans import VisionPlan
 from core.vision.result import Fix as VisionFix
 from core.vision.result import FolkVisionRule, VisionOffload, VisionSpeed
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+# What an answer's template is given, as `v`: one of the frozen dataclasses below, or a core result that is
+# its own view (a pydantic model: `KindSpec.advised`). Never a dict of loose names.
+View: TypeAlias = "DataclassInstance | BaseModel"
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +122,7 @@ class FitView:
     instead: InsteadView | None = None
     fixes: list[FixRow] = field(default_factory=list)
     plans: list[Plan] = field(default_factory=list)
+    planned: Assessment | None = None  # no card named: the first plan's job (the JSON's speed, time, cost)
     cheaper: Plan | None = None
     needed: CardsNeeded | None = None
     jobs: JobFacts | None = None
@@ -148,6 +160,79 @@ class CompareRowView:
     row: CompareRow
     card: Card | None
     verdict: Verdict | None
+
+
+@dataclass(frozen=True, slots=True)
+class CardSheetView:
+    """What templates/card.j2 shows: one card's sheet (specs, price) and the largest size that fits it for
+    four typical jobs."""
+
+    sheet: CardView
+    fits: list[SheetRow]
+
+
+@dataclass(frozen=True, slots=True)
+class CompareView:
+    """What templates/compare.j2 shows: the cards side by side, the spec leaders among them, and for a named
+    job each card × count's figures (`comparison`; None without a job)."""
+
+    cards: list[CardView]
+    leaders: SpecLeaders
+    rows: list[CompareRowView]
+    comparison: Comparison | None
+    model_name: str | None  # the job's model as users read it, with a job
+    q: Query | None  # the job as filled in, with a job
+
+
+@dataclass(frozen=True, slots=True)
+class MethodsView:
+    """What templates/methods_side_by_side.j2 shows: 'fine-tune' asked without a method, each training
+    method's total and verdict, the recommended one in detail."""
+
+    recommended: FitView  # the recommended method's whole fit answer
+    methods: list[tuple[str, FitView]]  # (method, its view), in TRAINING_METHODS order
+    best: str  # the recommended method
+
+
+@dataclass(frozen=True, slots=True)
+class ClarifyView:
+    """What templates/clarify.j2 asks back: which model, card or task, with the buttons' words as examples."""
+
+    missing: str  # model, card or task
+    choices: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownNameView:
+    """What templates/unknown_model.j2 says of a model or card name gpufit does not know, and the nearest."""
+
+    name: str  # as the user wrote it
+    suggestions: list[str]  # the nearest names as users read them
+    what: str  # model or card
+
+
+@dataclass(frozen=True, slots=True)
+class RejectedAnswerView:
+    """What templates/rejected.j2 says: every value the question states that cannot be used as written."""
+
+    rejected: list[RejectedView]
+    buttons: bool  # the answer has buttons offering the nearest usable values
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorView:
+    """What templates/error.j2 apologises for."""
+
+    code: str
+
+
+@dataclass(frozen=True, slots=True)
+class ExamplesView:
+    """What templates/help.j2 and templates/out_of_scope.j2 show: what gpufit answers and example questions
+    (out of scope: `understood` False when the message could not be read at all)."""
+
+    examples: list[str]
+    understood: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -339,23 +424,32 @@ __all__ = [
     "BudgetView",
     "CardAdviceView",
     "CardPair",
+    "CardSheetView",
     "CardView",
     "CardsNeededView",
+    "ClarifyView",
     "CompareRowView",
+    "CompareView",
     "DecodeExample",
+    "ErrorView",
+    "ExamplesView",
     "FaqView",
     "FitView",
     "FixRow",
     "Heads",
     "InsteadView",
     "LargestModelView",
+    "MethodsView",
     "ModelOrigin",
     "PlanView",
     "PricePair",
+    "RejectedAnswerView",
     "RejectedView",
     "ScenarioView",
     "SheetRow",
+    "UnknownNameView",
     "UnknownTerm",
+    "View",
     "VisionCheck",
     "VisionView",
 ]

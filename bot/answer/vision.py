@@ -121,7 +121,7 @@ def vision_answer(job: VisionJob, lang: Lang) -> Answer:
     facts = est.as_json(view.cost)
     del facts["query"]  # the answer's `query` beside it (Answer.understood)
     facts["plans"] = [plan_json(plan) for plan in view.plans]
-    answer = pack("fit", lang, "vision_fit", {"v": view}, facts=facts, chart=vision_chart(est, view))
+    answer = pack("fit", lang, "vision_fit", view, facts=facts, chart=vision_chart(est, view))
     vision = est.job.model_copy(update={"defaulted": job.defaulted})
     return answer.model_copy(update={"vision": vision, "understood": est.understood()})
 

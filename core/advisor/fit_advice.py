@@ -102,6 +102,7 @@ class FitAdvice:
     job: Assessment | None = None  # the job on the card and count asked, with speed and price
     fixes: list[Fix] = field(default_factory=list)
     plans: list[Plan] = field(default_factory=list)
+    planned: Assessment | None = None  # no card named: the first plan's job (its speed, time and cost)
     over_budget: bool = False  # no plan is within the budget: these are the cheapest anyway
     cheaper: Plan | None = None
     jobs: JobFacts | None = None
@@ -255,6 +256,16 @@ def smallest_change_that_runs(fixes: list[Fix], currency: Currency) -> Instead |
     return None
 
 
+def plan_job(plan: Plan, currency: Currency) -> Assessment | None:
+    """The job of a plan on its card and count, with speed and price: what an answer that ranks plans gives
+    as its own `speed`, `time` and `cost` (the first plan's, the one it recommends), so a plan answer
+    carries the same keys as an answer for a card named."""
+    card = card_named(plan.card)
+    if card is None:
+        return None
+    return assess(plan.query, card, plan.count, book=price_book_in_force(), currency=currency)
+
+
 def advise_fit(query: Query, currency: Currency, *, light: bool = False) -> FitAdvice:
     """The fit answer's advice for `query`, priced in `currency`; `light` runs no search (speed, price,
     fixes, plans): the memory alone, for answers that show several jobs side by side."""
@@ -309,6 +320,7 @@ def advise_fit(query: Query, currency: Currency, *, light: bool = False) -> FitA
         without_budget = query.model_copy(update={"budget": None})
         plans = search_plans(without_budget, limit=PLANS_SHOWN, currency=currency, sort=sort)
         over_budget = True
+    planned = plan_job(plans[0], currency) if plans and job is None else None
     cluster = None
     if job is not None and card is not None:
         cluster = cluster_for(query, card, job, book=book, currency=currency)
@@ -341,6 +353,7 @@ def advise_fit(query: Query, currency: Currency, *, light: bool = False) -> FitA
         job=job,
         fixes=fixes,
         plans=plans,
+        planned=planned,
         over_budget=over_budget,
         cheaper=cheaper,
         jobs=jobs,
@@ -368,6 +381,7 @@ __all__ = [
     "main_verdict",
     "memory_shown",
     "offload_speed",
+    "plan_job",
     "shown_components",
     "smallest_change_that_runs",
 ]
