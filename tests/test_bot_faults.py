@@ -51,7 +51,9 @@ async def test_unclear_send_is_not_repeated(running_bot: BotHarness) -> None:
     # The unclear send reaches the error handler, as it should: waited for here, not treated as a failure
     # (the harness's `say` stops at the first handler error, which may come before the apology is seen).
     await running_bot.fake.wait_for(
-        lambda: len(running_bot.fake.bot_messages(ANN)) >= 2, within=10, what="the answer and the apology"
+        lambda: len(running_bot.fake.bot_messages(ANN)) >= 2 and bool(running_bot.errors),
+        within=10,
+        what="the answer, the apology and the error",
     )
     replies = running_bot.fake.bot_messages(ANN)
     texts = [m.text for m in replies]
