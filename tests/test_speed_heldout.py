@@ -102,8 +102,11 @@ def test_second_held_out_figures_are_predicted_at_the_level_reached() -> None:
 # 202/214 rows (x1.9-2.1: the page's 202-in/214-out throughput is below its 467/256 one on the same setup,
 # which no cost that grows with length reproduces) and Triton's TTFT at QPS 2 (x0.58-0.64: its HTTP front end
 # and the decodes running alongside, which gpufit's first token does not count).
+# Then (servespeed, with the fourth set): NCCL's all-reduce over PCIe reaches ~0.63 of the link (8 RTX PRO
+# 6000 on PCIe Gen5 measure 37.6-41.7 GB/s bus bandwidth, voipmonitor/rtx6kpro), not NVLink's 0.77: the L40S
+# TP4 rows come to x1.22 (70B) and x1.29 (Mixtral): 25 of 35.
 HELD_OUT_3 = HELD_OUT_3_TABLE
-FLOOR_3_WITHIN_25 = 24 / 35
+FLOOR_3_WITHIN_25 = 25 / 35
 MAX_3_OUTSIDE_2X = 1
 
 

@@ -7,6 +7,14 @@ First look (data/measured/speed_heldout4_first_look.txt): 7 of 21 within ±25%, 
 x1.09, worst x0.19 (vLLM on ROCm prefilling a 10000-token prompt of 405B in 12.3 s, where the fitted prefill
 utilisation gives 2.3 s). The floor holds the level reached; the target is the issue's
 (speed_heldout_checks.TARGET_WITHIN_25).
+
+Then (servespeed): the per-layer cost that llama.cpp builds since CUDA graphs save fitted to four 2025
+llama-bench tables of the fitted table (52 µs, where PR #6766's first graphs gave 22), and NCCL's PCIe
+all-reduce share: 9 of 21 (the RTX 6000 Ada's tg128 rows x0.81-0.88, the RTX 3090's x0.93). Still outside:
+vLLM 0.6.3 on ROCm (405B on 8x MI300X: prefill at ~6% of the MI300X's BF16 peak, 12.3 s for 10k tokens, and
+decode slowing from 50 ms at 1 request to 389 ms at 256, both compute-bound far below what the fitted MI300X
+rows of 2025 vLLM reach; TPOT at 10k-128k tokens 1.7-2.3x), SGLang's 4096-token prompts on 4x H200
+(x1.30-1.44), and PyTorch on the RTX PRO 6000 (x0.51: the page names no engine; generate() was assumed).
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ from core.speed.published import (
     HELD_OUT_TABLE,
 )
 
-FLOOR_WITHIN_25 = 7 / 21
+FLOOR_WITHIN_25 = 9 / 21
 MAX_OUTSIDE_2X = 5
 
 

@@ -17,8 +17,9 @@ from core.speed.published import PreparedFigure, load_published, load_sources, p
 FIT_BOUND = 1.25
 HELD_OUT_BOUND = 1.35
 # Share of all fitted figures (the listed exceptions included) that their source left out predicts within
-# ±35%: 119 of 142 after issue 22's training terms (96 of 117 before); it may only rise.
-LEFT_OUT_WITHIN_35 = 0.83
+# ±35%: 119 of 142 after issue 22's training terms (96 of 117 before); 124 of 146 with the 2025 llama.cpp
+# builds and the PCIe collectives (servespeed); it may only rise.
+LEFT_OUT_WITHIN_35 = 0.84
 
 # Sources whose figures are the only measurement of something the model needs; left out, that term falls back
 # to its prior and the source cannot be predicted from the others. They are still held to ±25% when fitted.

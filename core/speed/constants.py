@@ -142,6 +142,8 @@ class LinkConstants(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     collective_efficiency: float
+    # NCCL over PCIe (no NVLink): the bus bandwidth its all-reduce reaches of the link's one-way rate
+    collective_efficiency_pcie: float = 0.77
     allreduce_latency_s_nvlink: float
     allreduce_latency_s_pcie: float
     internode_gb_s: float  # one GPU's share of the network between nodes (DGX H100: 400 Gb/s per GPU)

@@ -71,6 +71,8 @@ PARAMS: tuple[Param, ...] = (
     _rt("transformers", "bandwidth_factor", 1.0, 0.4, 1.25),
     _rt("transformers", "prefill_mfu", 0.45, 0.1, 0.9),
     _rt("llama.cpp", "launch_s_per_layer", 5e-5, 1e-6, 5e-4),
+    # what builds since CUDA graphs save per layer: PR #6766's tables give 22 µs (the prior)
+    _rt("llama.cpp", "graphs_saving_s_per_layer", 2.2e-5, 1e-6, 1e-4),
     _rt("llama.cpp-metal", "launch_s_per_layer", 1.8e-4, 1e-6, 5e-4),
     _bw("^h20$"),
     _bw("^(a100|a800)"),

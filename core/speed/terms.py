@@ -120,9 +120,11 @@ def average_kv_tokens(prompt: int, output: int) -> float:
 
 
 def link_one_way_bytes_s(card: Card, link: LinkConstants) -> float:
-    """Card-to-card one-way bytes/s that collectives reach (interconnect_gb_s is bidirectional)."""
+    """Card-to-card one-way bytes/s that collectives reach (interconnect_gb_s is bidirectional): NCCL's
+    all-reduce bus bandwidth is a smaller share of a PCIe link than of NVLink (collective_efficiency_pcie)."""
     gb_s = card.interconnect_gb_s or 32.0
-    return gb_s / 2 * 1e9 * link.collective_efficiency
+    share = link.collective_efficiency if card.has_nvlink else link.collective_efficiency_pcie
+    return gb_s / 2 * 1e9 * share
 
 
 def allreduce_s(card: Card, link: LinkConstants, message_bytes: float, ranks: int) -> float:
