@@ -24,7 +24,10 @@ target stays the issue's (speed_heldout_checks.TARGET_WITHIN_25).
 Since then (issue 22, servespeed): TensorRT-LLM releases before the XQA kernel (0.8) re-read each KV head per
 query head for GQA models (data/speed.toml legacy_gqa_kv_read_factor, fitted on speed.csv's 0.6.1 row only):
 27 of 50 within ±25%, all 50 within 2x (worst x1.95, vLLM 0.4.2's Qwen2-57B-A14B at 30k); with the training
-terms (trainspeed) merged: 30 of 50.
+terms (trainspeed) merged: 30 of 50. With torchtitan's per-op selective activation checkpointing counted
+(every second matmul recomputed) and FlashAttention-2's share of Hopper's peak for PyTorch-native stacks
+(trainspeed, data/speed.toml): 34 of 50 (the torchtitan rows 9 of 11; left: the 70B on 64 A100 x0.77 and the
+405B's plain 1F1B x1.41).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from speed_heldout_checks import predicted_at_level, sourced_and_unseen
 
 from core.speed.published import FITTED_TABLE, HELD_OUT_2_TABLE, HELD_OUT_3_TABLE, HELD_OUT_TABLE
 
-FLOOR_WITHIN_25 = 30 / 50  # the level reached: it may only rise
+FLOOR_WITHIN_25 = 34 / 50  # the level reached: it may only rise
 MAX_OUTSIDE_2X = 0
 ROOT = Path(__file__).resolve().parent.parent
 

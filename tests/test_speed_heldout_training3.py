@@ -16,6 +16,13 @@ ran through its Triton flash-attention kernel, slower than the FlashAttention-2 
 [mfu] values come from), llm-foundry's 70B over 64 A100 (x0.68: large models on A100 reach ~70% of the
 peak counting the recompute, above what any fitted A100 row shows) and torchtitan's 8B under TP 8
 (x1.41, x1.48: a TP 8 split of 4,096-wide GEMMs, narrower than any fitted run's).
+
+With torchtitan's per-op selective activation checkpointing counted (its policy recomputes every second
+matmul: 0.37 of the linear forward again) and FlashAttention-2 keeping 0.57 of the GEMMs' utilisation on
+Hopper in PyTorch-native stacks (data/speed.toml; both derived from their sources, not fitted): 16 of 20
+(median x0.91), all within 2x. Left: MPT at 32k / 64k tokens (x1.34, x1.30), llm-foundry's 70B on 64 A100
+(x0.68) and torchtitan's 8B FP8 under TP 8 (x1.29; its BF16 twin x1.24 is now inside); Trainy's H200 rows
+(selective AC too) move from x1.04 to x0.86.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from speed_heldout_checks import predicted_at_level, sourced_and_unseen
 from core.speed.published import TABLES, TRAINING_HELD_OUT_3_TABLE, load_sources
 
 TABLE = TRAINING_HELD_OUT_3_TABLE
-FLOOR_WITHIN_25 = 15 / 20  # the level reached (first look 13 / 20); it may only rise
+FLOOR_WITHIN_25 = 16 / 20  # the level reached (first look 13 / 20); it may only rise
 
 
 def test_the_third_training_held_out_table_is_sourced_new_and_never_fitted() -> None:

@@ -12,6 +12,10 @@ MFU against 47-48% for its 7B). The DGX Cloud rows are NeMo's (Megatron-Core), t
 calibrated on (Megatron-Bridge's tables), so this set tests scale, parallelism, FP8 and fine-tuning methods
 more than frameworks: 0.80-1.15 over 8 to 2,048 cards. The lowest are Llama 3 8B SFT on 8 cards (x0.84 BF16,
 x0.80 FP8) and 405B FP8 over 1,152 cards (x0.84).
+
+After FlashAttention-2's share of Hopper's peak for PyTorch-native stacks (data/speed.toml
+fa2_hopper_attention_share, derived from the FlashAttention-2 and -3 papers, not fitted): 20 of 20 (median
+x0.97), OLMo-core's 1B x1.24, 7B x1.06, 13B x1.17; the NeMo rows do not move (cuDNN attention).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from speed_heldout_checks import predicted_at_level, sourced_and_unseen
 from core.speed.published import TABLES, TRAINING_HELD_OUT_4_TABLE, load_sources
 
 TABLE = TRAINING_HELD_OUT_4_TABLE
-FLOOR_WITHIN_25 = 19 / 20  # the level reached (first look 19 / 20); it may only rise
+FLOOR_WITHIN_25 = 20 / 20  # the level reached (first look 19 / 20); it may only rise
 
 
 def test_the_fourth_training_held_out_table_is_sourced_new_and_never_fitted() -> None:

@@ -124,6 +124,20 @@ class TrainingConstants(BaseModel):
     frameworks_source: str
     # a framework's own share of tensor parallelism's collectives left exposed (tp_exposed where unlisted)
     framework_tp_exposed: dict[str, float] = {}
+    # attention kernels: the share of the GEMMs' utilisation FlashAttention-2 keeps on full-rate Hopper cards,
+    # the frameworks that run it there, and those cards (a regex over card ids)
+    fa2_hopper_attention_share: float = 1.0
+    fa2_frameworks: tuple[str, ...] = ()
+    fa2_hopper_cards: str = ""
+    # torchtitan's per-op selective activation checkpointing: share of the linear layers' forward recomputed
+    selective_op_recompute_share: float = 0.0
+
+    def attention_share(self, framework: str, card_id: str) -> float:
+        """How much of the GEMMs' utilisation a job's causal attention reaches: all of it, except where a
+        framework runs FlashAttention-2 on a full-rate Hopper card, whose tensor-core instructions (wgmma,
+        TMA) FA2 does not use."""
+        hopper = bool(self.fa2_hopper_cards) and re.match(self.fa2_hopper_cards, card_id) is not None
+        return self.fa2_hopper_attention_share if hopper and framework in self.fa2_frameworks else 1.0
 
     def tp_exposed_for(self, framework: str, overlapped: bool) -> float:
         """Megatron overlaps its tensor-parallel collectives with the GEMMs (tp_exposed, fitted); a framework

@@ -345,6 +345,12 @@ def _data_parallel_bytes(
     )
 
 
+# torchtitan's per-op selective activation checkpointing ("selective AC", selective_ac_option = "op"): it
+# saves every matmul's output but every second one's, so part of the linear layers' forward runs again in the
+# backward (data/speed.toml selective_op_recompute_share)
+_SELECTIVE_OP_AC = re.compile(r"selective (op )?ac\b|per-op|selective op", re.IGNORECASE)
+
+
 def prepare(figure: PublishedFigure) -> PreparedFigure:
     c = load_speed_constants()  # only the runtimes' structural flags (tensor parallel or not), none fitted
     catalog = load_catalog()
@@ -360,6 +366,9 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
         flops = training_flops_per_token(result.query, result.active_params, result.trainable_params)
         attention = attention_flops_per_token(model, figure.seq, method, figure.recompute)
         flops += attention
+        if not figure.recompute and _SELECTIVE_OP_AC.search(figure.note):
+            t = c.training
+            flops += t.selective_op_recompute_share * t.forward_flops_per_param * result.active_params
         source = source_of(figure.source)
         framework = source.framework or c.training.default_framework
         ranks = max(figure.tp * figure.pp, 1)

@@ -144,7 +144,8 @@ def compute_s_per_token(c: SpeedConstants, job: TrainingJob, mfu: float | None =
     """One card's GEMM and attention time per trained token: the linear layers at the job's tensor peak
     (narrow experts' grouped GEMMs slower), causal attention's score and value products at the 16-bit one:
     FP8 recipes convert the linear layers only (Transformer Engine's fp8_autocast, torchao's float8 training)
-    and keep attention in BF16."""
+    and keep attention in BF16; FlashAttention-2 (PyTorch-native and Hugging Face stacks) keeps a smaller
+    share of a Hopper card's peak than cuDNN's fused attention does (TrainingConstants.attention_share)."""
     expert = speed_terms.expert_gemm_factor(job.expert_width, c.training.expert_width_half)
     share = job.expert_flops_share
     mfu = utilisation(c, job) if mfu is None else mfu
@@ -154,7 +155,7 @@ def compute_s_per_token(c: SpeedConstants, job: TrainingJob, mfu: float | None =
         return linear
     bf16 = speed_terms.tensor_peak_flops(job.card, Precision.BF16, 1.0)
     bf16 *= speed_terms.power_cap_factor(job.card, job.power_limit_w, c.training.power_exponent)
-    return linear + attention / (bf16 * mfu)
+    return linear + attention / (bf16 * mfu * c.training.attention_share(job.framework, job.card.id))
 
 
 def exposed_s_per_token(c: SpeedConstants, job: TrainingJob) -> float:
