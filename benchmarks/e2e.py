@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from botapi_server import loopback_request, loopback_updates_request
+from botapi_server import loopback_lean_updates_request, loopback_request, loopback_updates_request
 from telegram import Update
 from telegram.ext import Application, ApplicationBuilder, ContextTypes, MessageHandler, filters
 from telegram.request import HTTPXRequest
@@ -76,7 +76,7 @@ def gpufit_bot(
         throttle_burst=8 if rate_limited else 1_000_000,
     )
     app = build_application(
-        settings, request=loopback_request(), get_updates_request=loopback_updates_request()
+        settings, request=loopback_request(), get_updates_request=loopback_lean_updates_request()
     )
     if not rate_limited:
         app.bot._rate_limiter = None  # the only change: no 30 messages/s cap

@@ -10,6 +10,9 @@ echo bot, in its own fresh process, on the same stand-in at the same pace.
   first use), beside the p99 of the rest.
 - CPU per reply is the bot process's CPU time (all threads) from the start of polling until every reply is in,
   divided by the replies; what the start itself cost (imports, building, initialising) is reported apart.
+- CPU per reply is also split by thread (Linux: /proc/self/task): the event loop (PTB, HTTP, the store's side
+  of each trip), the worker threads (the answers: parse, advise, render, run by asyncio.to_thread) and
+  SQLite's threads (aiosqlite: one per connection). It says where a change has to look.
 - CPU per update is the same clock around each update the Application handles (store checks included), in
   order: the first 20 beside the rest. On a busy machine updates queue and every latency grows, the first
   ones' included; the CPU an update takes does not, so this is the figure that says whether the first users
@@ -29,6 +32,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -45,7 +49,7 @@ BOTS = ("echo", "gpufit")
 
 async def one_bot(bot: str) -> dict[str, Any]:
     """In this (fresh) process: the stand-in child, then the bot polling it until the load is answered."""
-    from botapi_server import loopback_request, loopback_updates_request
+    from botapi_server import loopback_lean_updates_request, loopback_request
 
     from benchmarks.e2e import POLL_TIMEOUT, echo_bot
     from bot.app import build_application, running
@@ -66,13 +70,15 @@ async def one_bot(bot: str) -> dict[str, Any]:
                     log_level="WARNING",
                 )
                 app = build_application(
-                    settings, request=loopback_request(), get_updates_request=loopback_updates_request()
+                    settings, request=loopback_request(), get_updates_request=loopback_lean_updates_request()
                 )
             service = time_each_update(app)
             async with running(app, poll_timeout=POLL_TIMEOUT):
                 polling_cpu = time.process_time()
+                threads_before = cpu_by_thread()
                 line = await asyncio.wait_for(child.stdout.readline(), 300)
                 load_cpu = time.process_time() - polling_cpu
+                threads_after = cpu_by_thread()
         result: dict[str, Any] = json.loads(line)
     finally:
         child.stdin.close()
@@ -87,7 +93,42 @@ async def one_bot(bot: str) -> dict[str, Any]:
         "cpu_per_reply_s": load_cpu / result["replies"] if result["replies"] else float("nan"),
         "load_average": os.getloadavg()[0],  # the machine's 1-minute load when the run ended
         "service_cpu_s": service,
+        "thread_cpu_per_reply_s": {
+            kind: (threads_after[kind] - threads_before.get(kind, 0.0)) / max(result["replies"], 1)
+            for kind in threads_after
+        },
     } | result
+
+
+def cpu_by_thread() -> dict[str, float]:
+    """CPU seconds so far of this process's threads by kind (event loop, workers, SQLite, other); empty where
+    /proc/self/task is not there. Clock ticks (10 ms): meaningful over the whole load, not per reply."""
+    names = {thread.native_id: thread.name for thread in threading.enumerate()}
+    tick = os.sysconf("SC_CLK_TCK")
+    spent: dict[str, float] = {}
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return spent
+    for task in tasks:
+        try:
+            with open(f"/proc/self/task/{task}/stat", encoding="ascii") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # the thread ended meanwhile
+        kind = _thread_kind(names.get(int(task), ""))
+        spent[kind] = spent.get(kind, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return spent
+
+
+def _thread_kind(name: str) -> str:
+    if name == "MainThread":
+        return "event loop"
+    if name.startswith("asyncio_"):
+        return "workers"
+    if "_connection_worker_thread" in name:
+        return "SQLite"
+    return "other"
 
 
 def time_each_update(app: Any) -> list[float]:
@@ -182,6 +223,10 @@ def rows_from(runs: dict[str, dict[str, Any]], *, verbose: bool = True) -> list[
                 "     first 20 (ms): " + " ".join(f"{v * 1e3:.0f}" for v in r["first_s"]),
                 f"(machine load {r['load_average']:.1f})",
             )
+            split: dict[str, float] = r.get("thread_cpu_per_reply_s") or {}
+            if split:
+                kinds = sorted(split.items(), key=lambda item: -item[1])
+                print("     CPU per reply by thread: " + ", ".join(f"{k} {fmt_ms(v)}" for k, v in kinds))
     gpufit, echo = runs["gpufit"], runs["echo"]
     first_max = max((v for v in gpufit["first_s"] if not math.isnan(v)), default=math.nan)
     ratio = gpufit["cpu_per_reply_s"] / echo["cpu_per_reply_s"]

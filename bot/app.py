@@ -25,7 +25,7 @@ from telegram import (
 from telegram.constants import ParseMode
 from telegram.error import TelegramError
 from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, Defaults
-from telegram.request import BaseRequest, HTTPXRequest
+from telegram.request import BaseRequest
 
 from bot import buttons, checklist, errors, groups, inline, private, throttle
 from bot.answer.hub import learn_cached
@@ -37,7 +37,7 @@ from bot.replies import text
 from bot.session import STORE_KEY
 from bot.settings import Settings, apply_to_core
 from bot.store import SessionStore, StoreUnavailable
-from bot.transport import RetryingRequest
+from bot.transport import LeanRequest, RetryingRequest
 from bot.warm import warm
 
 logger = logging.getLogger(__name__)
@@ -60,7 +60,8 @@ def default_request() -> BaseRequest:
 
 def default_get_updates_request() -> BaseRequest:
     # A couple of connections, so a long-poll cut by the network does not leave the pool stuck (PTB #4036).
-    return HTTPXRequest(connection_pool_size=2, read_timeout=10.0, connect_timeout=10.0, pool_timeout=5.0)
+    # LeanRequest: the polls over bot/http11.py too, unless a proxy needs httpx (bot/transport.py).
+    return LeanRequest(connection_pool_size=2, read_timeout=10.0, connect_timeout=10.0, pool_timeout=5.0)
 
 
 def build_application(

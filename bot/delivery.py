@@ -17,7 +17,10 @@ for all those before it (their CPU, their store commits, their sends). Three pie
 - `OnceOnlyUpdates`, the Application's update processor, handles updates concurrently, but each chat's
   updates, and each user's (a button press or an inline query touches the user's session), in the order
   they came: an update waits for the earlier ones sharing its chat or user, and for nothing else.
-- It skips an update the store remembers as handled, and remembers each one once its handlers ran. That mark
+- It skips an update the store remembers as handled, and remembers each one once its handlers ran. The store
+  is asked only about an update that can be there: one at or below the highest id it held at the start
+  (read once) or below one this process already took in. Telegram numbers updates upwards, so a new update
+  is above both and costs no lookup; one delivered again after a crash is below, and is looked up. That mark
   is a group commit (bot/store.py) and is not waited for before the update counts as finished: the mark only
   matters for an update Telegram delivers again, i.e. one the bot crashed before confirming, and a crash
   between the answer and the mark repeats that one answer (at least once, never lost) exactly as when the
@@ -56,6 +59,7 @@ STUCK_POLL_SECONDS = 0.1
 MAX_CONCURRENT_UPDATES = 256
 
 OrderKey = tuple[str, int]
+_NO_BOUND = 2**63  # above any update id: every update looked up
 
 
 class PollWindow:
@@ -258,6 +262,9 @@ class OnceOnlyUpdates(BaseUpdateProcessor):
         self._window = window
         self._order = ChatOrder()
         self._in_flight: set[int] = set()  # ids being handled here, until marked (a webhook's repeat)
+        self._seen_below = -1  # every update id this process took in is at most this
+        # the store's newest handled id at the start, read by the first update
+        self._stored_below: asyncio.Future[int | None] | None = None
 
     def watch(self, app: AnyApplication) -> None:
         self._app = app
@@ -274,8 +281,10 @@ class OnceOnlyUpdates(BaseUpdateProcessor):
             logger.info("update %d is being handled already; not answered again", key[1])
             _close(coroutine)
             return
+        seen_below = self._seen_below
         if key is not None:
             self._in_flight.add(key[1])
+            self._seen_below = max(seen_below, key[1])
         keys = order_keys(update)
         before, mine = self._order.enter(keys)  # before any await: arrival order
         store = self._store()
@@ -283,7 +292,15 @@ class OnceOnlyUpdates(BaseUpdateProcessor):
             try:
                 if before:
                     await asyncio.wait(before)
-                answered = await self._answer_unless_handled(coroutine, key, store)
+                lookup = store
+                if (
+                    key is not None
+                    and store is not None
+                    and key[1] > seen_below
+                    and key[1] > await self._stored_newest(store, key[0])
+                ):
+                    lookup = None  # cannot be among the handled (module docstring): not looked up
+                answered = await self._answer_unless_handled(coroutine, key, lookup)
             finally:
                 self._order.leave(keys, mine)
                 if self._window is not None and isinstance(update, Update):
@@ -309,6 +326,18 @@ class OnceOnlyUpdates(BaseUpdateProcessor):
         await coroutine
         return True
 
+    async def _stored_newest(self, store: SessionStore, bot_id: int) -> int:
+        """The newest update id the store held as handled when first asked (-1: none). Asked once, shared by
+        the updates that arrive meanwhile; a store that cannot say is asked again by the next update (and
+        every update is looked up until it can: an unbounded answer)."""
+        if self._stored_below is None:
+            self._stored_below = asyncio.ensure_future(_newest_handled(store, bot_id))
+        newest = await asyncio.shield(self._stored_below)
+        if newest is None:
+            self._stored_below = None
+            return _NO_BOUND
+        return newest
+
     def _key(self, update: object) -> tuple[int, int] | None:
         if self._app is None or not isinstance(update, Update):
             return None
@@ -325,6 +354,15 @@ class OnceOnlyUpdates(BaseUpdateProcessor):
 def _close(coroutine: Awaitable[Any]) -> None:
     if inspect.iscoroutine(coroutine):
         coroutine.close()
+
+
+async def _newest_handled(store: SessionStore, bot_id: int) -> int | None:
+    """The store's newest handled id (-1: none); None when the store cannot say."""
+    try:
+        newest = await store.newest_handled(bot_id)
+    except StoreUnavailable:
+        return None
+    return -1 if newest is None else newest
 
 
 async def _was_handled(store: SessionStore, bot_id: int, update_id: int) -> bool:

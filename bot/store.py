@@ -181,10 +181,14 @@ Op = Callable[[aiosqlite.Connection], Awaitable[Any]]
 
 @dataclass
 class _Write:
-    """A write waiting for the next group commit, and the future its caller awaits."""
+    """A write waiting for the next group commit, and the future its caller awaits. `one_statement`: the op
+    runs a single statement, so alone in its group it needs no BEGIN and COMMIT (SQLite commits a lone
+    statement by itself, flushed as any commit with `synchronous=FULL`): one trip to the writer's thread
+    instead of three (an update's handled-mark is such a write, and usually alone)."""
 
     op: Op
     done: asyncio.Future[Any]
+    one_statement: bool = False
 
 
 class SessionStore:
@@ -400,7 +404,7 @@ class SessionStore:
                 (chat_id, user_id, lang, now),
             )
 
-        await self._write(op)
+        await self._write(op, one_statement=True)
 
     # ------------------------------------------------------------------ keyboard queries
 
@@ -482,7 +486,7 @@ class SessionStore:
                 (chat_id, now),
             )
 
-        await self._write(op)
+        await self._write(op, one_statement=True)
 
     async def is_blocked(self, chat_id: int) -> bool:
         row = await self._fetchone("SELECT 1 FROM blocked_chats WHERE chat_id = ?", (chat_id,))
@@ -497,6 +501,12 @@ class SessionStore:
         )
         return row is not None
 
+    async def newest_handled(self, bot_id: int) -> int | None:
+        """The highest update id remembered as handled for this bot (None: none): an update above it, and
+        above every one this process has seen since, cannot have been handled before (bot/delivery.py)."""
+        row = await self._fetchone("SELECT MAX(update_id) FROM handled_updates WHERE bot_id = ?", (bot_id,))
+        return None if row is None or row[0] is None else int(row[0])
+
     async def mark_handled(self, bot_id: int, update_id: int) -> None:
         """Remember an update as answered; committed before the update is confirmed to Telegram."""
         now = self._clock()
@@ -508,7 +518,7 @@ class SessionStore:
                 (bot_id, update_id, now),
             )
 
-        await self._write(op)
+        await self._write(op, one_statement=True)
 
     # ------------------------------------------------------------------ privacy and expiry
 
@@ -587,13 +597,13 @@ class SessionStore:
             )
             return cursor.rowcount == 1
 
-        return await self._write(op)
+        return await self._write(op, one_statement=True)
 
     async def clear_checklist(self, chat_id: int, user_id: int) -> None:
         async def op(db: aiosqlite.Connection) -> None:
             await db.execute("DELETE FROM checklists WHERE chat_id = ? AND user_id = ?", (chat_id, user_id))
 
-        await self._write(op)
+        await self._write(op, one_statement=True)
 
     # ------------------------------------------------------------------ plumbing
 
@@ -622,11 +632,14 @@ class SessionStore:
             self._recovered()
         return next(iter(rows), None)
 
-    async def _write(self, op: Callable[[aiosqlite.Connection], Awaitable[T]]) -> T:
-        """`op` in the next group commit; returns once that commit is on disk (`synchronous=FULL`)."""
+    async def _write(
+        self, op: Callable[[aiosqlite.Connection], Awaitable[T]], *, one_statement: bool = False
+    ) -> T:
+        """`op` in the next group commit; returns once that commit is on disk (`synchronous=FULL`).
+        `one_statement`: the op runs one statement (see _Write)."""
         self._connection()  # a closed store refuses at once
         done: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._queued.append(_Write(op, done))
+        self._queued.append(_Write(op, done, one_statement))
         if self._committing is None or self._committing.done():
             self._committing = asyncio.ensure_future(self._commit_queued())
         result = await done
@@ -644,7 +657,10 @@ class SessionStore:
         while self._queued:
             group, self._queued = self._queued, []
             try:
-                outcomes = await _commit_group(self._connection(), [w.op for w in group])
+                if len(group) == 1 and group[0].one_statement:
+                    outcomes = [await _run_alone(self._connection(), group[0].op)]
+                else:
+                    outcomes = await _commit_group(self._connection(), [w.op for w in group])
             except (sqlite3.Error, ValueError, StoreUnavailable) as exc:  # BEGIN or COMMIT failed: none saved
                 if not isinstance(exc, StoreUnavailable):
                     self._report_failure(exc, writing=True)
@@ -699,6 +715,15 @@ async def _insert_keyboard(db: aiosqlite.Connection, chat_id: int, keyboard: Key
         except sqlite3.IntegrityError:
             continue
         return key
+
+
+async def _run_alone(db: aiosqlite.Connection, op: Op) -> tuple[Any, BaseException | None]:
+    """A one-statement write alone in its group, in SQLite's own transaction for the statement: committed
+    (and flushed) when the statement returns, or nothing written if it raises."""
+    try:
+        return await op(db), None
+    except Exception as error:  # handed to that write's caller (an sqlite3.Error marks the store down)
+        return None, error
 
 
 async def _commit_group(db: aiosqlite.Connection, ops: list[Op]) -> list[tuple[Any, BaseException | None]]:

@@ -29,6 +29,9 @@ class RuntimeMemory(BaseModel):
 
     layout: Literal["prefill", "kv_pool"]
     memory_share: float | None = Field(default=None, gt=0, le=1)
+    # the larger share a short card can be given by the flag that sets `memory_share` (a fix: no quality or
+    # speed cost, only less headroom for the engine's own estimate)
+    memory_share_raised: float | None = Field(default=None, gt=0, le=1)
     kv_compressed_mla: bool
     kv_windowed: bool
     prefill_chunk_tokens: int | None = Field(default=None, ge=1)

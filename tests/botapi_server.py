@@ -29,12 +29,12 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from telegram import Update
 from telegram.ext import Application, ContextTypes
-from telegram.request import HTTPXRequest
+from telegram.request import BaseRequest, HTTPXRequest
 
 from bot.app import build_application
 from bot.fake_telegram import ConnectionDroppedError, FakeTelegram, StoredMessage
 from bot.settings import Settings
-from bot.transport import RetryingRequest
+from bot.transport import LeanRequest, RetryingRequest
 
 BOT_USERNAME = "GpufitTestBot"
 ANN = 111  # English-speaking user, creator of GROUP
@@ -298,7 +298,13 @@ def loopback_request(**overrides: Any) -> RetryingRequest:
 
 
 def loopback_updates_request() -> HTTPXRequest:
+    """PTB's own getUpdates transport (httpx), as a bare PTB bot polls (benchmarks' echo bot)."""
     return HTTPXRequest(connection_pool_size=2, read_timeout=10.0, httpx_kwargs={"trust_env": False})
+
+
+def loopback_lean_updates_request() -> LeanRequest:
+    """The production getUpdates transport (bot/app.py's default_get_updates_request), ignoring proxies."""
+    return LeanRequest(connection_pool_size=2, read_timeout=10.0, httpx_kwargs={"trust_env": False})
 
 
 @dataclass
@@ -361,14 +367,16 @@ UNTHROTTLED = 1_000_000  # scripted users type faster than people; flood tests s
 
 
 def start_bot(
-    settings: Settings, *, throttled: bool = False
+    settings: Settings, *, throttled: bool = False, get_updates_request: BaseRequest | None = None
 ) -> tuple[Application[Any, Any, Any, Any, Any, Any], list[BaseException]]:
     """The production Application over loopback, with an extra error handler that records what went wrong.
     Scripted users are not throttled unless `throttled` (the settings' limits then apply)."""
     if not throttled:
         settings = settings.model_copy(update={"throttle_burst": UNTHROTTLED})
     app = build_application(
-        settings, request=loopback_request(), get_updates_request=loopback_updates_request()
+        settings,
+        request=loopback_request(),
+        get_updates_request=get_updates_request or loopback_lean_updates_request(),
     )
     return app, recording_errors(app)
 

@@ -63,3 +63,23 @@ def test_models_released_in_fp8_are_served_in_fp8() -> None:
     result = estimate(Query(task=Task.INFERENCE, model="deepseek-r1"))
     assert result.query.precision is not None and result.query.precision.value == "fp8"
     assert "precision" in result.query.defaulted
+
+
+def test_the_profile_runs_sampler_peak_is_per_card_under_tensor_parallelism() -> None:
+    """vLLM sizes its KV pool after the profile run's peak, the dummy sampler over max_num_seqs rows of the
+    whole vocabulary (1,024 rows on an H100, 256 on an A100; the logits all-gathered to every TP rank), so
+    Qwen2.5-72B does not start on 2 × H100 at the default 0.9 share and does at 0.95 (data/calibration.toml
+    [vllm])."""
+    cal = load_calibration().vllm
+    vocab = 152064  # Qwen2.5's
+    job = Query(task=Task.INFERENCE, model="qwen2.5-72b", runtime=Runtime.VLLM, card="h100-sxm", gpus=2)
+    two = estimate(job)
+    assert two.breakdown.logits == int(
+        cal.max_num_batched_tokens_large_card * vocab * cal.logits_bytes_per_vocab
+    )
+    assert two.breakdown.logits == estimate(job.model_copy(update={"gpus": 4})).breakdown.logits
+    assert two.verdicts[-1].count == 2 and two.verdicts[-1].fits is Fit.NO
+    share = estimate(job.model_copy(update={"gpu_memory_utilization": 0.95}))
+    assert share.verdicts[-1].fits is not Fit.NO
+    a100 = estimate(job.model_copy(update={"card": "a100-80gb-sxm"}))
+    assert a100.breakdown.logits == int(cal.max_num_batched_tokens * vocab * cal.logits_bytes_per_vocab)

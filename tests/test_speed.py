@@ -335,3 +335,13 @@ def test_a_served_figure_runs_what_its_runtime_batches() -> None:
     vllm = prepare(PublishedFigure.model_validate(row | {"runtime": "vllm"}))
     assert vllm.concurrency == 256
     assert 256 < trt.concurrency <= 2048
+
+
+def test_transformers_kv_passes_repeat_only_under_grouped_query_attention() -> None:
+    """DynamicCache's torch.cat reads and rewrites the KV heads (2), repeat_kv copies them per query head only
+    when there are fewer KV heads (1 + group), attention reads the copy (group); a paged engine reads once."""
+    c = load_speed_constants()
+    hf = c.runtime("transformers")
+    assert speed_terms.kv_passes(hf, 1) == 3  # Qwen1.5 / Llama 2 7B: multi-head attention
+    assert speed_terms.kv_passes(hf, 7) == 17  # Qwen2.5-7B: 28 query heads over 4 KV heads
+    assert speed_terms.kv_passes(c.runtime("vllm"), 7) == 1

@@ -28,6 +28,12 @@ terms (trainspeed) merged: 30 of 50. With torchtitan's per-op selective activati
 (every second matmul recomputed) and FlashAttention-2's share of Hopper's peak for PyTorch-native stacks
 (trainspeed, data/speed.toml): 34 of 50 (the torchtitan rows 9 of 11; left: the 70B on 64 A100 x0.77 and the
 405B's plain 1F1B x1.41).
+
+Then (servespeed, second shift): transformers' KV passes counted as its code makes them (core/speed/terms.py
+kv_passes: DynamicCache's torch.cat reads and rewrites the held KV heads, repeat_kv copies them per query head
+only under grouped-query attention, attention reads the copy) instead of one factor times the group: the seven
+Qwen1.5 rows outside ±25% (no GQA, 6k-30k tokens, x1.25-1.33) come to x1.11-1.24, the fit stays 146 of 146 and
+leave-one-source-out 111 -> 112: 41 of 50 within ±25% with trainspeed's terms (34 without this).
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ from speed_heldout_checks import predicted_at_level, sourced_and_unseen
 
 from core.speed.published import FITTED_TABLE, HELD_OUT_2_TABLE, HELD_OUT_3_TABLE, HELD_OUT_TABLE
 
-FLOOR_WITHIN_25 = 34 / 50  # the level reached: it may only rise
+FLOOR_WITHIN_25 = 41 / 50  # the level reached: it may only rise
 MAX_OUTSIDE_2X = 0
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -43,7 +43,7 @@ ONLY_SOURCE: dict[str, str] = {
         "the only dense int4 served (GPTQ-Int4 through Marlin): left out, the int4 kernels' factor is set "
         "by DeepSeek-V3 AWQ's MoE rows alone, whose grouped Marlin MoE kernels are slower, and its two int4 "
         "rows come out 1.5-2x too slow; its other rows (vLLM on A100 80GB to 129k tokens, transformers at "
-        "30k with kv_read_factor's derived prior of 3 passes) are predicted by the others within ±35%"
+        "30k with kv_passes' derived pass count) are predicted by the others within ±35%"
     ),
 }
 # Single figures the others cannot predict, and why.

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import inspect
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -137,3 +139,12 @@ def test_error_and_estimate_views_typed(monkeypatch: pytest.MonkeyPatch) -> None
     assert len(contexts) >= 3
     for data in contexts:
         _assert_one_typed_view(data, "error / estimate")
+
+
+def test_view_builders_hand_templates_a_view() -> None:
+    """pack() takes one typed view (bot/answer/views.py `View`), and no view builder in bot/answer/ keeps a
+    record as `dict[str, Any]`."""
+    assert inspect.signature(common.pack).parameters["view"].annotation == "View"
+    folder = Path(common.__file__).parent
+    for path in sorted(folder.glob("*.py")):
+        assert "dict[str, Any]" not in path.read_text(encoding="utf-8"), path.name

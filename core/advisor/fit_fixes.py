@@ -25,10 +25,30 @@ from core.estimator import (
 )
 from core.query import Currency, Method, Optimizer, Precision, Query, Task
 from core.registry import load_registry
+from core.runtimes import runtime_profile
+
+# Memory savers a job may already run with by default (its runtime's recipe: Unsloth's chunked loss and
+# offloaded checkpoints; fine-tuning's checkpointing): no change to offer when the job as filled has them.
+_IN_EFFECT = (
+    (FixKind.CHUNKED_LOSS, "chunked_loss"),
+    (FixKind.OFFLOADED_CHECKPOINTING, "offload_activations"),
+    (FixKind.GRAD_CHECKPOINTING, "grad_checkpointing"),
+)
 
 
-def _fix_candidates(query: Query, card: Card) -> list[tuple[FixKind, Query]]:
-    """Single changes worth trying, each as (kind, changed query)."""
+def in_effect(filled: Query) -> frozenset[FixKind]:
+    """The savers the filled job already runs with (a fix naming one would change nothing)."""
+    return frozenset(kind for kind, field in _IN_EFFECT if getattr(filled, field))
+
+
+def _fix_candidates(
+    query: Query, card: Card, skip: frozenset[FixKind] = frozenset()
+) -> list[tuple[FixKind, Query]]:
+    """Single changes worth trying, each as (kind, changed query); none of the savers in `skip`."""
+    return [(kind, trial) for kind, trial in _all_candidates(query, card) if kind not in skip]
+
+
+def _all_candidates(query: Query, card: Card) -> list[tuple[FixKind, Query]]:
     out: list[tuple[FixKind, Query]] = []
     model = load_registry().by_id.get(query.model or "")
     native = Precision(model.native_precision) if model is not None and model.native_precision else None
@@ -106,7 +126,10 @@ LONG_CONTEXT_TOKENS = 8192
 
 
 def _keeps_context(
-    query: Query, card: Card, make: Callable[[FixKind, Query, list[FixKind]], Fix | None]
+    query: Query,
+    card: Card,
+    make: Callable[[FixKind, Query, list[FixKind]], Fix | None],
+    skip: frozenset[FixKind] = frozenset(),
 ) -> Fix | None:
     """For a fine-tune at a long context that does not fit: the chunked loss, then offloaded checkpoints,
     then a 4-bit base, together, until it fits; the fix is named by its first change ('chunked_loss')."""
@@ -115,7 +138,7 @@ def _keeps_context(
     trial: Query = query
     changes: list[FixKind] = []
     for kind in _KEEPS_CONTEXT:
-        step = dict(_fix_candidates(trial, card)).get(kind)
+        step = dict(_fix_candidates(trial, card, skip)).get(kind)
         if step is None:
             continue
         trial, changes = step, [*changes, kind]
@@ -125,7 +148,10 @@ def _keeps_context(
 
 
 def _qlora_keeping_context(
-    query: Query, card: Card, make: Callable[[FixKind, Query, list[FixKind]], Fix | None]
+    query: Query,
+    card: Card,
+    make: Callable[[FixKind, Query, list[FixKind]], Fix | None],
+    skip: frozenset[FixKind] = frozenset(),
 ) -> Fix | None:
     """When the context-keeping chain needs a 4-bit base, QLoRA with the chunked loss alone (no checkpoints in
     system RAM, so no transfer cost) is its own option, named by QLoRA."""
@@ -134,7 +160,7 @@ def _qlora_keeping_context(
     qlora = dict(_fix_candidates(query, card)).get(FixKind.QLORA)
     if qlora is None:
         return None
-    chunked = dict(_fix_candidates(qlora, card)).get(FixKind.CHUNKED_LOSS)
+    chunked = dict(_fix_candidates(qlora, card, skip)).get(FixKind.CHUNKED_LOSS)
     if chunked is None:
         return None
     return make(FixKind.QLORA, chunked, [FixKind.QLORA, FixKind.CHUNKED_LOSS])
@@ -153,6 +179,18 @@ def _longest_fitting(
             return trial
         step //= 2
     return None
+
+
+def _raised_share(filled: Query, said: Query) -> Query | None:
+    """A serving engine whose share of the card was not said, given the larger share its flag allows
+    (vLLM --gpu-memory-utilization 0.95 instead of 0.9): the job as it is, on more of the card."""
+    if filled.task is not Task.INFERENCE or said.gpu_memory_utilization is not None:
+        return None
+    memory = runtime_profile(filled.runtime).memory
+    share, raised = filled.gpu_memory_utilization, memory.memory_share_raised
+    if memory.layout != "kv_pool" or share is None or raised is None or raised <= share:
+        return None
+    return said.model_copy(update={"gpu_memory_utilization": raised, "runtime": filled.runtime})
 
 
 def fixes(query: Query, *, currency: Currency | None = None) -> list[Fix]:
@@ -221,7 +259,11 @@ def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix,
         )
 
     found: list[Fix] = []
-    for kind, trial in _fix_candidates(said, card):
+    share = _raised_share(baseline.query, said)
+    if share is not None and (fix := make(FixKind.ENGINE_SHARE, share, [FixKind.ENGINE_SHARE])):
+        found.append(fix)
+    skip = in_effect(baseline.query)
+    for kind, trial in _fix_candidates(said, card, skip):
         fix = make(kind, trial, [kind])
         if fix:
             found.append(fix)
@@ -237,21 +279,21 @@ def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix,
             if shorter is not None and (fix := make(kind, shorter, [kind])):
                 found.append(fix)
 
-    long_context = _keeps_context(said, card, make)
+    long_context = _keeps_context(said, card, make, skip)
     if long_context is not None:
         found.append(long_context)
         needs_4bit = FixKind.QLORA in long_context.changes
         if needs_4bit and not any(f.kind is FixKind.QLORA for f in found):
-            qlora = _qlora_keeping_context(said, card, make)
+            qlora = _qlora_keeping_context(said, card, make, skip)
             if qlora is not None:
                 found.append(qlora)
 
     savers = said
     combined: list[FixKind] = []
     if not found:
-        ordered = sorted(_fix_candidates(said, card), key=lambda pair: fix_order(pair[0]))
+        ordered = sorted(_fix_candidates(said, card, skip), key=lambda pair: fix_order(pair[0]))
         for kind, _ in ordered:
-            savers = dict(_fix_candidates(savers, card)).get(kind, savers)
+            savers = dict(_fix_candidates(savers, card, skip)).get(kind, savers)
             combined.append(kind)
             fix = make(FixKind.COMBINED, savers, list(combined))
             if fix:

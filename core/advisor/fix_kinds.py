@@ -14,6 +14,7 @@ from core.query import Query
 
 
 class FixKind(StrEnum):
+    ENGINE_SHARE = "engine_share"  # a serving engine given more of the card (vLLM --gpu-memory-utilization)
     GRAD_CHECKPOINTING = "grad_checkpointing"
     CHUNKED_LOSS = "chunked_loss"  # issue 18: fixes that keep a long context
     OFFLOADED_CHECKPOINTING = "offloaded_checkpointing"
@@ -49,6 +50,13 @@ def _fixed(action: str) -> Action:
 
 # In the order answers list them (cheapest in quality and effort first).
 FIX_TABLE: tuple[FixSpec, ...] = (
+    # a KV-pool engine's share of the card raised (data/runtimes.toml memory_share_raised): the same job
+    FixSpec(
+        FixKind.ENGINE_SHARE,
+        "none",
+        "none",
+        lambda q, card, n: f"gpu_memory_utilization={q.gpu_memory_utilization}",
+    ),
     FixSpec(FixKind.GRAD_CHECKPOINTING, "none", "recompute", _fixed("grad_checkpointing=true")),
     # Liger's fused linear cross-entropy / Unsloth's chunked loss: the same maths a chunk of tokens at a time
     FixSpec(FixKind.CHUNKED_LOSS, "none", "none", _fixed("chunked_loss=true")),

@@ -11,12 +11,12 @@ from __future__ import annotations
 import math
 import tomllib
 from collections.abc import Sequence
-from functools import cache
+from functools import cache, lru_cache
 
 from pydantic import BaseModel, ConfigDict
 
 from core.assessment import assess
-from core.catalog import Card
+from core.catalog import Card, load_catalog
 from core.estimator import short_of
 from core.estimator.terms import BYTES_PER_WEIGHT
 from core.paths import DATA_DIR
@@ -200,7 +200,26 @@ def on_card(job: LargestJob, card: Card) -> LargestJob:
 
 def largest_sizes(card: Card, gpus: int, jobs: Sequence[LargestJob]) -> list[tuple[LargestJob, float | None]]:
     """Per job, the largest size that runs (no examples): the card sheet's figures, the same search as
-    `largest_models` so that a card's sheet and the largest-model answer never disagree."""
+    `largest_models` so that a card's sheet and the largest-model answer never disagree.
+
+    A pure function of the catalog's card, the count and the jobs (no question's details enter it), so it
+    is remembered: a card's sheet is four bisections of ~14 estimates each, the costliest answer a card
+    question gets, and the same for everyone who asks about that card."""
+    if load_catalog().by_id.get(card.id) is not card:  # a card not from the catalog: worked out each time
+        return _largest_sizes(card, gpus, tuple(jobs))
+    return list(_catalog_largest_sizes(card.id, gpus, tuple(jobs)))
+
+
+@lru_cache(maxsize=256)
+def _catalog_largest_sizes(
+    card_id: str, gpus: int, jobs: tuple[LargestJob, ...]
+) -> tuple[tuple[LargestJob, float | None], ...]:
+    return tuple(_largest_sizes(load_catalog().get(card_id), gpus, jobs))
+
+
+def _largest_sizes(
+    card: Card, gpus: int, jobs: tuple[LargestJob, ...]
+) -> list[tuple[LargestJob, float | None]]:
     found: list[tuple[LargestJob, float | None]] = []
     for job in (on_card(j, card) for j in jobs):
         found.append((job, largest_size(_job_query(job, Query(), card, gpus), card, gpus)))

@@ -134,7 +134,14 @@ def _int(match: re.Match[str] | None) -> int | None:
     return None
 
 
-def _resolution(text: str) -> tuple[int, int] | None:
+# How near a model's own height must be to a named class ('720p') to be that model's own reading of it.
+OWN_RESOLUTION_TOLERANCE = 0.03
+
+
+def _resolution(text: str, model: VisionModel | None = None) -> tuple[int, int] | None:
+    """The frame a message asks for: 'WxH' as written; a class ('720p', '4k') as `model` itself renders it
+    when its own resolution is of that class (Wan 2.2 TI2V 5B's 720P is 1280×704 and CogVideoX's 480p is
+    720×480, their model cards), else 16:9 (Wan's 480P, 832×480)."""
     match = _RES.search(text)
     if match:
         return int(match.group(1)), int(match.group(2))
@@ -142,6 +149,10 @@ def _resolution(text: str) -> tuple[int, int] | None:
     if match:
         named = match.group(2)
         height = (2160 if named == "4k" else 1440) if named else int(match.group(1))
+        own = model.height if model is not None and model.width else 0
+        if own and abs(own - height) <= OWN_RESOLUTION_TOLERANCE * height:
+            assert model is not None
+            return model.width, own
         width = {480: 832, 704: 1280}.get(height, height * 16 // 9)
         return width, height
     return None
@@ -214,7 +225,7 @@ def _stated(
         elif _LORA.search(rest):
             method = TrainMethod.LORA
     values: dict[str, object] = {}
-    resolution = _resolution(rest)
+    resolution = _resolution(rest, model)
     if resolution:
         values["width"], values["height"] = resolution
     elif model.family in ("vision", "detector", "segment"):

@@ -31,9 +31,9 @@ class RuntimeSpeed(BaseModel):
     seq_s: float = 0.0  # per running sequence per step: the scheduler's and sampler's per-request work
     bandwidth_factor: float = 1.0  # this runtime's share of the card's achieved decode bandwidth
     kv_read_factor: float = (
-        1.0  # KV bytes touched per KV byte held, per step (transformers' repeat_kv copies)
+        1.0  # scales the passes over the held KV a step makes (terms.kv_passes: transformers' copies)
     )
-    expands_kv_groups: bool = False  # reads the KV once per query head (transformers' eager repeat_kv)
+    expands_kv_groups: bool = False  # copies the KV (torch.cat) and repeats it per query head (repeat_kv)
     # Releases before this one decode grouped-query attention without a GQA-aware kernel (TensorRT-LLM before
     # its new XQA kernel): each query head's thread block loads its KV head again, so a step touches the KV
     # `legacy_gqa_kv_read_factor` times (part of the re-reads hit L2). None: every release reads it once.

@@ -67,7 +67,7 @@ PARAMS: tuple[Param, ...] = (
     _rt("transformers", "launch_s_per_layer", 6e-4, 5e-5, 3e-3),
     _rt("transformers", "step_s", 2e-3, 1e-5, 2e-2),
     _rt("transformers", "launch_serial_share", 0.3, 0.01, 1.0),
-    _rt("transformers", "kv_read_factor", 3.0, 0.3, 6.0),
+    _rt("transformers", "kv_read_factor", 1.0, 0.3, 3.0),
     _rt("transformers", "bandwidth_factor", 1.0, 0.4, 1.25),
     _rt("transformers", "prefill_mfu", 0.45, 0.1, 0.9),
     _rt("llama.cpp", "launch_s_per_layer", 5e-5, 1e-6, 5e-4),

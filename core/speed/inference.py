@@ -158,11 +158,11 @@ def _peak(c: SpeedConstants, g: Generation) -> float:
 def kv_read_bytes(c: SpeedConstants, g: Generation, sequences: int, kv_tokens: float) -> float:
     """KV bytes a step touches for `sequences` sequences of `kv_tokens` cached tokens each."""
     runtime = c.runtime(g.runtime)
-    expansion = g.kv_group_expansion if runtime.expands_kv_groups else 1.0
+    passes = speed_terms.kv_passes(runtime, g.kv_group_expansion)
     factor = runtime.kv_read_factor
     if g.legacy_gqa and g.kv_group_expansion > 1:
         factor *= speed_terms.legacy_gqa_read_factor(runtime, g.kv_group_expansion)
-    return sequences * kv_tokens * g.kv_bytes_per_token * factor * expansion
+    return sequences * kv_tokens * g.kv_bytes_per_token * factor * passes
 
 
 def decode_step_s(

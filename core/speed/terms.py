@@ -97,6 +97,23 @@ def moe_experts_touched(experts: int, active: int, batch: int) -> float:
     return experts * (1 - (1 - active / experts) ** max(batch, 1))
 
 
+def kv_passes(runtime: RuntimeSpeed, group: float) -> float:
+    """Passes over the held KV cache a decode step makes, per layer, in units of the held (KV-head) bytes.
+
+    A runtime with a paged, GQA-aware attention kernel reads it once. transformers' generate() (DynamicCache,
+    `expands_kv_groups`) makes more, and only some of them scale with the query heads per KV head `group`:
+    DynamicCache.update's torch.cat reads the old cache and writes the grown copy (2, held heads), repeat_kv
+    reads that and writes it once per query head when group > 1 (1 + group; at group 1 it returns the tensor
+    itself), and the attention kernel reads what repeat_kv wrote (group). transformers' modeling_qwen2.py
+    Qwen2FlashAttention2 / Qwen2SdpaAttention.forward (4.38-4.46: update, then repeat_kv, then the kernel) and
+    cache_utils.py DynamicCache.update (torch.cat); the runtime's kv_read_factor scales them all (copies and
+    kernel at their own achieved bandwidth)."""
+    if not runtime.expands_kv_groups:
+        return 1.0
+    repeat = 1.0 + group if group > 1 else 0.0
+    return 2.0 + repeat + group
+
+
 def legacy_gqa_read_factor(runtime: RuntimeSpeed, group: float) -> float:
     """KV bytes touched per KV byte held when a release decodes GQA without a GQA-aware kernel: the fitted
     factor, never more than the query heads per KV head (each re-reading it) nor less than once."""

@@ -577,6 +577,23 @@ def _estimate_cached(job: VisionJob) -> VisionEstimate:
     )
 
 
+def offloaded_on(job: VisionJob, card: Card) -> tuple[VisionJob, int, VisionOffload] | None:
+    """A filled job on a card too small for the whole pipeline, run as its engine runs it there (the offload
+    `_runtime_offload` picks): the job with its offload, the bytes the card holds, where the weights are.
+    None when it does not run so (no offload the engine would pick fits the card, or the RAM said is short).
+    The estimate's own path without its fixes: what a plan list over every card needs."""
+    registry = load_vision_registry()
+    model = resolve_vision_model(job.model, registry)
+    run, breakdown, _, _ = _runtime_offload(job, registry, card.memory_bytes)
+    if run.offload is job.offload or run.offload in (None, Offload.NONE):
+        return None
+    chosen_by = "runtime" if run.runtime is not None else "default"
+    offload = _offload_facts(run, model, registry, breakdown, capacity=card.memory_bytes, chosen_by=chosen_by)
+    if offload is None or not offload.runs:
+        return None
+    return run.model_copy(update={"card": card.id}), breakdown.total, offload
+
+
 def _batch_that_fits(job: VisionJob, model: VisionModel, capacity: int | None) -> VisionJob:
     """A batched transcription's default batch, lowered to the largest the card holds (a card too small for
     the pipeline's batch_size runs a smaller one, not a "no")."""
