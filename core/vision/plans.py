@@ -44,6 +44,19 @@ def _offloaded_plan(job: VisionJob, card: Card, price: CardPrice) -> VisionPlan 
     if found is None:
         return None
     run, need, offload = found
+    return _plan(run, card, price, need, offload=offload.mode, host_bytes=offload.host_bytes)
+
+
+def _plan(
+    run: VisionJob,
+    card: Card,
+    price: CardPrice,
+    need: int,
+    *,
+    offload: str | None = None,
+    host_bytes: int | None = None,
+) -> VisionPlan | None:
+    """The card's plan for the job as it runs there (`need` bytes on the card); None when it does not fit."""
     verdict = verdict_for(need, card.memory_bytes, card_id=card.id, count=1, uncertainty=0.1, notes=[])
     if verdict.fits is Fit.NO:
         return None
@@ -64,15 +77,15 @@ def _offloaded_plan(job: VisionJob, card: Card, price: CardPrice) -> VisionPlan 
         total_cost=cost.total,
         currency=price.currency,
         price=price,
-        notes=["offload"],
+        notes=["offload"] if offload is not None else [],
         precision=run.precision,
         seconds_per_item=speed.seconds_per_item,
         items_per_hour=speed.items_per_hour,
         unit=speed.unit,
         cost_per_thousand_items=cost.per_thousand_items,
         query=run,
-        offload=offload.mode,
-        host_bytes=offload.host_bytes,
+        offload=offload,
+        host_bytes=host_bytes,
     )
 
 
@@ -81,49 +94,20 @@ def vision_plans(job: VisionJob, currency: str, limit: int = 5) -> list[VisionPl
     book = price_book_in_force()
     if book is None:
         return []
-    registry = load_vision_registry()
-    model = resolve_vision_model(job.model, registry)
+    model = resolve_vision_model(job.model, load_vision_registry())
     cardless = fill_defaults(job.model_copy(update={"card": None, "card_memory_bytes": None}), model)
     need = need_bytes(cardless)
     plans: list[VisionPlan] = []
     for card in load_catalog().cards:
-        if card.memory_bytes < need:
-            price = book.price_for(card.id, currency)
-            offloaded = _offloaded_plan(cardless, card, price) if price is not None else None
-            if offloaded is not None:
-                plans.append(offloaded)
-            continue
         price = book.price_for(card.id, currency)
         if price is None:
             continue
-        verdict = verdict_for(need, card.memory_bytes, card_id=card.id, count=1, uncertainty=0.1, notes=[])
-        if verdict.fits is Fit.NO:
-            continue
-        speed = vision_speed(cardless, model, registry, card)
-        cost = vision_cost(speed, price)
-        assert cardless.precision
-        plans.append(
-            VisionPlan(
-                card=card.id,
-                card_name=card.name,
-                memory_gib=card.memory_gib,
-                count=1,
-                need_bytes=need,
-                capacity_bytes=card.memory_bytes,
-                verdict=verdict.fits,
-                margin=verdict.margin,
-                cost_per_hour=cost.per_hour,
-                total_cost=cost.total,
-                currency=price.currency,
-                price=price,
-                precision=cardless.precision,
-                seconds_per_item=speed.seconds_per_item,
-                items_per_hour=speed.items_per_hour,
-                unit=speed.unit,
-                cost_per_thousand_items=cost.per_thousand_items,
-                query=cardless.model_copy(update={"card": card.id}),
-            )
-        )
+        if card.memory_bytes < need:
+            plan = _offloaded_plan(cardless, card, price)
+        else:
+            plan = _plan(cardless.model_copy(update={"card": card.id}), card, price, need)
+        if plan is not None:
+            plans.append(plan)
     plans.sort(
         key=lambda p: (
             p.cost_per_thousand_items if p.cost_per_thousand_items is not None else p.cost_per_hour or 0.0,
