@@ -133,3 +133,19 @@ def test_without_previous_a_bare_change_asks_for_the_model() -> None:
     parsed = parse("int4呢")
     assert parsed.intent is Intent.CLARIFY and parsed.clarify == "model"
     assert parsed.query is not None and parsed.query.precision is Precision.INT4
+
+
+def test_a_network_alone_moves_the_cluster_to_it() -> None:
+    """'what about with InfiniBand?' after an Ethernet cluster: the same job over IB, with no speed carried
+    over from the Ethernet; a speed said with it ('400G IB') is the network's, not a card of 400 GB."""
+    cluster = parse("pretrain llama 3.1 8b on 2x8 H100 over 100G ethernet, 10B tokens").query
+    assert cluster is not None
+    assert (cluster.network, cluster.network_gbit_s) == ("ethernet", 100.0)
+    follow_ups = (("what about with InfiniBand?", None), ("那换成ib呢", None), ("what about 400G IB?", 400.0))
+    for text, speed in follow_ups:
+        parsed = parse(text, cluster)
+        assert parsed.intent is Intent.FIT, text
+        assert parsed.query is not None
+        query = parsed.query
+        assert (query.card, query.gpus, query.card_memory_bytes) == ("h100-sxm", 16, None), text
+        assert (query.network, query.network_gbit_s) == ("infiniband", speed), text

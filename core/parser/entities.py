@@ -395,7 +395,8 @@ _NETWORK_SPEED = _c(
 )
 
 
-def _read_network(text: str, ex: Extraction) -> None:
+def _read_network(text: str, ex: Extraction) -> str:
+    """The text with the network's speed blanked: '400G IB' is no card of 400 GB."""
     if _ETHERNET.search(text):
         ex.fields["network"] = "ethernet"
         if "万兆" in text:
@@ -403,10 +404,12 @@ def _read_network(text: str, ex: Extraction) -> None:
     elif _INFINIBAND.search(text):
         ex.fields["network"] = "infiniband"
     else:
-        return
+        return text
     speed = _NETWORK_SPEED.search(text)
     if speed and 10 <= int(speed.group(1)) <= 3200:
         ex.fields["network_gbit_s"] = float(speed.group(1))
+        return text[: speed.start(1)] + " " * (speed.end(1) - speed.start(1)) + text[speed.end(1) :]
+    return text
 
 
 def _read_counts(text: str, ex: Extraction) -> None:
@@ -788,7 +791,7 @@ def _with_vram_word(text: str, start: int, end: int) -> int:
 def extract(text: str) -> Extraction:
     """All stated fields of one normalized message."""
     ex = Extraction()
-    _read_network(text, ex)  # before the sizes: '100G Ethernet' is the network's speed, no memory size
+    text = _read_network(text, ex)  # before the sizes: '100G Ethernet' is the network's speed, no memory size
     text = _read_repo_id(text, ex)
     # runtime names are no model names ('llama-factory qwen2.5 32b' names Qwen2.5 32B, not a Llama)
     model = None if "model" in ex.fields or ex.unknown_model else find_model(load_runtimes().blanked(text))

@@ -24,6 +24,8 @@ def merge(previous: Query, stated: dict[str, object], gpus_added: int = 0) -> di
             merged.pop(second, None)
         if second in stated:
             merged.pop(first, None)
+    if "network" in stated and "network_gbit_s" not in stated:
+        merged.pop("network_gbit_s", None)  # "what about InfiniBand?" after 100G Ethernet: no speed for IB
     if "method" in stated and "task" not in stated and merged.get("task") is not Task.PRETRAIN:
         merged["task"] = Task.FINETUNE
     if stated.get("task") is Task.INFERENCE:
