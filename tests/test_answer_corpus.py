@@ -33,6 +33,7 @@ import math
 import re
 import tomllib
 from collections import Counter
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -276,6 +277,24 @@ def _run_entry(entry: Entry) -> list[str]:
     ]
 
 
+def assert_facts_well_formed(e: Entry, cards: Collection[str], models: Collection[str]) -> None:
+    """Every fact of the entry in the fact language, and the cards and models it names ids of `cards` /
+    `models` (the batches' own checks call this too)."""
+    for path, value in e.expect.items():
+        assert re.fullmatch(r"(query\.)?[\w\[\]=,.|\-]+", path), (e.id, path)
+        if isinstance(value, list):
+            assert len(value) == 2 and value[0] <= value[1], (e.id, path, value)
+        if isinstance(value, dict):
+            assert set(value) <= set(TESTS), (e.id, path, value)
+        names = value.get("one_of", []) if isinstance(value, dict) else [value]
+        names = [n for n in names if isinstance(n, str) and n not in ("present", "absent")]
+        if path.endswith("card") or path.startswith("compare.winner."):
+            assert all(n in cards for n in names), (e.id, path, value)
+        if path in ("query.model",) or path.endswith("examples"):
+            arg = value.get("contains") if isinstance(value, dict) else value
+            assert arg is None or arg == "present" or arg in models, (e.id, path, value)
+
+
 # ---------------------------------------------------------------------------------------------------
 # Tests
 # ---------------------------------------------------------------------------------------------------
@@ -292,19 +311,7 @@ def test_corpus_is_well_formed() -> None:
         assert e.lang in ("zh", "en"), e
         assert e.expect, e
         assert all(t.strip() for t in e.turns), e
-        for path, value in e.expect.items():
-            assert re.fullmatch(r"(query\.)?[\w\[\]=,.|\-]+", path), (e.id, path)
-            if isinstance(value, list):
-                assert len(value) == 2 and value[0] <= value[1], (e.id, path, value)
-            if isinstance(value, dict):
-                assert set(value) <= set(TESTS), (e.id, path, value)
-            names = value.get("one_of", []) if isinstance(value, dict) else [value]
-            names = [n for n in names if isinstance(n, str) and n not in ("present", "absent")]
-            if path.endswith("card") or path.startswith("compare.winner."):
-                assert all(n in catalog for n in names), (e.id, path, value)
-            if path in ("query.model",) or path.endswith("examples"):
-                arg = value.get("contains") if isinstance(value, dict) else value
-                assert arg is None or arg == "present" or arg in registry, (e.id, path, value)
+        assert_facts_well_formed(e, catalog, registry)
 
 
 def test_corpus_is_big_and_varied() -> None:

@@ -8,10 +8,9 @@ Checked with the fact language of tests/test_answer_corpus.py."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
-from test_answer_corpus import TESTS, load_entries, report_pass_rate, run_entry
+from test_answer_corpus import assert_facts_well_formed, load_entries, report_pass_rate, run_entry
 
 BATCH = "answers_batch8.toml"
 KINDS = (
@@ -55,18 +54,7 @@ def test_batch8_is_well_formed() -> None:
     for e in ENTRIES:
         assert e.lang in ("zh", "en"), e
         assert e.expect, e
-        for path, value in e.expect.items():
-            assert re.fullmatch(r"(query\.)?[\w\[\]=,.|\-]+", path), (e.id, path)
-            if isinstance(value, list):
-                assert len(value) == 2 and value[0] <= value[1], (e.id, path, value)
-            if isinstance(value, dict):
-                assert set(value) <= set(TESTS), (e.id, path, value)
-            names = value.get("one_of", []) if isinstance(value, dict) else [value]
-            names = [n for n in names if isinstance(n, str) and n not in ("present", "absent")]
-            if path.endswith("card"):
-                assert all(n in catalog for n in names), (e.id, path, value)
-            if path == "query.model" and isinstance(value, str) and value not in ("present", "absent"):
-                assert value in models, (e.id, path, value)
+        assert_facts_well_formed(e, catalog, models)
 
 
 def test_batch8_pass_rate() -> None:
