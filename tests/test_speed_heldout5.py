@@ -1,12 +1,13 @@
-"""The fifth held-out speed table (data/measured/speed_heldout5.csv, sources in speed_heldout5_sources.toml): SGLang
-0.3.0 and vLLM 0.6.0 serving Llama 3.1 8B on one A100 and 70B on 4x H100 (ShareGPT, offline throughput and the
-online medians of TPOT and TTFT), and SGLang 0.4.5 and vLLM 0.8.4 serving DeepSeek-R1 on 8x H200 at fixed lengths,
-recorded and committed (2eed051) before any prediction for it was run, as the honest estimate of the outside check.
+"""The fifth held-out speed table (data/measured/speed_heldout5.csv, sources in speed_heldout5_sources.toml):
+SGLang 0.3.0 and vLLM 0.6.0 serving Llama 3.1 8B on one A100 and 70B on 4x H100 (ShareGPT, offline throughput
+and the online medians of TPOT and TTFT), and SGLang 0.4.5 and vLLM 0.8.4 serving DeepSeek-R1 on 8x H200 at
+fixed lengths, recorded and committed (2eed051) before any prediction for it was run, as the honest estimate
+of the outside check.
 
-First look (data/measured/speed_heldout5_first_look.txt): 10 of 28 within ±25%, 21 of 28 within 2x, median x0.82,
-worst x0.14 (vLLM 0.6.0's median TTFT at request rate 8 on 4x H100: 207 ms where a lone prefill of the ~224-token
-prompt takes 29 ms; with --num-scheduler-steps 10 a new request waits for the running multi-step batch). The floor
-holds the level reached; the target is the issue's (speed_heldout_checks.TARGET_WITHIN_25).
+First look (data/measured/speed_heldout5_first_look.txt): 10 of 28 within ±25%, 21 of 28 within 2x, median
+x0.82, worst x0.14 (vLLM 0.6.0's median TTFT at request rate 8 on 4x H100: 207 ms where a lone prefill of the
+~224-token prompt takes 29 ms; with --num-scheduler-steps 10 a new request waits for the running multi-step
+batch). The floor holds the level reached; the target is the issue's (speed_heldout_checks.TARGET_WITHIN_25).
 """
 
 from __future__ import annotations
