@@ -247,9 +247,16 @@ def serving_step_s(c: SpeedConstants, g: Generation, concurrency: int, prompt: i
     """A continuous-batching step at `concurrency` running requests: each step decodes them and prefills the
     prompts of the requests that replace the finished ones (concurrency·prompt/output tokens on average)."""
     kv = speed_terms.average_kv_tokens(prompt, output)
-    return decode_step_s(
-        c, g, concurrency, kv, prefill_tokens=concurrency * prompt / max(output, 1), prefill_prompt=prompt
-    )
+    prefill_tokens = concurrency * prompt / max(output, 1)
+    runtime = c.runtime(g.runtime)
+    if runtime.mixes_prefill:
+        return decode_step_s(c, g, concurrency, kv, prefill_tokens=prefill_tokens, prefill_prompt=prompt)
+    # Prefill batches of their own: the decode step reads the weights for the running requests alone, and the
+    # prompts arriving per step are prefilled apart, as many whole prompts per batch as the chunk holds (a
+    # longer prompt in chunks of it), each batch its own weight read, FLOPs and fixed costs.
+    prompts_per_batch = max(1, speed_terms.prefill_chunk_tokens(runtime, g.card) // max(prompt, 1))
+    batch_s = prefill_s(c, g, prompt, prompts_per_batch)
+    return decode_step_s(c, g, concurrency, kv) + prefill_tokens / (prompts_per_batch * prompt) * batch_s
 
 
 class InferenceSpeed(BaseModel):
