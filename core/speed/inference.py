@@ -259,6 +259,28 @@ def serving_step_s(c: SpeedConstants, g: Generation, concurrency: int, prompt: i
     return decode_step_s(c, g, concurrency, kv) + prefill_tokens / (prompts_per_batch * prompt) * batch_s
 
 
+def loaded_ttft_s(
+    c: SpeedConstants, g: Generation, prompt: int, running: int, scheduler_steps: int = 1
+) -> float:
+    """Time to the first token of a request that arrives while `running` requests decode (a served load).
+
+    Alone (running <= 1, or a runtime without continuous batching) it is the prompt's prefill. Under load the
+    request first waits for the step in progress: arriving at a random moment, half a decode step on average,
+    and with vLLM's multi-step scheduling (--num-scheduler-steps n) half of the n-step run, since "new
+    prefill requests will only start at every n steps" (vLLM RFC #6854, the multi-step design). Then its
+    prompt runs in the next step beside the running decodes (vLLM's chunked prefill, TensorRT-LLM's in-flight
+    batching), or in a prefill batch of its own while they wait (SGLang), whose end emits the first token."""
+    runtime = c.runtime(g.runtime)
+    if running <= 1 or not runtime.continuous_batching:
+        return prefill_s(c, g, prompt, 1)
+    kv = float(prompt)
+    wait = max(scheduler_steps, 1) * decode_step_s(c, g, running, kv) / 2
+    if runtime.mixes_prefill:
+        first = decode_step_s(c, g, running, kv, prefill_tokens=prompt, prefill_prompt=prompt)
+        return wait + max(first, prefill_s(c, g, prompt, 1))
+    return wait + prefill_s(c, g, prompt, 1)
+
+
 class InferenceSpeed(BaseModel):
     """Generation speed of one job: per sequence, for the batch, and the wait for the first token."""
 
