@@ -157,8 +157,8 @@ TRAINING_HELD_OUT_TABLE = "speed_heldout_training"
 TRAINING_HELD_OUT_3_TABLE = "speed_heldout_training3"
 # speed_heldout_training4.csv + its sources: a fourth training set (v4), committed before it was predicted
 TRAINING_HELD_OUT_4_TABLE = "speed_heldout_training4"
-# speed_heldout_training5.csv + its sources: a fifth training set (v5: LoRA / QLoRA on rented cards), committed
-# before it was predicted
+# speed_heldout_training5.csv + its sources: a fifth training set (v5: LoRA / QLoRA on rented cards),
+# committed before it was predicted
 TRAINING_HELD_OUT_5_TABLE = "speed_heldout_training5"
 TABLES = (
     FITTED_TABLE,
@@ -355,8 +355,8 @@ def _data_parallel_bytes(
 _SELECTIVE_OP_AC = re.compile(r"selective (op )?ac\b|per-op|selective op", re.IGNORECASE)
 
 
-# An optimizer kept (or paged) in host memory: "CPU offload of the optimizer", "counted as an optimizer offload";
-# not "no CPU offload" nor activation offloading, which leave the optimizer step on the card
+# An optimizer kept (or paged) in host memory: "CPU offload of the optimizer", "counted as an optimizer
+# offload"; not "no CPU offload" nor activation offloading, which leave the optimizer step on the card
 _OPTIMIZER_OFFLOAD = re.compile(r"offload of the optimizer|optimizer offload", re.IGNORECASE)
 
 
