@@ -151,21 +151,27 @@ HELD_OUT_TABLE = "speed_heldout"  # speed_heldout.csv + speed_heldout_sources.to
 HELD_OUT_2_TABLE = "speed_heldout2"  # a second held-out set, recorded before it was predicted
 HELD_OUT_3_TABLE = "speed_heldout3"  # a third (serving): recorded and committed before it was predicted
 HELD_OUT_4_TABLE = "speed_heldout4"  # a fourth (vLLM ROCm, SGLang, llama.cpp): committed before predicted
+HELD_OUT_5_TABLE = "speed_heldout5"  # a fifth (SGLang and vLLM serving on A100, H100, H200): the same
 # speed_heldout_training.csv + its sources: training figures recorded before the training terms were built
 TRAINING_HELD_OUT_TABLE = "speed_heldout_training"
 # speed_heldout_training3.csv + its sources: a third training set (v3), recorded before it was predicted
 TRAINING_HELD_OUT_3_TABLE = "speed_heldout_training3"
 # speed_heldout_training4.csv + its sources: a fourth training set (v4), committed before it was predicted
 TRAINING_HELD_OUT_4_TABLE = "speed_heldout_training4"
+# speed_heldout_training5.csv + its sources: a fifth training set (v5: LoRA / QLoRA on rented cards),
+# committed before it was predicted
+TRAINING_HELD_OUT_5_TABLE = "speed_heldout_training5"
 TABLES = (
     FITTED_TABLE,
     HELD_OUT_TABLE,
     HELD_OUT_2_TABLE,
     HELD_OUT_3_TABLE,
     HELD_OUT_4_TABLE,
+    HELD_OUT_5_TABLE,
     TRAINING_HELD_OUT_TABLE,
     TRAINING_HELD_OUT_3_TABLE,
     TRAINING_HELD_OUT_4_TABLE,
+    TRAINING_HELD_OUT_5_TABLE,
 )
 
 
@@ -351,6 +357,11 @@ def _data_parallel_bytes(
 _SELECTIVE_OP_AC = re.compile(r"selective (op )?ac\b|per-op|selective op", re.IGNORECASE)
 
 
+# An optimizer kept (or paged) in host memory: "CPU offload of the optimizer", "counted as an optimizer
+# offload"; not "no CPU offload" nor activation offloading, which leave the optimizer step on the card
+_OPTIMIZER_OFFLOAD = re.compile(r"offload of the optimizer|optimizer offload", re.IGNORECASE)
+
+
 def prepare(figure: PublishedFigure) -> PreparedFigure:
     c = load_speed_constants()  # only the runtimes' structural flags (tensor parallel or not), none fitted
     catalog = load_catalog()
@@ -396,7 +407,7 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
             moe_layers=model.moe_layers if model.is_moe else 0,
             expert_width=model.moe_intermediate if model.is_moe else 0,
             expert_flops_share=expert_share(model),
-            cpu_offload="offload" in figure.note.lower(),
+            cpu_offload=bool(_OPTIMIZER_OFFLOAD.search(figure.note)),
             power_limit_w=source.power_limit_w,
             dequantised_params=result.params / ranks if method is Method.QLORA else 0.0,
             communication_bytes=node_bytes,
