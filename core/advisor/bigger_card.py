@@ -16,7 +16,7 @@ from core.advisor.shared import card_price
 from core.assessment import verdict_for_count
 from core.catalog import Card, Catalog, load_catalog
 from core.cost import CardPrice
-from core.estimator import Fit, estimate, short_of
+from core.estimator import Fit, estimate, short_floor
 from core.query import Currency, Precision, Query
 
 
@@ -51,11 +51,16 @@ def bigger_card(query: Query, card: Card, count: int, currency: Currency) -> Car
     that fits a 32 GB card is not estimated on the forty cards above it.
     """
     bf16 = query.precision in (None, Precision.BF16)
+    floor: int | None = None  # short_of's card-free figure, worked out when a card first needs it
+    screened = False
     for same_size in _bigger_of_kind(load_catalog(), card.vendor, card.memory_bytes, bf16):
         fitting: list[tuple[float, Card]] = []
         for other in same_size:
-            if short_of(query, other, count):
-                continue  # far too small: its estimate would say no
+            if not other.unified_memory:  # short_of(query, other, count), its card-free part once
+                if not screened:
+                    floor, screened = short_floor(query, count), True
+                if floor is not None and floor > other.memory_bytes:
+                    continue  # far too small: its estimate would say no
             result = estimate(query.model_copy(update={"card": other.id, "gpus": count}))
             verdict = verdict_for_count(result, count)
             if verdict is not None and verdict.fits is not Fit.NO:

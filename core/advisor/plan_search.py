@@ -105,6 +105,10 @@ def _plans(
         candidates = [card for card in catalog.cards if book.sells(named, card.id)]
     else:
         candidates = list(_market_cards(money, book))
+    if total_cap is not None and not query.has_data_amount:
+        # A budget for the whole job, but no amount of data to price a whole run: no plan has a total cost,
+        # so keep() would drop every plan built (the search returns none without building them).
+        return ()
     said = query.said()
     if "gpus" in said and query.gpus:
         counts: tuple[int, ...] = (query.gpus,)

@@ -7,6 +7,7 @@ from core.estimator.memory import (
     need_bytes,
     resolve_card,
     resolve_model,
+    short_floor,
     short_of,
 )
 from core.estimator.result import COMPONENTS, Breakdown, Estimate, Fit, FolkRule, Verdict, VllmPool
@@ -25,5 +26,6 @@ __all__ = [
     "need_bytes",
     "resolve_card",
     "resolve_model",
+    "short_floor",
     "short_of",
 ]

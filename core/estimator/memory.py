@@ -448,18 +448,26 @@ def short_of(query: Query, card: Card, count: int) -> bool:
     serving (its context comes from the card's memory)."""
     if card.unified_memory:
         return False
+    floor = short_floor(query, count)
+    return floor is not None and floor > card.memory_bytes
+
+
+def short_floor(query: Query, count: int) -> int | None:
+    """The bytes `short_of` weighs against a card's memory for `count` cards (the same for every card that is
+    not a Mac), or None when the screen cannot tell (every card then gets its estimate): a search over many
+    cards works it out once."""
     job = query.model_copy(update={"card": None, "card_memory_bytes": None, "gpus": count})
     if job.task is Task.INFERENCE and job.runtime is not None and runtime_profile(job.runtime).host_offload:
-        return False
+        return None
     try:
         arch = resolve_model(job, load_registry())
     except UnknownModelError:
-        return False
+        return None
     memory = _memory_cached(runtime_defaults(job, None, arch))
     floor = memory.breakdown.total
     if memory.filled.task is Task.INFERENCE and runtime_profile(memory.filled.runtime).kv_pool:
         floor -= memory.breakdown.kv_cache
-    return floor > card.memory_bytes
+    return floor
 
 
 def estimate(
@@ -500,9 +508,8 @@ def _estimate(
     arch = resolve_model(query, registry)
     query = device_defaults(query, card)  # a Mac: a Metal engine on its one device
     query = runtime_defaults(query, capacity * (query.gpus or 1) if capacity else None, arch)
-    base, model, breakdown, phase, trainable = job(
-        query.model_copy(update={"card": None, "card_memory_bytes": None})
-    )
+    shared = job(query.model_copy(update={"card": None, "card_memory_bytes": None}))
+    base, model, breakdown, phase, trainable = shared
     filled = base.model_copy(
         update={
             "card": card.id if card else query.card,
@@ -511,7 +518,12 @@ def _estimate(
         }
     )
     gpus = filled.gpus or 1
-    uncertainty = _uncertainty(filled, model)
+    # what follows from the card-free job alone (`filled` differs from it only in card and model name)
+    uncertainty, folk = (
+        _card_free_facts(shared, cal)
+        if memory
+        else (_uncertainty(filled, model), _folk_rule(filled, model, cal))
+    )
     vllm = runtime_profile(filled.runtime).kv_pool and filled.task is Task.INFERENCE  # a KV-pool engine
     profile_extra = _vllm_card_chunk_logits(card, model, cal) if vllm else 0
     if profile_extra:
@@ -566,12 +578,32 @@ def _estimate(
         trainable_params=trainable,
         breakdown=breakdown,
         peak_phase=phase,
-        folk=_folk_rule(filled, model, cal),
+        folk=folk,
         uncertainty=uncertainty,
         verdicts=verdicts,
         vllm=vllm_pool,
         warnings=_warnings(filled, model, card),
     )
+
+
+# (uncertainty, folk rule) per card-free job, kept by the identity of its cached _Memory (`_card_free_facts`)
+_CARD_FREE_FACTS: dict[int, tuple[_Memory, Calibration, float, FolkRule]] = {}
+_CARD_FREE_FACTS_MAX = 8192
+
+
+def _card_free_facts(shared: _Memory, cal: Calibration) -> tuple[float, FolkRule]:
+    """The uncertainty band and the folk rule of a job, which read only its card-free part: worked out once
+    per cached card-free job, not once per card a search estimates it on. Each entry keeps its job and
+    calibration alive and is checked by identity, so an id is never mistaken for another object's."""
+    found = _CARD_FREE_FACTS.get(id(shared))
+    if found is not None and found[0] is shared and found[1] is cal:
+        return found[2], found[3]
+    if len(_CARD_FREE_FACTS) >= _CARD_FREE_FACTS_MAX:
+        _CARD_FREE_FACTS.clear()
+    uncertainty = _uncertainty(shared.filled, shared.model)
+    folk = _folk_rule(shared.filled, shared.model, cal)
+    _CARD_FREE_FACTS[id(shared)] = (shared, cal, uncertainty, folk)
+    return uncertainty, folk
 
 
 def _folk_rule(query: Query, model: ModelArch, cal: Calibration) -> FolkRule:
