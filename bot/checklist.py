@@ -481,11 +481,11 @@ async def checklist_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
     group = chat.type != Chat.PRIVATE
     if group and (reply is None or reply.from_user is None or reply.from_user.id != context.bot.id):
         return  # in a group only a reply to the bot's prompt is an answer
-    try:
-        store = _store(context)
-        state = await store.get_checklist(chat.id, user.id)
-    except StoreUnavailable:
+    if session.store_of(context) is None:
         return  # no memory: let the message be answered as a plain question
+    # Read with the rest of this chat's memory and kept for the question handler (session.chat_memory); a
+    # store that is down reads as no checklist.
+    state = (await session.chat_memory(context, chat.id, user.id, keep=True)).checklist
     if state is None or state.done:
         return  # most messages: a question (the user's language is not read for them)
     who = await _who(update, context)

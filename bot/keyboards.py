@@ -70,17 +70,38 @@ def action_data(key: str, action: str, row: int, col: int) -> str:
     return f"{VERSION}:fit:{key}:#{row}.{col}"
 
 
-def answer_keyboard(rows: list[list[Button]], key: str) -> InlineKeyboardMarkup | None:
-    """Answer buttons as an inline keyboard whose data points at the query stored under `key`."""
+# An inline keyboard as the Bot API's JSON: {"inline_keyboard": [[{"text": …, "callback_data": …}, …], …]}.
+KeyboardJson = dict[str, list[list[dict[str, str]]]]
+
+
+def answer_keyboard_json(rows: list[list[Button]], key: str) -> KeyboardJson | None:
+    """Answer buttons as the Bot API's reply_markup JSON, whose data points at the query stored under `key`:
+    what `answer_keyboard(...).to_dict()` gives, without building PTB's objects (bot/replies.py post_html:
+    a reply's keyboard built, turned into a dict and parsed back from Telegram's answer was the largest
+    share of the event loop's CPU per reply)."""
     keyboard = [
         [
-            InlineKeyboardButton(_label(button.label), callback_data=action_data(key, button.action, r, c))
+            {"text": _label(button.label), "callback_data": action_data(key, button.action, r, c)}
             for c, button in enumerate(row)
         ]
         for r, row in enumerate(rows)
         if row
     ]
-    return InlineKeyboardMarkup(keyboard) if keyboard else None
+    return {"inline_keyboard": keyboard} if keyboard else None
+
+
+def answer_keyboard(rows: list[list[Button]], key: str) -> InlineKeyboardMarkup | None:
+    """Answer buttons as an inline keyboard whose data points at the query stored under `key` (for edits,
+    which PTB sends as objects; a new message takes answer_keyboard_json)."""
+    data = answer_keyboard_json(rows, key)
+    if data is None:
+        return None
+    return InlineKeyboardMarkup(
+        [
+            [InlineKeyboardButton(b["text"], callback_data=b["callback_data"]) for b in row]
+            for row in data["inline_keyboard"]
+        ]
+    )
 
 
 def lang_keyboard(labels: dict[str, str]) -> InlineKeyboardMarkup:

@@ -28,7 +28,7 @@ from bot import session
 from bot.answer import Answer, Button
 from bot.answer.kinds_table import rebuildable
 from bot.charts.spec import spec_json
-from bot.keyboards import CHART, DETAILS, answer_keyboard
+from bot.keyboards import CHART, DETAILS, KeyboardJson, answer_keyboard, answer_keyboard_json
 from bot.render import plain_text, render, split_message
 from bot.store import KeyboardRow
 from core.query import Query
@@ -90,12 +90,45 @@ async def send_html(
     return sent
 
 
+# What PTB's Defaults (bot/app.py) add to every sendMessage; post_html says them itself.
+_SEND_DEFAULTS = {"parse_mode": "HTML", "link_preview_options": {"is_disabled": True}}
+
+
+async def post_html(
+    bot: Bot,
+    chat_id: int,
+    html: str,
+    *,
+    reply_markup: InlineKeyboardMarkup | KeyboardJson | None = None,
+    reply_to: int | None = None,
+    thread_id: int | None = None,
+) -> None:
+    """send_html for a caller that needs nothing back (an answer, a notice): the same sendMessage calls,
+    through PTB's public Bot.do_api_request (its rate limiter, transport and errors as for send_message),
+    with the result left as Telegram's JSON. Bot.send_message builds a Message from every answer, its text,
+    entities and keyboard object by object, and the keyboard was built as objects only to be turned into a
+    dict: together about a third of the event loop's CPU per reply. The Bot API's method names are
+    case-insensitive; "sendmessage" is the name PTB does not warn about (it asks do_api_request's callers
+    to use its own method when one is there)."""
+    chunks = messages(html)
+    markup = reply_markup.to_dict() if isinstance(reply_markup, InlineKeyboardMarkup) else reply_markup
+    for index, chunk in enumerate(chunks):
+        call: dict[str, object] = {"chat_id": chat_id, "text": chunk, **_SEND_DEFAULTS}
+        if markup is not None and index == len(chunks) - 1:
+            call["reply_markup"] = markup
+        if reply_to and index == 0:
+            call["reply_parameters"] = {"message_id": reply_to, "allow_sending_without_reply": True}
+        if thread_id is not None:
+            call["message_thread_id"] = thread_id
+        await bot.do_api_request("sendmessage", api_kwargs=call)
+
+
 async def reply_html(
-    message: Message, html: str, *, reply_markup: InlineKeyboardMarkup | None = None
+    message: Message, html: str, *, reply_markup: InlineKeyboardMarkup | KeyboardJson | None = None
 ) -> None:
     """Answer a user's message: quoted in groups (so the group sees who asked), plain in private chats."""
     group = message.chat.type != Chat.PRIVATE
-    await send_html(
+    await post_html(
         message.get_bot(),
         message.chat_id,
         html,
@@ -197,6 +230,7 @@ async def send_answer(
     message = update.effective_message
     if message is None:
         return
+    markup: InlineKeyboardMarkup | KeyboardJson | None
     if remember_for is None:
         markup = await keyboard_for(context, message.chat_id, message.message_id, reply, compact=compact)
     else:
@@ -205,7 +239,7 @@ async def send_answer(
         key = await session.remember_with_keyboard(
             context, message.chat_id, remember_for, reply.query, reply.vision, keyboard=keyboard
         )
-        markup = answer_keyboard(rows, key) if rows and key else None
+        markup = answer_keyboard_json(rows, key) if rows and key else None
     await reply_html(message, body(reply, compact=compact), reply_markup=markup)
 
 

@@ -79,9 +79,28 @@ async def remember_answer(
     await _safely(context, lambda s: s.set_last_question(chat_id, user_id, query, vision), None)
 
 
-async def chat_memory(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int) -> ChatMemory:
-    """Everything the store holds for this user here before a question (one read; nothing if it is down)."""
-    return await _safely(context, lambda s: s.get_chat_memory(chat_id, user_id), ChatMemory())
+# Where the ChatMemory read by an earlier handler of the same update waits for the next one (the context is
+# one object per update, shared by every handler group).
+_MEMORY_ATTRIBUTE = "gpufit_chat_memory"
+
+
+async def chat_memory(
+    context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int, *, keep: bool = False
+) -> ChatMemory:
+    """Everything the store holds for this user here before a question (one read; nothing if it is down).
+
+    `keep`: the checklist's handler (bot/checklist.py) reads it first, to see whether a message answers a
+    step, and keeps it for this update's question handler, which then needs no read of its own (a private
+    message was two trips to SQLite's thread, one is enough). What was kept is taken once, and only for the
+    same chat and user; nothing is written between the two (a message the checklist takes stops there)."""
+    kept = context.__dict__.pop(_MEMORY_ATTRIBUTE, None)
+    if isinstance(kept, tuple) and kept[0] == (chat_id, user_id) and isinstance(kept[1], ChatMemory):
+        memory: ChatMemory = kept[1]
+    else:
+        memory = await _safely(context, lambda s: s.get_chat_memory(chat_id, user_id), ChatMemory())
+    if keep:
+        context.__dict__[_MEMORY_ATTRIBUTE] = ((chat_id, user_id), memory)
+    return memory
 
 
 def lang_from(memory: ChatMemory, chat: Chat | None) -> str | None:

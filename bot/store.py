@@ -51,6 +51,9 @@ T = TypeVar("T")
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 SECONDS_PER_DAY = 86_400
+# How long an update's handled-mark waits for another write's commit to ride in before it is committed on
+# its own (see mark_handled): under load a reply's commit comes every few tens of milliseconds.
+MARK_RIDE_SECONDS = 0.1
 # Telegram keeps an unconfirmed update for 24 hours; remembering handled ones for two days covers that.
 HANDLED_UPDATE_DAYS = 2
 KEY_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,12}$")
@@ -156,12 +159,14 @@ class GroupSettings(BaseModel):
 @dataclass(frozen=True)
 class ChatMemory:
     """What the store holds about one user in one chat before their message: the session row (their /lang
-    choice, the last question and vision job) and the chat's group settings, read in one trip."""
+    choice, the last question and vision job), the chat's group settings and the user's checklist there,
+    read in one trip."""
 
     lang: str | None = None
     last_query: Query | None = None
     last_vision: VisionJob | None = None
     group: GroupSettings = field(default_factory=GroupSettings)
+    checklist: ChecklistState | None = None
 
 
 @dataclass(frozen=True)
@@ -210,6 +215,11 @@ class SessionStore:
         self._clock = clock
         self._queued: list[_Write] = []  # writes for the next group commit
         self._committing: asyncio.Task[None] | None = None
+        # handled-marks (bot id, update id, when) waiting to ride in the next commit, each with its caller's
+        # future; `_marks_due` once they waited MARK_RIDE_SECONDS (or the store closes): committed then
+        self._marks: list[tuple[tuple[int, int, float], asyncio.Future[None]]] = []
+        self._marks_due = False
+        self._mark_timer: asyncio.TimerHandle | None = None
         self.commits = 0  # group commits made (each one flush to disk): benchmarks and tests count them
         self._healthy = True
         self._writes_failing = False  # a lock can fail writes while reads go on: reads do not prove recovery
@@ -253,7 +263,9 @@ class SessionStore:
         return store
 
     async def close(self) -> None:
-        """Commit the writes still queued, then close."""
+        """Commit the writes still queued (handled-marks included), then close."""
+        if self._marks and self._writer is not None:
+            self._commit_marks()
         committing = self._committing
         if committing is not None:
             with contextlib.suppress(Exception):
@@ -312,18 +324,21 @@ class SessionStore:
         await self._write(op)
 
     async def get_chat_memory(self, chat_id: int, user_id: int) -> ChatMemory:
-        """The session row and the group settings at once: what get_lang, get_last_query, get_last_vision
-        and get_group_settings give, in one trip to SQLite's thread instead of four (a question reads them
-        all before it is answered)."""
-        # One statement (one trip, one snapshot): a LEFT JOIN of both rows onto the key gives NULLs where
+        """The session row, the group settings and the checklist at once: what get_lang, get_last_query,
+        get_last_vision, get_group_settings and get_checklist give, in one trip to SQLite's thread instead of
+        five (a private message is first offered to the checklist, then answered as a question)."""
+        # One statement (one trip, one snapshot): a LEFT JOIN of the rows onto the key gives NULLs where
         # a row is missing, which reads the same as no row.
+        cutoff = self._cutoff()
         row = await self._fetchone(
-            """SELECT s.lang, s.last_query, s.last_vision, g.lang, g.currency
+            """SELECT s.lang, s.last_query, s.last_vision, g.lang, g.currency, c.state
                FROM (SELECT ? AS chat_id, ? AS user_id) AS k
                LEFT JOIN sessions AS s
                  ON s.chat_id = k.chat_id AND s.user_id = k.user_id AND s.updated_at >= ?
-               LEFT JOIN group_settings AS g ON g.chat_id = k.chat_id""",
-            (chat_id, user_id, self._cutoff()),
+               LEFT JOIN group_settings AS g ON g.chat_id = k.chat_id
+               LEFT JOIN checklists AS c
+                 ON c.chat_id = k.chat_id AND c.user_id = k.user_id AND c.updated_at >= ?""",
+            (chat_id, user_id, cutoff, cutoff),
         )
         assert row is not None  # the key row is always there
         where = f"chat={chat_id} user={user_id}"
@@ -334,6 +349,7 @@ class SessionStore:
             if row[2] is not None
             else None,
             group=GroupSettings(lang=_optional_str(row[3]), currency=_optional_str(row[4])),
+            checklist=_parse(ChecklistState, row[5], f"checklists {where}") if row[5] is not None else None,
         )
 
     async def get_last_vision(self, chat_id: int, user_id: int) -> VisionJob | None:
@@ -508,17 +524,22 @@ class SessionStore:
         return None if row is None or row[0] is None else int(row[0])
 
     async def mark_handled(self, bot_id: int, update_id: int) -> None:
-        """Remember an update as answered; committed before the update is confirmed to Telegram."""
-        now = self._clock()
+        """Remember an update as answered; returns once that is committed.
 
-        async def op(db: aiosqlite.Connection) -> None:
-            await db.execute(
-                """INSERT INTO handled_updates (bot_id, update_id, handled_at) VALUES (?, ?, ?)
-                   ON CONFLICT (bot_id, update_id) DO NOTHING""",
-                (bot_id, update_id, now),
-            )
-
-        await self._write(op, one_statement=True)
+        The mark rides in the next commit another write makes (a reply's session and keyboard, usually
+        the next question's), or, when none comes within MARK_RIDE_SECONDS, in a commit of its own: every
+        reply's mark its own commit was a flush to disk and ~0.6 ms of CPU per reply. All marks waiting
+        go in one statement (`executemany`), after the commit's other writes. The mark only matters for an
+        update Telegram delivers again after a crash, and a crash between an answer and its mark repeats
+        that one answer (bot/delivery.py: at least once, never lost); riding widens that window by at most
+        MARK_RIDE_SECONDS. `close` commits the marks still waiting."""
+        self._connection()  # a closed store refuses at once
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+        self._marks.append(((bot_id, update_id, self._clock()), done))
+        if self._mark_timer is None and not self._marks_due:
+            self._mark_timer = loop.call_later(MARK_RIDE_SECONDS, self._commit_marks)
+        await done
 
     # ------------------------------------------------------------------ privacy and expiry
 
@@ -640,8 +661,7 @@ class SessionStore:
         self._connection()  # a closed store refuses at once
         done: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         self._queued.append(_Write(op, done, one_statement))
-        if self._committing is None or self._committing.done():
-            self._committing = asyncio.ensure_future(self._commit_queued())
+        self._start_committing()
         result = await done
         if self._clock() - self._last_purge >= SECONDS_PER_DAY:
             # A daily purge without a scheduler: the first write of each day drops what expired.
@@ -651,23 +671,51 @@ class SessionStore:
                 logger.info("session store: purged %d expired rows", purged)
         return result
 
+    def _start_committing(self) -> None:
+        if self._committing is None or self._committing.done():
+            self._committing = asyncio.ensure_future(self._commit_queued())
+
+    def _commit_marks(self) -> None:
+        """The waiting handled-marks waited long enough (or the store closes): into the next commit now."""
+        self._mark_timer = None
+        if self._marks:
+            self._marks_due = True
+            self._start_committing()
+
+    def _take_marks(self) -> list[tuple[tuple[int, int, float], asyncio.Future[None]]]:
+        marks, self._marks, self._marks_due = self._marks, [], False
+        if self._mark_timer is not None:
+            self._mark_timer.cancel()
+            self._mark_timer = None
+        return marks
+
     async def _commit_queued(self) -> None:
         """Group commit: while one commit is on its way to disk new writes queue; they go together next.
-        Each write runs in a savepoint of its own, so one that fails does not undo the others."""
-        while self._queued:
+        Each write runs in a savepoint of its own, so one that fails does not undo the others; the
+        handled-marks waiting ride along (mark_handled), in one statement after them."""
+        while self._queued or self._marks_due:
             group, self._queued = self._queued, []
+            marks = self._take_marks()
+            rider = _marks_op([mark for mark, _ in marks]) if marks else None
+            writes = [*group, *(_Write(_no_op, done) for _, done in marks)]
             try:
-                if len(group) == 1 and group[0].one_statement:
+                if not group and len(marks) == 1:  # a lone statement commits by itself
+                    assert rider is not None
+                    outcomes = [await _run_alone(self._connection(), rider)]
+                elif len(group) == 1 and group[0].one_statement and rider is None:
                     outcomes = [await _run_alone(self._connection(), group[0].op)]
                 else:
-                    outcomes = await _commit_group(self._connection(), [w.op for w in group])
+                    outcomes = await _commit_group(self._connection(), [w.op for w in group], rider)
             except (sqlite3.Error, ValueError, StoreUnavailable) as exc:  # BEGIN or COMMIT failed: none saved
                 if not isinstance(exc, StoreUnavailable):
                     self._report_failure(exc, writing=True)
                 failure = exc if isinstance(exc, StoreUnavailable) else StoreUnavailable(_describe(exc))
-                for write in group:
+                for write in writes:
                     _settle(write.done, error=failure, cause=exc)
                 continue
+            if len(outcomes) < len(writes):  # the marks' one outcome stands for each of them
+                outcomes = [*outcomes, *[outcomes[-1]] * (len(writes) - len(outcomes))]
+            group = writes
             if any(error is None for _, error in outcomes):
                 self.commits += 1
             failed = False
@@ -726,11 +774,15 @@ async def _run_alone(db: aiosqlite.Connection, op: Op) -> tuple[Any, BaseExcepti
         return None, error
 
 
-async def _commit_group(db: aiosqlite.Connection, ops: list[Op]) -> list[tuple[Any, BaseException | None]]:
+async def _commit_group(
+    db: aiosqlite.Connection, ops: list[Op], rider: Op | None = None
+) -> list[tuple[Any, BaseException | None]]:
     """Every op between one BEGIN IMMEDIATE and COMMIT, each in a savepoint (an op that raises is rolled back
-    alone); (result, error) per op. A lone write needs no savepoint (two trips fewer): if it raises, the
-    whole transaction is its own and is rolled back. If BEGIN or COMMIT fails, everything is rolled back and
-    the error raised."""
+    alone); (result, error) per op, then the rider's when there is one. A lone write needs no savepoint (two
+    trips fewer): if it raises, the whole transaction is its own and is rolled back (the rider then goes
+    alone). The rider, one statement (the handled-marks), runs last with no savepoint: a statement that
+    fails is undone by SQLite itself, and one that took the transaction with it fails the commit. If BEGIN
+    or COMMIT fails, everything is rolled back and the error raised."""
     await db.execute("BEGIN IMMEDIATE")
     outcomes: list[tuple[Any, BaseException | None]] = []
     try:
@@ -739,9 +791,12 @@ async def _commit_group(db: aiosqlite.Connection, ops: list[Op]) -> list[tuple[A
                 value = await ops[0](db)
             except Exception as error:  # handed to that write's caller
                 await db.execute("ROLLBACK")
-                return [(None, error)]
+                return [(None, error)] + ([await _run_alone(db, rider)] if rider is not None else [])
+            outcomes.append((value, None))
+            if rider is not None:
+                outcomes.append(await _run_rider(db, rider))
             await db.execute("COMMIT")
-            return [(value, None)]
+            return outcomes
         for op in ops:
             await db.execute("SAVEPOINT one_write")
             try:
@@ -753,12 +808,39 @@ async def _commit_group(db: aiosqlite.Connection, ops: list[Op]) -> list[tuple[A
             else:
                 await db.execute("RELEASE one_write")
                 outcomes.append((value, None))
+        if rider is not None:
+            outcomes.append(await _run_rider(db, rider))
         await db.execute("COMMIT")
     except BaseException:
         with contextlib.suppress(sqlite3.Error, ValueError):  # "no transaction is active" is fine too
             await db.execute("ROLLBACK")
         raise
     return outcomes
+
+
+async def _run_rider(db: aiosqlite.Connection, rider: Op) -> tuple[Any, BaseException | None]:
+    """The rider inside the group's transaction; if its failure ended the transaction, the commit fails."""
+    outcome = await _run_alone(db, rider)
+    if outcome[1] is not None and not db.in_transaction:
+        raise outcome[1]
+    return outcome
+
+
+def _marks_op(marks: list[tuple[int, int, float]]) -> Op:
+    """Handled-marks as one statement."""
+
+    async def op(db: aiosqlite.Connection) -> None:
+        await db.executemany(
+            """INSERT INTO handled_updates (bot_id, update_id, handled_at) VALUES (?, ?, ?)
+               ON CONFLICT (bot_id, update_id) DO NOTHING""",
+            marks,
+        )
+
+    return op
+
+
+async def _no_op(db: aiosqlite.Connection) -> None:
+    """A mark's place among a commit's writes: its statement is the rider's."""
 
 
 def _settle(

@@ -168,14 +168,19 @@ class BotApiServer:
                 except ConnectionDroppedError:
                     writer.transport.abort()
                     break
+                # A refusal closes this connection after the answer: the answer says so (Connection: close),
+                # as a server that means to close does, so the client does not reuse it (a request written
+                # into it before the close reached the client would be lost without a way to tell).
+                refusing = self.fake.take_refusal()
                 head = (
                     f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}\r\n"
                     f"Server: fake-telegram\r\nContent-Type: application/json\r\n"
-                    f"Content-Length: {len(payload)}\r\nConnection: keep-alive\r\n\r\n"
+                    f"Content-Length: {len(payload)}\r\n"
+                    f"Connection: {'close' if refusing else 'keep-alive'}\r\n\r\n"
                 )
                 writer.write(head.encode("ascii") + payload)
                 await writer.drain()
-                if self.fake.take_refusal():
+                if refusing:
                     self._idle[writer] = reader
                     self.refuse_connections(answered=writer)
                     break

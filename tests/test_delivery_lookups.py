@@ -10,11 +10,13 @@ from types import SimpleNamespace
 from typing import Any, cast
 
 import pytest
+from botapi_server import ANN, BotHarness
 from telegram import Update
 
 from bot.delivery import AnyApplication, OnceOnlyUpdates
 from bot.session import STORE_KEY
-from bot.store import SessionStore, StoreUnavailable
+from bot.store import ChatMemory, SessionStore, StoreUnavailable
+from core.checklist import ChecklistState
 
 BOT_ID = 42
 
@@ -89,3 +91,30 @@ async def test_a_failing_one_statement_write_reports_the_store_down(tmp_path: Pa
     await store.set_lang(1, 1, "en")  # the next write succeeds: the store is back
     assert store.healthy and await store.get_lang(1, 1) == "en"
     await store.close()
+
+
+async def test_a_private_question_reads_the_chat_memory_once(running_bot: BotHarness) -> None:
+    """The checklist's handler reads this chat's memory to see whether a message answers a step, and the
+    question handler uses what it read (bot/session.py chat_memory): one trip to SQLite's thread, not two.
+    A follow-up still sees the previous question (the memory was read, not skipped)."""
+    store = running_bot.app.bot_data[STORE_KEY]
+    assert isinstance(store, SessionStore)
+    reads: list[str] = []
+    memory, checklist = store.get_chat_memory, store.get_checklist
+
+    async def counted_memory(chat_id: int, user_id: int) -> ChatMemory:
+        reads.append("memory")
+        return await memory(chat_id, user_id)
+
+    async def counted_checklist(chat_id: int, user_id: int) -> ChecklistState | None:
+        reads.append("checklist")
+        return await checklist(chat_id, user_id)
+
+    store.get_chat_memory = counted_memory  # type: ignore[method-assign]
+    store.get_checklist = counted_checklist  # type: ignore[method-assign]
+    await running_bot.say(ANN, ANN, "13b lora 4090")
+    assert reads == ["memory"]
+    reads.clear()
+    [reply] = await running_bot.say(ANN, ANN, "what about a 3090?")
+    assert reads == ["memory"]
+    assert "3090" in reply.text and "13" in reply.text, reply.text

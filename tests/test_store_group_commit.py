@@ -10,7 +10,7 @@ from pathlib import Path
 import aiosqlite
 import pytest
 
-from bot.store import SessionStore, StoreUnavailable
+from bot.store import MARK_RIDE_SECONDS, SessionStore, StoreUnavailable
 
 
 async def test_concurrent_writes_share_commits_and_each_is_on_disk_when_it_returns(tmp_path: Path) -> None:
@@ -85,3 +85,65 @@ def test_the_store_uses_only_aiosqlites_public_api() -> None:
     source = (Path(__file__).parent.parent / "bot" / "store.py").read_text(encoding="utf-8")
     for private in ("._execute", "._conn", "._connection", "._tx", "._thread"):
         assert private not in source.replace("self._connection", ""), private
+
+
+def _marked_on_disk(path: Path) -> list[int]:
+    other = sqlite3.connect(path)
+    try:
+        return [row[0] for row in other.execute("SELECT update_id FROM handled_updates ORDER BY update_id")]
+    finally:
+        other.close()
+
+
+async def test_a_handled_mark_rides_in_the_next_commit_and_is_on_disk_when_it_returns(tmp_path: Path) -> None:
+    """A reply's handled-mark does not cost a flush of its own when another write comes within
+    MARK_RIDE_SECONDS: it is committed with that write (bot/store.py, mark_handled)."""
+    store = await SessionStore.open(tmp_path / "s.db")
+    before = store.commits
+    mark = asyncio.ensure_future(store.mark_handled(1, 41))
+    await asyncio.sleep(0)  # the mark waits for a commit to ride in
+    assert _marked_on_disk(tmp_path / "s.db") == []
+    await store.set_lang(5, 5, "zh")  # the next question's write: the mark goes with it
+    await mark
+    assert store.commits - before == 1
+    assert _marked_on_disk(tmp_path / "s.db") == [41]
+    assert await store.was_handled(1, 41) and await store.get_lang(5, 5) == "zh"
+    await store.close()
+
+
+async def test_a_handled_mark_alone_is_committed_after_its_wait(tmp_path: Path) -> None:
+    store = await SessionStore.open(tmp_path / "s.db")
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    await asyncio.gather(store.mark_handled(1, 7), store.mark_handled(1, 8))
+    assert loop.time() - started >= MARK_RIDE_SECONDS * 0.9  # it waited for a ride, none came
+    assert _marked_on_disk(tmp_path / "s.db") == [7, 8]
+    await store.close()
+
+
+async def test_close_commits_the_handled_marks_still_waiting(tmp_path: Path) -> None:
+    store = await SessionStore.open(tmp_path / "s.db")
+    marks = [asyncio.ensure_future(store.mark_handled(1, n)) for n in (3, 4, 5)]
+    await asyncio.sleep(0)
+    await store.close()
+    await asyncio.gather(*marks)
+    assert _marked_on_disk(tmp_path / "s.db") == [3, 4, 5]
+    with pytest.raises(StoreUnavailable):
+        await store.mark_handled(1, 6)
+
+
+async def test_a_failing_write_beside_riding_marks_undoes_only_itself(tmp_path: Path) -> None:
+    store = await SessionStore.open(tmp_path / "s.db")
+
+    async def broken(db: aiosqlite.Connection) -> None:
+        await db.execute("INSERT INTO sessions (chat_id, user_id, lang, updated_at) VALUES (7, 7, 'en', 0)")
+        await db.execute("INSERT INTO no_such_table VALUES (1)")
+
+    mark = asyncio.ensure_future(store.mark_handled(1, 9))
+    await asyncio.sleep(0)
+    with pytest.raises(StoreUnavailable):
+        await store._write(broken)
+    await mark  # committed all the same
+    assert _marked_on_disk(tmp_path / "s.db") == [9]
+    assert await store.get_lang(7, 7) is None
+    await store.close()
