@@ -383,17 +383,19 @@ _NODES = _c(
 # '2x8 H100', '4×8 A100': nodes × cards per node, written as one product before the card
 _NODES_PRODUCT = _c(rf"(?<![a-z0-9.])(\d{{1,4}})\s*[x×*]\s*(\d{{1,2}})\s*(?:x|×)?\s*(?:{_M}|gpus?|cards?)")
 _NODE_WORD = r"(?:台|nodes?|machines?|servers?|boxes|hosts?)(?:\s*(?:机器|服务器|节点|主机))?(?![a-z])"
-# 'two 8x4090 servers', 'two 8-GPU H100 nodes', '2x 8-gpu 4090 boxes': nodes, then the cards in each, then the word
+# 'two 8x4090 servers', 'two 8-GPU H100 nodes', '2x 8-gpu 4090 boxes': nodes, the cards in each, the word
 _NODES_OF_CARDS = _c(
-    rf"(?<![a-z0-9.])(\d{{1,4}}|{_EN_NUM})\s*(?:x|×|\*)?\s+(\d{{1,2}})\s*(?:-|x|×|\*)?\s*(?:gpus?|cards?|卡)?\s*-?\s*"
-    rf"{_M}?\s*{_NODE_WORD}"
+    rf"(?<![a-z0-9.])(\d{{1,4}}|{_EN_NUM})\s*(?:x|×|\*)?\s+(\d{{1,2}})\s*(?:-|x|×|\*)?\s*"
+    rf"(?:gpus?|cards?|卡)?\s*-?\s*{_M}?\s*{_NODE_WORD}"
 )
-# A count of nodes said apart from the cards in each: '8卡4090 两台', '8张4090 两台机器', '8 H100s per node, 2 nodes'
+# A count of nodes said apart from the cards in each: '8卡4090 两台', '8张4090 两台机器', '8 H100s per node,
+# 2 nodes'
 _NODE_COUNT = _c(rf"(?<![a-z0-9.])(\d{{1,4}}|{_EN_NUM})\s*{_NODE_WORD}")
 # ... and the cards counted in all rather than per node: '16 H100 across 2 nodes', '两台机器共16张卡'
 _CARDS_IN_ALL = _c(r"across|spread|in\s+total|total|altogether|共|总共|一共|合计|分布|分在|分到")
 _PER_NODE = _c(r"每台|每个节点|每节点|各|each|per\s+(?:node|server|machine|box|host)")
-_ALL_BEFORE_NODES = _c(r"(?:共|总共|一共|合计|in\s+total|total)\s*$")  # '共两台': two machines in all, not the cards
+# '共两台': two machines in all, not the cards in all
+_ALL_BEFORE_NODES = _c(r"(?:共|总共|一共|合计|in\s+total|total)\s*$")
 
 
 # The network between nodes, when the question names it: plain Ethernet ('100G Ethernet', '以太网', '万兆',
@@ -444,10 +446,9 @@ def _read_counts(text: str, ex: Extraction) -> None:
         machines = EN_NUMBERS.get(apart.group(1)) or int(apart.group(1))
         rest = text[: apart.start()] + " " * (apart.end() - apart.start()) + text[apart.end() :]
         per_node = _first_count(rest) if machines > 1 else None
-        said_of_nodes = _ALL_BEFORE_NODES.search(text[: apart.start()])
-        in_all = not _PER_NODE.search(text) and bool(
-            _CARDS_IN_ALL.search(rest[: said_of_nodes.start()] + rest[apart.start() :] if said_of_nodes else rest)
-        )
+        of_nodes = _ALL_BEFORE_NODES.search(text[: apart.start()])
+        total_said = rest[: of_nodes.start()] + rest[apart.start() :] if of_nodes else rest
+        in_all = not _PER_NODE.search(text) and bool(_CARDS_IN_ALL.search(total_said))
         if per_node is not None and _set_nodes(ex, machines, per_node, in_all=in_all):
             return
     added = _ADD_CARDS.search(text)
@@ -477,9 +478,9 @@ def _first_count(text: str) -> int | None:
 
 
 def _set_nodes(ex: Extraction, machines: int, cards: int, *, in_all: bool = False) -> bool:
-    """Machines and a card count as the cards and nodes asked: '两台八卡' is 2 × 8; '8机64卡' and '16 H100 across
-    2 nodes' count the cards in all (a count past one node, divisible by the machines, or said as a total).
-    False when the two make no cluster gpufit can answer."""
+    """Machines and a card count as the cards and nodes asked: '两台八卡' is 2 × 8; '8机64卡' and '16 H100
+    across 2 nodes' count the cards in all (a count past one node, divisible by the machines, or said as a
+    total). False when the two make no cluster gpufit can answer."""
     if in_all or (cards > 8 and cards % machines == 0 and cards // machines <= 8):
         total = cards
     else:
@@ -832,6 +833,26 @@ def _with_vram_word(text: str, start: int, end: int) -> int:
     return after.end() if after and _SIZED_CARD.search(text[start:end]) else end
 
 
+# A memory size written beside a card name: 'rtx 5060 ti 16g', '5060ti 16gb显存', 'rtx 5060 ti (16 GB)',
+# 'rtx 5060 ti with 16gb', '16GB RTX 5060 Ti'
+_MEMORY_AFTER_CARD = _c(
+    r"^\s*(?:with\s+|w/\s*|,\s*|，\s*|\(\s*|（\s*|-\s*)?\d{1,3}\s*(?:gb|gib|g)(?![a-z0-9])"
+)
+_MEMORY_BEFORE_CARD = _c(r"(?<![a-z0-9.])\d{1,3}\s*(?:gb|gib|g)\s*(?:的|显存的?)?\s*$")
+
+
+def _unlisted_with_memory(
+    text: str, unknown: list[Rejected], spans: list[tuple[int, int]]
+) -> Rejected | None:
+    """The one card the catalogue lacks that the message names with a memory size right beside it, if so:
+    its memory is the question's card (the rejection is dropped once that memory is read)."""
+    if len(unknown) != 1 or len(spans) != 1:
+        return None
+    start, end = spans[0]
+    after, before = text[end : end + 16], text[max(0, start - 12) : start]
+    return unknown[0] if _MEMORY_AFTER_CARD.search(after) or _MEMORY_BEFORE_CARD.search(before) else None
+
+
 def extract(text: str) -> Extraction:
     """All stated fields of one normalized message."""
     ex = Extraction()
@@ -851,6 +872,7 @@ def extract(text: str) -> Extraction:
     ex.card_counts = _counts_before_cards(text, ex.cards)
     text = mask(text, [(c.start, _with_vram_word(text, c.start, c.end)) for c in ex.cards], CARD_MARK)
     unknown_cards, spans = read_unknown_cards(text)
+    unlisted = _unlisted_with_memory(text, unknown_cards, spans) if not ex.cards else None
     ex.rejected += unknown_cards
     text = mask(text, spans, CARD_MARK)
     text = read_jobs(text, ex.fields)
@@ -865,6 +887,10 @@ def extract(text: str) -> Extraction:
     if ex.cards:
         ex.fields.pop("card_memory_bytes", None)
         ex.fields["card"] = ex.cards[0].card_id
+    elif unlisted is not None and "card_memory_bytes" in ex.fields:
+        # 'rtx 5060 ti 16g': a card the catalogue lacks, with its memory said: answered for that memory
+        ex.rejected.remove(unlisted)
+        ex.fields["card_name"] = unlisted.typed
     text = _read_sizes(text, ex)
     if not ex.has_model:
         ex.family_only = find_family_only(text)
