@@ -151,6 +151,7 @@ HELD_OUT_TABLE = "speed_heldout"  # speed_heldout.csv + speed_heldout_sources.to
 HELD_OUT_2_TABLE = "speed_heldout2"  # a second held-out set, recorded before it was predicted
 HELD_OUT_3_TABLE = "speed_heldout3"  # a third (serving): recorded and committed before it was predicted
 HELD_OUT_4_TABLE = "speed_heldout4"  # a fourth (vLLM ROCm, SGLang, llama.cpp): committed before predicted
+HELD_OUT_5_TABLE = "speed_heldout5"  # a fifth (SGLang and vLLM serving on A100, H100, H200): the same
 # speed_heldout_training.csv + its sources: training figures recorded before the training terms were built
 TRAINING_HELD_OUT_TABLE = "speed_heldout_training"
 # speed_heldout_training3.csv + its sources: a third training set (v3), recorded before it was predicted
@@ -163,6 +164,7 @@ TABLES = (
     HELD_OUT_2_TABLE,
     HELD_OUT_3_TABLE,
     HELD_OUT_4_TABLE,
+    HELD_OUT_5_TABLE,
     TRAINING_HELD_OUT_TABLE,
     TRAINING_HELD_OUT_3_TABLE,
     TRAINING_HELD_OUT_4_TABLE,
