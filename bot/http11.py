@@ -12,7 +12,8 @@ in time), `WriteError` / `WriteTimeout` (the request was not completely written)
 and `RemoteProtocolError` (written, the answer missing or broken: Telegram may have executed it). TLS is
 verified against certifi's bundle, as httpx does. An idle connection the server closed is seen closed by the
 event loop before it is reused (no request is written into a dead connection it knows of); idle ones expire
-after `keepalive_expiry` seconds, as in httpx.
+after `keepalive_expiry` seconds, as in httpx; and a 5xx answer that closes its connection retires the idle
+ones beside it (`_drop_idle`).
 
 bot/transport.py uses it only where httpx would add nothing: no proxy (neither given nor in the environment)
 and no custom httpx transport (the tests' mock transports keep going through httpx).
@@ -32,6 +33,7 @@ import certifi
 import httpx
 
 KEEPALIVE_EXPIRY = 5.0  # httpx's default
+GATEWAY_FAILURE = 500  # an answer at or above it that closes its connection retires the idle ones too
 MAX_HEADER_BYTES = 64 * 1024
 
 
@@ -134,9 +136,19 @@ class Http11Pool:
                 self._idle.append(connection)
             else:
                 connection.close()
+                if status >= GATEWAY_FAILURE:
+                    self._drop_idle()
             return status, answer
         finally:
             self._slots.release()
+
+    def _drop_idle(self) -> None:
+        """A server error that closed its connection (a gateway whose backend went away) says the same of
+        the connections that were idle beside it: each would take a request only to answer it the same way,
+        and the caller's retries would be spent on them one by one (bot/transport.py allows four). So they
+        are closed, and the retry goes out on a new connection, to whatever now answers there."""
+        while self._idle:
+            self._idle.popleft().close()
 
     async def aclose(self) -> None:
         self._closed = True

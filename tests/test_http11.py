@@ -131,6 +131,39 @@ async def test_a_connection_the_server_closed_while_idle_is_not_reused() -> None
     assert len(connections) == 2
 
 
+async def test_a_gateway_error_that_closes_its_connection_retires_the_idle_ones_beside_it() -> None:
+    """A gateway whose backend went away answers 502 and closes, on every connection kept to it
+    (tests/botapi_server.py's draining connections do so after a refused one). The idle connections beside
+    the one that said so are not tried one by one (each would spend one of the caller's retries on the same
+    502): the next request goes out on a new connection."""
+    gone = asyncio.Event()
+    served_ok: list[int] = []
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        opened_before_gone = not gone.is_set()
+        while True:
+            await read_request(reader)
+            if opened_before_gone and gone.is_set():
+                writer.write(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 3\r\nConnection: close\r\n\r\nbad")
+                await writer.drain()
+                return
+            await asyncio.sleep(0.05)  # slow enough that the three requests below each open a connection
+            served_ok.append(1)
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            await writer.drain()
+
+    async with serving(handler) as (origin, connections):
+        pool = Http11Pool(origin, max_connections=4)
+        three = [pool.request("POST", origin + "/x", {}, b"", QUICK) for _ in range(3)]
+        assert await asyncio.gather(*three) == [(200, b"ok")] * 3
+        assert len(connections) == 3  # three idle in the pool now
+        gone.set()
+        assert await pool.request("POST", origin + "/x", {}, b"", QUICK) == (502, b"bad")
+        assert await pool.request("POST", origin + "/x", {}, b"", QUICK) == (200, b"ok")
+        await pool.aclose()
+    assert len(connections) == 4  # the retry's new one; the two other idle ones were never tried
+
+
 async def test_refused_connection_is_connect_error() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

@@ -158,6 +158,9 @@ TRAINING_HELD_OUT_TABLE = "speed_heldout_training"
 TRAINING_HELD_OUT_3_TABLE = "speed_heldout_training3"
 # speed_heldout_training4.csv + its sources: a fourth training set (v4), committed before it was predicted
 TRAINING_HELD_OUT_4_TABLE = "speed_heldout_training4"
+# speed_heldout_training5.csv + its sources: a fifth training set (v5: LoRA / QLoRA on rented cards),
+# committed before it was predicted
+TRAINING_HELD_OUT_5_TABLE = "speed_heldout_training5"
 TABLES = (
     FITTED_TABLE,
     HELD_OUT_TABLE,
@@ -168,6 +171,7 @@ TABLES = (
     TRAINING_HELD_OUT_TABLE,
     TRAINING_HELD_OUT_3_TABLE,
     TRAINING_HELD_OUT_4_TABLE,
+    TRAINING_HELD_OUT_5_TABLE,
 )
 
 
@@ -353,6 +357,11 @@ def _data_parallel_bytes(
 _SELECTIVE_OP_AC = re.compile(r"selective (op )?ac\b|per-op|selective op", re.IGNORECASE)
 
 
+# An optimizer kept (or paged) in host memory: "CPU offload of the optimizer", "counted as an optimizer
+# offload"; not "no CPU offload" nor activation offloading, which leave the optimizer step on the card
+_OPTIMIZER_OFFLOAD = re.compile(r"offload of the optimizer|optimizer offload", re.IGNORECASE)
+
+
 def prepare(figure: PublishedFigure) -> PreparedFigure:
     c = load_speed_constants()  # only the runtimes' structural flags (tensor parallel or not), none fitted
     catalog = load_catalog()
@@ -398,7 +407,7 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
             moe_layers=model.moe_layers if model.is_moe else 0,
             expert_width=model.moe_intermediate if model.is_moe else 0,
             expert_flops_share=expert_share(model),
-            cpu_offload="offload" in figure.note.lower(),
+            cpu_offload=bool(_OPTIMIZER_OFFLOAD.search(figure.note)),
             power_limit_w=source.power_limit_w,
             dequantised_params=result.params / ranks if method is Method.QLORA else 0.0,
             communication_bytes=node_bytes,
