@@ -204,6 +204,8 @@ def assumptions(est: Estimate, stated: Query) -> list[tuple[str, AssumedValue]]:
             continue
         if name == "lora_rank" and filled.method not in (Method.LORA, Method.QLORA):
             continue
+        if name == "method" and filled.task is Task.PRETRAIN and value is Method.FULL:
+            continue  # pretraining trains every weight: no "full fine-tune" assumed
         if name == "gpus" and not (filled.card or filled.card_memory_bytes):
             continue
         if name == "zero_stage" and (filled.gpus or 1) == 1:

@@ -853,9 +853,16 @@ def _unlisted_with_memory(
     return unknown[0] if _MEMORY_AFTER_CARD.search(after) or _MEMORY_BEFORE_CARD.search(before) else None
 
 
+def _not_a_vision_job(text: str, ex: Extraction) -> bool:
+    from core.parser.vision import find_vision_model
+
+    return ex.has_model or find_vision_model(text) is None
+
+
 def extract(text: str) -> Extraction:
     """All stated fields of one normalized message."""
     ex = Extraction()
+    said = text
     text = _read_network(text, ex)  # before the sizes: '100G Ethernet' is the network's speed, no memory size
     text = _read_repo_id(text, ex)
     # runtime names are no model names ('llama-factory qwen2.5 32b' names Qwen2.5 32B, not a Llama)
@@ -887,8 +894,9 @@ def extract(text: str) -> Extraction:
     if ex.cards:
         ex.fields.pop("card_memory_bytes", None)
         ex.fields["card"] = ex.cards[0].card_id
-    elif unlisted is not None and "card_memory_bytes" in ex.fields:
-        # 'rtx 5060 ti 16g': a card the catalogue lacks, with its memory said: answered for that memory
+    elif unlisted is not None and "card_memory_bytes" in ex.fields and _not_a_vision_job(said, ex):
+        # 'rtx 5060 ti 16g': a card the catalogue lacks, with its memory said: answered for that memory (a
+        # language-model job; vision answers cannot name such a card yet, so there it stays rejected)
         ex.rejected.remove(unlisted)
         ex.fields["card_name"] = unlisted.typed
     text = _read_sizes(text, ex)
