@@ -9,11 +9,12 @@ rented in the user's market).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import lru_cache
 from itertools import groupby
 
 from core.advisor.shared import card_price
 from core.assessment import verdict_for_count
-from core.catalog import Card, load_catalog
+from core.catalog import Card, Catalog, load_catalog
 from core.cost import CardPrice
 from core.estimator import Fit, estimate, short_of
 from core.query import Currency, Precision, Query
@@ -29,6 +30,19 @@ def _sizes_above(floor_bytes: float, keep: dict[str, bool] | None = None) -> Ite
         yield list(same_size)
 
 
+@lru_cache(maxsize=256)
+def _bigger_of_kind(
+    catalog: Catalog, vendor: str, memory_bytes: int, bf16: bool
+) -> tuple[tuple[Card, ...], ...]:
+    """The sizes `bigger_card` tries, smallest first: the catalog's cards with more memory than
+    `memory_bytes` of the vendor, none without bf16 for a bf16 job. A function of the catalog alone, made
+    once per card (the fixes search asks it for every job that does not fit)."""
+    keep = {
+        other.id: other.vendor == vendor and not (bf16 and other.bf16_tflops == 0) for other in catalog.cards
+    }
+    return tuple(tuple(same_size) for same_size in _sizes_above(memory_bytes, keep))
+
+
 def bigger_card(query: Query, card: Card, count: int, currency: Currency) -> Card | None:
     """The smallest card with more memory on which the job fits, cheapest first among equals.
 
@@ -36,12 +50,8 @@ def bigger_card(query: Query, card: Card, count: int, currency: Currency) -> Car
     change). Tried from the smallest memory up, stopping after the first size on which something fits: a job
     that fits a 32 GB card is not estimated on the forty cards above it.
     """
-    keep = {
-        other.id: other.vendor == card.vendor
-        and not (query.precision in (None, Precision.BF16) and other.bf16_tflops == 0)
-        for other in load_catalog().cards
-    }
-    for same_size in _sizes_above(card.memory_bytes, keep):
+    bf16 = query.precision in (None, Precision.BF16)
+    for same_size in _bigger_of_kind(load_catalog(), card.vendor, card.memory_bytes, bf16):
         fitting: list[tuple[float, Card]] = []
         for other in same_size:
             if short_of(query, other, count):

@@ -12,6 +12,7 @@ from core.advisor.shared import card_price, speed_value, stated_only
 from core.assessment import verdict_for_count
 from core.catalog import Card, load_catalog
 from core.cost import (
+    PriceBook,
     currency_for,
     price_book_in_force,
 )
@@ -206,6 +207,7 @@ def fixes(query: Query, *, currency: Currency | None = None) -> list[Fix]:
 def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix, ...]:
     catalog = load_catalog()
     money = currency_for(query.currency, None) if currency is None else currency
+    book = _book if isinstance(_book, PriceBook) else None  # None: card_price reads the one in force
     baseline = estimate(query)
     if not baseline.query.card or baseline.query.card not in catalog.by_id:
         return ()
@@ -235,7 +237,7 @@ def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix,
         if verdict is None or verdict.fits is Fit.NO:
             return None
         speed = speed_value(result, on, n)
-        price = card_price(on.id, money, None, query.platform)
+        price = card_price(on.id, money, book, query.platform)
         quality = max((FIX_SPECS[c].quality for c in changes), key=lambda q: QUALITY_RANK.get(q, 1))
         speed_cost = FIX_SPECS[kind].speed
         if kind is FixKind.MORE_CARDS and not on.has_nvlink:
