@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import inspect
 import os
 import subprocess
 import sys
@@ -50,10 +51,13 @@ def proc_status() -> dict[str, int]:
 
 
 def question_caches() -> list[Any]:
-    """Bounded caches (`lru_cache(maxsize=N)`) in loaded core modules: they hold per-question results.
+    """Bounded caches (`lru_cache(maxsize=N)`) in loaded core modules that remember results for a question's
+    inputs: cleared, a question is new to the process again.
 
-    Unbounded `@cache` functions are the data loaders (catalog, registry, templates), kept warm on purpose:
-    a running bot has them loaded, but it has not necessarily seen a given question before.
+    Left warm, as a running bot has them: the data loaders, unbounded (`@cache`: catalog, registry,
+    templates) or `lru_cache(maxsize=1)` without parameters (load_runtimes, load_job_constants): they read
+    a table once per process, whatever is asked, so clearing them between questions would charge each
+    answer a reload that a real bot never pays.
     """
     found = []
     for name, module in list(sys.modules.items()):
@@ -65,10 +69,16 @@ def question_caches() -> list[Any]:
                 isinstance(value, functools._lru_cache_wrapper)
                 and info is not None
                 and info().maxsize is not None
+                and _takes_inputs(value)
                 and value not in found
             ):
                 found.append(value)
     return found
+
+
+def _takes_inputs(cached: Any) -> bool:
+    """Whether a cached function has parameters (a loader has none: it remembers one table, not answers)."""
+    return bool(inspect.signature(cached.__wrapped__).parameters)
 
 
 def clear_question_caches() -> int:

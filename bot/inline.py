@@ -62,13 +62,13 @@ async def inline_query(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     # context: Telegram may show the result to anyone who types the same text.
     lookup = context.bot_data.get(HUB_LOOKUP_KEY)
     if text:
-        reply = await asyncio.to_thread(answer_message, text, NO_CONTEXT, lookup=lookup)
+        reply = await asyncio.to_thread(answer_message, text, NO_CONTEXT, lookup=lookup, compact=True)
         results = [article(reply, text, bot_username)]
     else:
         lang = session.ui_lang(None, query.from_user)
         asked = examples(lang)[:EXAMPLE_RESULTS]
         replies = await asyncio.to_thread(
-            lambda: [answer_message(q, ChatContext(lang=lang), lookup=lookup) for q in asked]
+            lambda: [answer_message(q, ChatContext(lang=lang), lookup=lookup, compact=True) for q in asked]
         )
         results = [article(reply, q, bot_username) for reply, q in zip(replies, asked, strict=True)]
     await query.answer(results, cache_time=CACHE_SECONDS, is_personal=not text)

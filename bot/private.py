@@ -72,9 +72,10 @@ async def ask(update: Update, context: ContextTypes.DEFAULT_TYPE, question: str)
     inputs = await chat_context(update, context)
     # A model the registry lacks is looked up on the Hub (I/O, a few seconds at most): in a worker thread.
     lookup = context.bot_data.get(HUB_LOOKUP_KEY)
-    reply = await asyncio.to_thread(answer_message, question, inputs, lookup=lookup)
+    group = in_group(update)
+    reply = await asyncio.to_thread(answer_message, question, inputs, lookup=lookup, compact=group)
     # remembered for the next message and the buttons' query stored in one commit, before it is sent
-    await send_answer(update, context, reply, compact=in_group(update), remember_for=user_id)
+    await send_answer(update, context, reply, compact=group, remember_for=user_id)
 
 
 async def remember(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int, reply: Answer) -> None:
@@ -133,7 +134,10 @@ async def help_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
         update,
         context,
         reply.model_copy(
-            update={"html": f"{reply.html}\n\n{commands}", "compact_html": f"{reply.html}\n\n{commands}"}
+            update={
+                "html": f"{reply.html}\n\n{commands}",
+                "compact": reply.compact.with_html(lambda _: f"{reply.html}\n\n{commands}"),
+            }
         ),
         compact=False,
     )

@@ -134,7 +134,7 @@ def test_error_and_estimate_views_typed(monkeypatch: pytest.MonkeyPatch) -> None
 
     monkeypatch.setattr(common, "render", recording)
     monkeypatch.setattr(estimate_view, "render", recording)
-    error_answer("zh", "internal")
+    assert error_answer("zh", "internal").compact_html  # read, so rendered (its compact form is lazy)
     estimate_view.render_estimate(estimate(Query(model="llama-3.1-8b", card="rtx-4090")))
     assert len(contexts) >= 3
     for data in contexts:

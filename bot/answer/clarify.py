@@ -6,7 +6,7 @@ import logging
 
 from bot.answer.buttons import button
 from bot.answer.common import pack, registry_label
-from bot.answer.model import SUGGESTED_MODELS, SUGGESTED_SIZE_B, Answer, Lang
+from bot.answer.model import SUGGESTED_MODELS, SUGGESTED_SIZE_B, Answer, CompactForm, Lang
 from bot.answer.views import ClarifyView, ErrorView, RejectedAnswerView, RejectedView, UnknownNameView
 from bot.render import fmt_card_name
 from core.answer_kind import AnswerKind
@@ -118,7 +118,5 @@ def error_answer(lang: Lang, code: str, *, query: Query | None = None) -> Answer
             query=query,
             filled_query=None,
             html=text,
-            compact_html=text,
-            summary=text,
-            title=text,
+            compact=CompactForm.of(text, title=text, summary=text),
         )

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any, cast
 
-from bot.answer.model import CHART_ACTION, Answer, Button, Kind, Lang
+from bot.answer.model import CHART_ACTION, Answer, Button, CompactForm, Kind, Lang
 from bot.answer.views import View
 from bot.charts.spec import ChartSpec
 from bot.render import (
@@ -53,28 +53,36 @@ def pack(
         html = render(template, lang, compact=False, short=True, v=view)
     if utf16_len(html) > TELEGRAM_LIMIT:
         html = split_message(html, TELEGRAM_LIMIT)[0]
-    if compact_template:
-        compact = render(compact_template, lang, compact=True, short=True, v=view)
-    else:
-        compact = render(template, lang, compact=True, short=True, v=view)
-    if utf16_len(compact) > TELEGRAM_LIMIT:
-        compact = split_message(compact, TELEGRAM_LIMIT)[0]
-    lines = [line.strip() for line in plain_text(compact).splitlines() if line.strip()]
-    title = lines[0] if lines else str(kind)
-    summary = " ".join(lines[1:]) if len(lines) > 1 else title
+    compact_name = compact_template or template
     return Answer(
         kind=AnswerKind(kind),
         lang=lang,
         query=query,
         filled_query=filled,
         html=html,
-        compact_html=compact,
-        title=title[:256],
-        summary=summary[:512],
+        compact=CompactForm(
+            lambda: _compact_form(kind, lang, compact_name, view), lambda: _with_heading(kind, html)
+        ),
         buttons=[*(buttons or []), *([[chart_button(lang)]] if chart is not None else [])],
         facts=dict(facts or {}),
         chart=chart,
     )
+
+
+def _compact_form(kind: Kind | str, lang: Lang, template: str, view: View) -> tuple[str, str, str]:
+    """The compact form kept inside Telegram's limit, with its title and summary (see CompactForm)."""
+    compact = render(template, lang, compact=True, short=True, v=view)
+    if utf16_len(compact) > TELEGRAM_LIMIT:
+        compact = split_message(compact, TELEGRAM_LIMIT)[0]
+    return _with_heading(kind, compact)
+
+
+def _with_heading(kind: Kind | str, compact: str) -> tuple[str, str, str]:
+    """(HTML, title, summary): the title is the first line, the summary the other lines in one."""
+    lines = [line.strip() for line in plain_text(compact).splitlines() if line.strip()]
+    title = lines[0] if lines else str(kind)
+    summary = " ".join(lines[1:]) if len(lines) > 1 else title
+    return compact, title[:256], summary[:512]
 
 
 def chart_button(lang: Lang) -> Button:

@@ -116,7 +116,7 @@ def _with_note(reply: Answer, lang: Lang, result: LookupResult) -> Answer:
     return reply.model_copy(
         update={
             "html": f"{note}\n\n{reply.html}",
-            "compact_html": f"{note}\n{reply.compact_html}",
+            "compact": reply.compact.with_html(lambda compact: f"{note}\n{compact}"),
             "facts": facts,
         }
     )

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple, TypedDict
+import logging
+from collections.abc import Callable
+from typing import Any, Literal, NamedTuple, TypedDict
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
+from pydantic_core import core_schema
 
 from bot.charts.spec import ChartSpec
 from bot.render import (
@@ -16,6 +19,8 @@ from core.report import query_json as contract_query_json
 from core.report import with_params_b
 from core.vision.job import VisionJob
 from core.vision.result import VisionQuery
+
+log = logging.getLogger(__name__)
 
 Kind = AnswerKind  # one enum for the kind of answer, shared with the parser and the query
 Lang = Literal["en", "zh"]
@@ -56,6 +61,75 @@ class AnswerJson(TypedDict):
     answer: dict[str, object]
 
 
+Rendered = tuple[str, str, str]  # a compact form: (HTML, title, summary)
+
+
+class CompactForm:
+    """An answer's compact form (groups, inline results) and the title and summary read from it, rendered
+    the first time one of them is read.
+
+    Private chats never send the compact form, and rendering it (a second template, then its plain text for
+    the title) cost about a fifth of an answer's rendering; so an answer carries how to render it, and the
+    entry points that send it (groups, inline mode) read it in their worker thread (`answer_message(...,
+    compact=True)`). Once rendered it is kept: answers are cached and shared between threads, and two
+    threads rendering it at once only render the same text twice. A form that fails to render falls back to
+    the answer's full form (logged), never an error at sending time."""
+
+    __slots__ = ("_done", "_fallback", "_make")
+
+    def __init__(self, make: Callable[[], Rendered], fallback: Callable[[], Rendered] | None = None) -> None:
+        self._make: Callable[[], Rendered] | None = make
+        self._fallback = fallback
+        self._done: Rendered | None = None
+
+    @classmethod
+    def of(cls, html: str, title: str, summary: str) -> CompactForm:
+        """A form already rendered."""
+        form = cls(lambda: (html, title, summary))
+        form.rendered()
+        return form
+
+    def rendered(self) -> Rendered:
+        """(compact HTML, title, summary), rendered now if not yet."""
+        done = self._done
+        if done is None:
+            make = self._make
+            assert make is not None
+            try:
+                done = make()
+            except Exception:
+                if self._fallback is None:
+                    raise
+                log.exception("rendering the compact form failed; the full form stands in")
+                done = self._fallback()
+            self._done, self._make, self._fallback = done, None, None  # the view it rendered is let go
+        return done
+
+    @property
+    def html(self) -> str:
+        return self.rendered()[0]
+
+    def with_html(self, change: Callable[[str], str]) -> CompactForm:
+        """The same form with its HTML changed (a note above it), title and summary kept; still lazy."""
+        return CompactForm(lambda: (change(self.html), *self.rendered()[1:]))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CompactForm) and self.rendered() == other.rendered()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"CompactForm({self._done!r})" if self._done is not None else "CompactForm(<not rendered>)"
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        """Validated as itself; dumped as [compact HTML, title, summary]."""
+        dump = core_schema.plain_serializer_function_ser_schema(lambda form: list(form.rendered()))
+        return core_schema.is_instance_schema(cls, serialization=dump)
+
+
 class Answer(BaseModel):
     """One reply, ready to send; frozen because answers are cached and shared."""
 
@@ -66,9 +140,7 @@ class Answer(BaseModel):
     query: Query | None = None
     filled_query: Query | None = None
     html: str
-    compact_html: str
-    summary: str
-    title: str
+    compact: CompactForm = Field(description="the compact form, its title and summary (rendered when read)")
     buttons: list[list[Button]] = Field(default_factory=list)
     facts: dict[str, object] = Field(
         default_factory=dict, description="the kind's facts, dumped (JSON-ready) from core's typed results"
@@ -78,6 +150,21 @@ class Answer(BaseModel):
         default=None, description="what was understood of a question that is not a Query (a vision job)"
     )
     chart: ChartSpec | None = Field(default=None, description="the figures to draw (the '📊 Chart' button)")
+
+    @property
+    def compact_html(self) -> str:
+        """The compact form (groups, inline results): the verdict and the few lines that carry it."""
+        return self.compact.rendered()[0]
+
+    @property
+    def title(self) -> str:
+        """The compact form's first line (an inline result's title)."""
+        return self.compact.rendered()[1]
+
+    @property
+    def summary(self) -> str:
+        """The compact form's other lines in one (an inline result's description)."""
+        return self.compact.rendered()[2]
 
     def to_json(self) -> AnswerJson:
         """`gpufit ask --json`: what was understood (the `gpufit estimate --json` query, or a vision job's)

@@ -57,10 +57,19 @@ NO_CONTEXT = ChatContext()
 
 
 def answer_message(
-    text: str, context: ChatContext = NO_CONTEXT, *, lookup: HubLookup | None = None
+    text: str, context: ChatContext = NO_CONTEXT, *, lookup: HubLookup | None = None, compact: bool = False
 ) -> Answer:
     """Answer one message in its chat's context; with `lookup`, models the registry lacks are looked up on
-    the Hub first (blocking I/O: off the event loop). Never raises."""
+    the Hub first (blocking I/O: off the event loop). With `compact`, the caller sends the compact form
+    (groups, inline results): it is rendered here too, in the caller's worker thread, rather than when it
+    is first read (see CompactForm: a private chat never needs it). Never raises."""
+    reply = _answer_message(text, context, lookup)
+    if compact:
+        reply.compact.rendered()
+    return reply
+
+
+def _answer_message(text: str, context: ChatContext, lookup: HubLookup | None) -> Answer:
     if lookup is None:
         return _answer_text(text, context, price_book_in_force())
     lang = _lang(context, None, text)

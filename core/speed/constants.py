@@ -134,6 +134,22 @@ class TrainingConstants(BaseModel):
     fa2_hopper_cards: str = ""
     # torchtitan's per-op selective activation checkpointing: share of the linear layers' forward recomputed
     selective_op_recompute_share: float = 0.0
+    # the optimizer step: passes over the bytes it updates (weights, gradients, states), once per step
+    optimizer_step_passes: float = 0.0
+    framework_optimizer_step_passes: dict[str, float] = {}  # frameworks whose optimizer is fused
+    # unfused elementwise kernels (eager stacks): bytes per hidden element per layer in one forward pass
+    framework_elementwise_bytes: dict[str, float] = {}
+
+    def optimizer_passes_for(self, framework: str) -> float:
+        """Passes the optimizer step makes over the bytes it updates: PyTorch's foreach AdamW's, or a
+        framework's own fused optimizer's."""
+        return self.framework_optimizer_step_passes.get(framework, self.optimizer_step_passes)
+
+    def elementwise_bytes_for(self, framework: str) -> float:
+        """Bytes per hidden element per layer that a forward pass's unfused elementwise kernels move (norms,
+        rotary, activations, residual adds, casts): none listed for stacks that fuse them (Megatron's
+        Transformer Engine, torch.compile), whose cost the [mfu] values already hold."""
+        return self.framework_elementwise_bytes.get(framework, 0.0)
 
     def attention_share(self, framework: str, card_id: str) -> float:
         """How much of the GEMMs' utilisation a job's causal attention reaches: all of it, except where a

@@ -38,6 +38,7 @@ from core.speed.training import (
     TrainingJob,
     attention_flops_per_token,
     expert_share,
+    optimizer_step_bytes,
     tokens_per_s_per_gpu,
     training_flops_per_token,
 )
@@ -144,6 +145,9 @@ class Source(BaseModel):
     power_limit_w: int | None = None  # training sources that state their cards' power limit
     # serving sources that state TensorRT-LLM's kv_cache_free_gpu_mem_fraction (else the runtime's default)
     kv_free_memory_share: float | None = None
+    # training sources whose full fine-tunes keep no fp32 master weights (torchtune's bf16, PEFT's runs
+    # without AMP): the optimizer step updates 16-bit weights and states
+    pure_bf16: bool = False
 
 
 FITTED_TABLE = "speed"  # speed.csv + speed_sources.toml: what tools/fit_speed.py fits
@@ -324,6 +328,32 @@ def _prepare_diffusion(figure: PublishedFigure, card: Card, c: SpeedConstants) -
     )
 
 
+# frameworks whose optimizer is sharded over the data-parallel ranks whatever the row says (Megatron-Core's
+# distributed optimizer, ZeRO-1; Meta's and DeepSeek's stacks)
+_OPTIMIZER_SHARDING_FRAMEWORKS = frozenset({"megatron", "meta", "deepseek"})
+
+
+def _sharded(figure: PublishedFigure, framework: str) -> bool:
+    """Whether a figure's data parallelism shards the weights, gradients and optimizer states: its note says
+    FSDP, HSDP or ZeRO-3, or a PyTorch-native framework runs several cards (torchtune's, torchtitan's and
+    fms-fsdp's recipes all shard with FSDP)."""
+    note = figure.note.lower()
+    return bool(re.search(r"fsdp|hsdp|zero-3", note)) or (framework == "pytorch" and figure.gpus > 1)
+
+
+def _optimizer_shards(figure: PublishedFigure, framework: str, node: int) -> int:
+    """Over how many cards a figure's optimizer step is split: its tensor and pipeline ranks, and its data
+    parallel ones where they shard the states (FSDP / ZeRO, over one node's cards under HSDP; Megatron's
+    distributed optimizer, NeMo's and Megatron-Bridge's default, and the labs' own stacks likewise)."""
+    ranks = max(figure.tp * figure.pp, 1)
+    data_parallel = max(figure.gpus // ranks, 1)
+    if framework in _OPTIMIZER_SHARDING_FRAMEWORKS:
+        return ranks * data_parallel
+    if not _sharded(figure, framework):
+        return ranks
+    return ranks * (min(data_parallel, node) if "hsdp" in figure.note.lower() else data_parallel)
+
+
 def _data_parallel_bytes(
     figure: PublishedFigure, framework: str, params: int, trainable: int, node: int
 ) -> tuple[float, float]:
@@ -337,7 +367,7 @@ def _data_parallel_bytes(
     ranks = max(figure.tp * figure.pp, 1)
     data_parallel = max(figure.gpus // ranks, 1)
     note = figure.note.lower()
-    sharded = bool(re.search(r"fsdp|hsdp|zero-3", note)) or (framework == "pytorch" and figure.gpus > 1)
+    sharded = _sharded(figure, framework)
     if not sharded and figure.gbs <= 1:
         return 0.0, 0.0
     return speed_terms.data_parallel_traffic(
@@ -372,7 +402,9 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
     if figure.is_training:
         method = figure.method
         task = Task.PRETRAIN if figure.kind == "pretrain_hours" else Task.FINETUNE
-        query = Query.model_validate(_read(figure, _TRAINING_QUERY, task=task))
+        source = source_of(figure.source)
+        pure = {"master_weights": False} if source.pure_bf16 and method is Method.FULL else {}
+        query = Query.model_validate(_read(figure, _TRAINING_QUERY, task=task, **pure))
         result = estimate(query)
         flops = training_flops_per_token(result.query, result.active_params, result.trainable_params)
         attention = attention_flops_per_token(model, figure.seq, method, figure.recompute)
@@ -380,13 +412,13 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
         if not figure.recompute and _SELECTIVE_OP_AC.search(figure.note):
             t = c.training
             flops += t.selective_op_recompute_share * t.forward_flops_per_param * result.active_params
-        source = source_of(figure.source)
         framework = source.framework or c.training.default_framework
         ranks = max(figure.tp * figure.pp, 1)
         data_parallel = max(figure.gpus // ranks, 1)
         micro_batches = figure.gbs / max(figure.mbs * data_parallel, 1)
+        node = c.link.gpus_per_node
         node_bytes, network_bytes = _data_parallel_bytes(
-            figure, framework, result.params, result.trainable_params, c.link.gpus_per_node
+            figure, framework, result.params, result.trainable_params, node
         )
         job = TrainingJob(
             card=card,
@@ -415,6 +447,10 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
             tokens_per_card_step=figure.mbs * figure.seq,
             attention_flops_per_token=attention,
             tp_overlapped="asynctp" in figure.note.lower().replace(" ", ""),
+            optimizer_bytes=optimizer_step_bytes(result) / _optimizer_shards(figure, framework, node),
+            tokens_per_optimizer_step=(
+                max(figure.gbs, figure.mbs * data_parallel) * figure.seq / data_parallel
+            ),
         )
         return PreparedFigure(figure=figure, training=job)
     runtime = c.runtime(figure.runtime)

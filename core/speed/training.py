@@ -121,6 +121,8 @@ class TrainingJob:
     tokens_per_card_step: float = 1.0  # tokens in one card's micro-batch
     attention_flops_per_token: float = 0.0  # the share of flops_per_token in attention's score/value products
     tp_overlapped: bool = False  # the run overlaps its tensor-parallel collectives (PyTorch async TP)
+    optimizer_bytes: float = 0.0  # weights, gradients and states one card's optimizer step updates
+    tokens_per_optimizer_step: float = 1.0  # one card's tokens per optimizer step (all its micro-batches)
 
 
 def utilisation(c: SpeedConstants, job: TrainingJob) -> float:
@@ -158,11 +160,41 @@ def compute_s_per_token(c: SpeedConstants, job: TrainingJob, mfu: float | None =
     return linear + attention / (bf16 * mfu * c.training.attention_share(job.framework, job.card.id))
 
 
+def elementwise_s_per_token(c: SpeedConstants, job: TrainingJob) -> float:
+    """The memory-bound elementwise kernels an eager stack runs unfused around its GEMMs (RMSNorm in fp32,
+    rotary embeddings, SiLU x up, residual adds, casts), at the card's bandwidth, not its tensor peak: the
+    forward's bytes, twice them in the backward, once more to recompute. They take a larger share of the step
+    on a card with more FLOPs per byte (an L40S or H100 against an RTX 3090): "while tensor contractions
+    account for 99.80% of flop, they are only 61.0% of the runtime" (Ivanov et al. 2021, "Data Movement Is All
+    You Need", MLSys, BERT in PyTorch). Stacks that fuse them (Megatron's Transformer Engine, torch.compile)
+    list none (TrainingConstants.elementwise_bytes_for)."""
+    per_hidden = c.training.elementwise_bytes_for(job.framework)
+    if not per_hidden or not job.layers or not job.hidden:
+        return 0.0
+    passes = 3.0 + (1.0 if job.recompute else 0.0)
+    bandwidth = job.card.bandwidth_gb_s * 1e9 * c.bandwidth_efficiency(job.card)
+    return job.layers * job.hidden * per_hidden * passes / bandwidth
+
+
+def optimizer_s_per_token(c: SpeedConstants, job: TrainingJob) -> float:
+    """The optimizer step: a memory-bound pass (PyTorch's foreach AdamW runs each update as its own kernel)
+    over the weights, gradients and states it updates, once per optimizer step, shared by that step's
+    tokens: nothing for LoRA's adapters or a large batch, a real cost for a full fine-tune of a few hundred
+    tokens a step (data/speed.toml optimizer_step_passes)."""
+    passes = c.training.optimizer_passes_for(job.framework)
+    if not job.optimizer_bytes or not passes:
+        return 0.0
+    bandwidth = job.card.bandwidth_gb_s * 1e9 * c.bandwidth_efficiency(job.card)
+    seconds = job.optimizer_bytes * passes / bandwidth
+    return seconds / max(job.tokens_per_optimizer_step, 1.0)
+
+
 def exposed_s_per_token(c: SpeedConstants, job: TrainingJob) -> float:
     """What the method and the model parallelism add per token that the GEMMs do not hide: QLoRA's
-    dequantisation, the exposed share of the tensor-parallel all-reduces and of the expert all-to-all."""
+    dequantisation, an eager stack's unfused elementwise kernels, the optimizer step, the exposed share of
+    the tensor-parallel all-reduces and of the expert all-to-all."""
     t = c.training
-    seconds = 0.0
+    seconds = elementwise_s_per_token(c, job) + optimizer_s_per_token(c, job)
     if job.dequantised_params:
         seconds += speed_terms.qlora_dequant_s(
             job.card, c, job.dequantised_params, t.qlora_dequant_bytes_per_param
@@ -249,6 +281,20 @@ def _communication_bytes_per_micro_batch(
     )
 
 
+def optimizer_step_bytes(estimate: Estimate) -> float:
+    """The bytes one card's optimizer step updates, as the memory estimate holds them (after sharding): the
+    trained weights (all of them in a full fine-tune, the adapters for LoRA), their gradients and the
+    optimizer's states."""
+    b = estimate.breakdown
+    method = estimate.query.method or Method.FULL
+    if method in (Method.LORA, Method.QLORA):
+        trained = float(b.adapters)
+    else:
+        share = estimate.trainable_params / estimate.params if estimate.params else 1.0
+        trained = b.weights * min(1.0, share)
+    return trained + b.gradients + b.optimizer
+
+
 _SPEEDS: IdentityMemo[TrainingSpeed] = IdentityMemo()
 _NETWORKS: dict[tuple[int, float], tuple[SpeedConstants, SpeedConstants]] = {}
 
@@ -302,6 +348,7 @@ def _training_speed(
     flops += attention
     tokens_per_card_step = (query.batch or 1) * seq
     node_bytes, network_bytes = _communication_bytes_per_micro_batch(estimate, model, gpus, c)
+    optimizer = optimizer_step_bytes(estimate)
     job = TrainingJob(
         card=card,
         gpus=gpus,
@@ -323,6 +370,8 @@ def _training_speed(
         moe_layers=model.moe_layers,
         expert_width=model.moe_intermediate if model.is_moe else 0,
         expert_flops_share=expert_share(model),
+        optimizer_bytes=optimizer,
+        tokens_per_optimizer_step=tokens_per_card_step * c.training.gradient_accumulation,
     )
     times = step_times(c, job)
     per_gpu = 1.0 / times.per_token_s(c.training.dp_exposed)
