@@ -148,6 +148,12 @@ class Query(BaseModel):
     params_b: float | None = Field(default=None, gt=0)
     card: str | None = None
     card_memory_bytes: int | None = Field(default=None, gt=0)
+    card_name: str | None = Field(
+        default=None,
+        max_length=48,
+        description="a card the catalogue lacks, named with its memory ('rtx 5060 ti 16g'): answered for "
+        "that memory, with no speed or price (none is known for it)",
+    )
     gpus: int | None = Field(default=None, ge=1, le=4096)
     precision: Precision | None = None
     batch: int | None = Field(default=None, ge=1, le=1_000_000)

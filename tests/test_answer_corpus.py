@@ -49,6 +49,7 @@ CORPUS_FILES = (
     "answers_batch3.toml",
     "answers_batch4.toml",
     "answers_batch5.toml",
+    "answers_quality.toml",
 )
 PASS_RATE = 0.97
 KINDS = (

@@ -43,6 +43,7 @@ class Cluster(BaseModel):
     between_nodes: Literal["infiniband", "ethernet", "none"]  # the question's network, else the card's kind
     network_gbit_s: float | None = None  # plain Ethernet the question names: a node's link in Gb/s
     network_speed_said: bool = False  # that speed is the question's (else data/speed.toml's assumption)
+    network_said: bool = False  # the network between nodes is the question's, echoed as said, not assumed
     asked: bool  # the count is the one the question gave
     fits: bool
 
@@ -79,6 +80,7 @@ def _cluster(
         between_nodes="none" if nodes == 1 else network or ("infiniband" if card.has_nvlink else "ethernet"),
         network_gbit_s=gbit if nodes > 1 else None,
         network_speed_said=said_gbit is not None,
+        network_said=network is not None and nodes > 1,
         asked=asked,
         fits=job.fits,
     )

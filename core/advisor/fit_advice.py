@@ -204,6 +204,8 @@ def assumptions(est: Estimate, stated: Query) -> list[tuple[str, AssumedValue]]:
             continue
         if name == "lora_rank" and filled.method not in (Method.LORA, Method.QLORA):
             continue
+        if name == "method" and filled.task is Task.PRETRAIN and value is Method.FULL:
+            continue  # pretraining trains every weight: no "full fine-tune" assumed
         if name == "gpus" and not (filled.card or filled.card_memory_bytes):
             continue
         if name == "zero_stage" and (filled.gpus or 1) == 1:
@@ -279,7 +281,8 @@ def advise_fit(query: Query, currency: Currency, *, light: bool = False) -> FitA
     single = next((v for v in est.verdicts if v.count == 1), None)
     single = single if single is not None and single is not verdict else None
     typical = None
-    if card is None and filled.card_memory_bytes and not light:
+    if card is None and filled.card_memory_bytes and not light and not filled.card_name:
+        # (a card the catalogue lacks, named with its memory, gets no stand-in: its speed is not known)
         typical = load_catalog().typical_of(filled.card_memory_bytes)
     jobs = job_facts(est, card or typical, filled.gpus or 1, verdict.fits if verdict else None)
     apple = apple_facts(card, query, est)

@@ -357,7 +357,7 @@ _COUNTS = (
     _c(rf"{_M}\s*(?:x|\*)\s*(\d+)(?![\d.]*\s*(?:g|k|b|t)(?![a-z]))"),
     _c(rf"(?<![a-z0-9.])(\d+)\s*(?:张|块|台|片|个)\s*(?:的)?\s*(?:{_M}|卡|显卡|gpu)"),
     _c(r"(?<![a-z0-9.])(\d+)\s*(?:张|块卡|片卡)"),
-    _c(r"(?<![a-z0-9.])(\d+)\s*(?:卡|gpus?|cards?|块gpu)(?![a-z])"),
+    _c(r"(?<![a-z0-9.])(\d+)\s*-?\s*(?:卡|gpus?|cards?|块gpu)(?![a-z])"),
     _c(
         r"(?:num[\s_-]*gpus|n[\s_-]*gpus|--gpus|gpus?|卡数|显卡数|gpu数量?|tp|tp[\s_-]*size|tensor[\s_-]*parallel"
         r"(?:[\s_-]*size)?)\s*(?:=|:|数|为|是|of)?\s*(\d+)(?![\d.]*\s*(?:g|k|b)(?![a-z]))"
@@ -401,35 +401,53 @@ _NODES = _c(
 )
 # '2x8 H100', '4×8 A100': nodes × cards per node, written as one product before the card
 _NODES_PRODUCT = _c(rf"(?<![a-z0-9.])(\d{{1,4}})\s*[x×*]\s*(\d{{1,2}})\s*(?:x|×)?\s*(?:{_M}|gpus?|cards?)")
+_NODE_WORD = r"(?:台|nodes?|machines?|servers?|boxes|hosts?)(?:\s*(?:机器|服务器|节点|主机))?(?![a-z])"
+# 'two 8x4090 servers', 'two 8-GPU H100 nodes', '2x 8-gpu 4090 boxes': nodes, the cards in each, the word
+_NODES_OF_CARDS = _c(
+    rf"(?<![a-z0-9.])(\d{{1,4}}|{_EN_NUM})\s*(?:x|×|\*)?\s+(\d{{1,2}})\s*(?:-|x|×|\*)?\s*"
+    rf"(?:gpus?|cards?|卡)?\s*-?\s*{_M}?\s*{_NODE_WORD}"
+)
+# A count of nodes said apart from the cards in each: '8卡4090 两台', '8张4090 两台机器', '8 H100s per node,
+# 2 nodes'
+_NODE_COUNT = _c(rf"(?<![a-z0-9.])(\d{{1,4}}|{_EN_NUM})\s*{_NODE_WORD}")
+# ... and the cards counted in all rather than per node: '16 H100 across 2 nodes', '两台机器共16张卡'
+_CARDS_IN_ALL = _c(r"across|spread|in\s+total|total|altogether|共|总共|一共|合计|分布|分在|分到")
+_PER_NODE = _c(r"每台|每个节点|每节点|各|each|per\s+(?:node|server|machine|box|host)")
+# '共两台': two machines in all, not the cards in all
+_ALL_BEFORE_NODES = _c(r"(?:共|总共|一共|合计|in\s+total|total)\s*$")
 
 
 # The network between nodes, when the question names it: plain Ethernet ('100G Ethernet', '以太网', '万兆',
 # 'no IB') or InfiniBand ('IB互联', 'with InfiniBand'); its speed per node when given ('100G', '万兆' = 10).
 _ETHERNET = _c(
-    r"ethernet|以太网|万兆|(?<![a-z])tcp(?![a-z])|(?:no|without|没有|没|无)\s*(?:ib|infiniband)(?![a-z])"
-    r"|(?<![a-z0-9.])\d{1,4}\s*gbe(?![a-z])"  # '25GbE', '100 GbE': Ethernet by its speed
+    r"ethernet|以太网|万兆|千兆|(?<![a-z])tcp(?![a-z])|(?:no|without|没有|没|无)\s*(?:ib|infiniband)(?![a-z])"
+    r"|(?<![a-z0-9.])\d{1,4}\s*(?:gbe|gige)(?![a-z])"
 )
 _INFINIBAND = _c(r"infiniband|(?<![a-z])ib(?![a-z])")
 _NETWORK_SPEED = _c(
-    r"(?<![a-z0-9.])(\d{2,4})\s*(?:(?:g|gb|gbe|gbit|gbps|gb/s|gbit/s)?\s*(?:ethernet|以太网|网卡|nic|ib|infiniband)"
-    r"|gbe(?![a-z]))"
+    r"(?<![a-z0-9.])(\d{2,4})\s*(?:g|gb|gbe|gbit|gbps|gb/s|gbit/s)?\s*(?:ethernet|以太网|网卡|nic|ib|infiniband)"
+    r"|(?<![a-z0-9.])(\d{2,4})\s*(?:gbe|gige)(?![a-z])"
 )
+_ZH_ETHERNET_SPEEDS = {"万兆": 10.0, "千兆": 1.0}  # 'ten-thousand-megabit' and 'thousand-megabit' Ethernet
 
 
 def _read_network(text: str, ex: Extraction) -> str:
     """The text with the network's speed blanked: '400G IB' is no card of 400 GB."""
     if _ETHERNET.search(text):
         ex.fields["network"] = "ethernet"
-        if "万兆" in text:
-            ex.fields["network_gbit_s"] = 10.0
+        for word, gbit in _ZH_ETHERNET_SPEEDS.items():
+            if word in text:
+                ex.fields["network_gbit_s"] = gbit
     elif _INFINIBAND.search(text):
         ex.fields["network"] = "infiniband"
     else:
         return text
     speed = _NETWORK_SPEED.search(text)
-    if speed and 10 <= int(speed.group(1)) <= 3200:
-        ex.fields["network_gbit_s"] = float(speed.group(1))
-        return text[: speed.start(1)] + " " * (speed.end(1) - speed.start(1)) + text[speed.end(1) :]
+    group = 1 if speed and speed.group(1) else 2
+    if speed and 10 <= int(speed.group(group)) <= 3200:
+        ex.fields["network_gbit_s"] = float(speed.group(group))
+        start, end = speed.span(group)
+        return text[:start] + " " * (end - start) + text[end:]
     return text
 
 
@@ -439,21 +457,30 @@ def _read_counts(text: str, ex: Extraction) -> None:
         ex.fields["gpus"] = int(product.group(1)) * int(product.group(2))
         ex.fields["nodes"] = int(product.group(1))
         return
-    nodes = _NODES.search(text)
-    if nodes:
-        machines = EN_NUMBERS.get(nodes.group(1)) or int(nodes.group(1))
-        cards = int(nodes.group(2))
-        # '两台八卡' is 2 × 8; '8机64卡' is 64 cards on 8 machines (a count past one node, divisible by them)
-        total = cards if cards > 8 and cards % machines == 0 and cards // machines <= 8 else machines * cards
-        if 1 <= total <= 4096 and 1 <= machines <= 1024:
-            ex.fields["gpus"] = total
-            if machines > 1:
-                ex.fields["nodes"] = machines
+    nodes = _NODES.search(text) or _NODES_OF_CARDS.search(text)
+    if nodes and _set_nodes(ex, EN_NUMBERS.get(nodes.group(1)) or int(nodes.group(1)), int(nodes.group(2))):
+        return
+    apart = _NODE_COUNT.search(text)
+    if apart:
+        machines = EN_NUMBERS.get(apart.group(1)) or int(apart.group(1))
+        rest = text[: apart.start()] + " " * (apart.end() - apart.start()) + text[apart.end() :]
+        per_node = _first_count(rest) if machines > 1 else None
+        of_nodes = _ALL_BEFORE_NODES.search(text[: apart.start()])
+        total_said = rest[: of_nodes.start()] + rest[apart.start() :] if of_nodes else rest
+        in_all = not _PER_NODE.search(text) and bool(_CARDS_IN_ALL.search(total_said))
+        if per_node is not None and _set_nodes(ex, machines, per_node, in_all=in_all):
             return
     added = _ADD_CARDS.search(text)
     if added:
         ex.gpus_added = int(added.group(1) or added.group(2) or 1)
         text = text[: added.start()] + " " + text[added.end() :]
+    count = _first_count(text)
+    if count is not None:
+        ex.fields["gpus"] = count
+
+
+def _first_count(text: str) -> int | None:
+    """The first card count the text writes ('8卡', '2x', 'two 4090s', '双卡'), if any."""
     found: list[tuple[int, int]] = []
     for pattern in _COUNTS:
         for match in pattern.finditer(text):
@@ -465,8 +492,24 @@ def _read_counts(text: str, ex: Extraction) -> None:
             found.append((match.start(), value))
     for _, value in sorted(found):
         if 1 <= value <= 4096:
-            ex.fields["gpus"] = value
-            return
+            return value
+    return None
+
+
+def _set_nodes(ex: Extraction, machines: int, cards: int, *, in_all: bool = False) -> bool:
+    """Machines and a card count as the cards and nodes asked: '两台八卡' is 2 × 8; '8机64卡' and '16 H100
+    across 2 nodes' count the cards in all (a count past one node, divisible by the machines, or said as a
+    total). False when the two make no cluster gpufit can answer."""
+    if in_all or (cards > 8 and cards % machines == 0 and cards // machines <= 8):
+        total = cards
+    else:
+        total = machines * cards
+    if not (1 <= total <= 4096 and 1 <= machines <= 1024 and machines <= total):
+        return False
+    ex.fields["gpus"] = total
+    if machines > 1:
+        ex.fields["nodes"] = machines
+    return True
 
 
 # -- context, batch, rank ------------------------------------------------------------------------------
@@ -809,9 +852,36 @@ def _with_vram_word(text: str, start: int, end: int) -> int:
     return after.end() if after and _SIZED_CARD.search(text[start:end]) else end
 
 
+# A memory size written beside a card name: 'rtx 5060 ti 16g', '5060ti 16gb显存', 'rtx 5060 ti (16 GB)',
+# 'rtx 5060 ti with 16gb', '16GB RTX 5060 Ti'
+_MEMORY_AFTER_CARD = _c(
+    r"^\s*(?:with\s+|w/\s*|,\s*|，\s*|\(\s*|（\s*|-\s*)?\d{1,3}\s*(?:gb|gib|g)(?![a-z0-9])"
+)
+_MEMORY_BEFORE_CARD = _c(r"(?<![a-z0-9.])\d{1,3}\s*(?:gb|gib|g)\s*(?:的|显存的?)?\s*$")
+
+
+def _unlisted_with_memory(
+    text: str, unknown: list[Rejected], spans: list[tuple[int, int]]
+) -> Rejected | None:
+    """The one card the catalogue lacks that the message names with a memory size right beside it, if so:
+    its memory is the question's card (the rejection is dropped once that memory is read)."""
+    if len(unknown) != 1 or len(spans) != 1:
+        return None
+    start, end = spans[0]
+    after, before = text[end : end + 16], text[max(0, start - 12) : start]
+    return unknown[0] if _MEMORY_AFTER_CARD.search(after) or _MEMORY_BEFORE_CARD.search(before) else None
+
+
+def _not_a_vision_job(text: str, ex: Extraction) -> bool:
+    from core.parser.vision import find_vision_model
+
+    return ex.has_model or find_vision_model(text) is None
+
+
 def extract(text: str) -> Extraction:
     """All stated fields of one normalized message."""
     ex = Extraction()
+    said = text
     text = _read_network(text, ex)  # before the sizes: '100G Ethernet' is the network's speed, no memory size
     text = _read_repo_id(text, ex)
     # runtime names are no model names ('llama-factory qwen2.5 32b' names Qwen2.5 32B, not a Llama)
@@ -828,6 +898,7 @@ def extract(text: str) -> Extraction:
     ex.card_counts = _counts_before_cards(text, ex.cards)
     text = mask(text, [(c.start, _with_vram_word(text, c.start, c.end)) for c in ex.cards], CARD_MARK)
     unknown_cards, spans = read_unknown_cards(text)
+    unlisted = _unlisted_with_memory(text, unknown_cards, spans) if not ex.cards else None
     ex.rejected += unknown_cards
     text = mask(text, spans, CARD_MARK)
     text = read_jobs(text, ex.fields)
@@ -842,6 +913,11 @@ def extract(text: str) -> Extraction:
     if ex.cards:
         ex.fields.pop("card_memory_bytes", None)
         ex.fields["card"] = ex.cards[0].card_id
+    elif unlisted is not None and "card_memory_bytes" in ex.fields and _not_a_vision_job(said, ex):
+        # 'rtx 5060 ti 16g': a card the catalogue lacks, with its memory said: answered for that memory (a
+        # language-model job; vision answers cannot name such a card yet, so there it stays rejected)
+        ex.rejected.remove(unlisted)
+        ex.fields["card_name"] = unlisted.typed
     text = _read_sizes(text, ex)
     if not ex.has_model:
         ex.family_only = find_family_only(text)

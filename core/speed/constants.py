@@ -27,6 +27,9 @@ class RuntimeSpeed(BaseModel):
     )
     moe_s_per_layer: float = 0.0  # extra per MoE layer per step: router, top-k, grouped-GEMM dispatch
     moe_token_s: float = 0.0  # per token per MoE layer: permuting tokens to their experts and back
+    # per linear-attention layer (Gated DeltaNet: Qwen3-Next) per decode step: its many small recurrent-state
+    # kernels (convolution, norms, the delta rule) that a softmax layer does not launch
+    linear_attention_s_per_layer: float = 0.0
     step_s: float = 0.0  # per step: scheduler, sampling, detokenisation
     seq_s: float = 0.0  # per running sequence per step: the scheduler's and sampler's per-request work
     bandwidth_factor: float = 1.0  # this runtime's share of the card's achieved decode bandwidth

@@ -56,6 +56,7 @@ class Generation:
     expert_weight_bytes: float = 0.0
     experts: int = 0
     experts_active: int = 0
+    linear_layers: int = 0  # linear-attention layers (Gated DeltaNet), each with its own fixed cost a step
 
     def weights_read(self, tokens: float) -> float:
         """Weight bytes a forward pass over `tokens` tokens reads: for MoE the experts they route to."""
@@ -121,6 +122,8 @@ def generation(
         ranks=max(ranks, 1),
         layers=layers,
         moe_layers=model.moe_layers if model.is_moe else 0,
+        # the fixed cost is fitted to Gated DeltaNet's kernels (data/speed.toml); lightning attention has none
+        linear_layers=model.linear_attention_layers if model.linear_attention == "gated_deltanet" else 0,
         hidden=model.hidden,
         active_params=float(model.active_params),
         kv_bytes_per_token=float(kv_token),
@@ -207,7 +210,8 @@ def decode_step_s(
         )
     host_s = host_bytes / host_bytes_s if host_bytes and host_bytes_s else 0.0
     routing_s = speed_terms.moe_routing_s(runtime, g.moe_layers, tokens)
-    gpu_s = linear_s + attention_s + comm_s + host_s + routing_s
+    recurrent_s = g.linear_layers * runtime.linear_attention_s_per_layer
+    gpu_s = linear_s + attention_s + comm_s + host_s + routing_s + recurrent_s
     factor = speed_terms.per_layer_factor(c, g.card)
     return speed_terms.step_s(
         runtime, gpu_s, g.layers, g.moe_layers, batch, factor=factor, graphs=not g.legacy_launch

@@ -299,11 +299,14 @@ _SPEEDS: IdentityMemo[TrainingSpeed] = IdentityMemo()
 _NETWORKS: dict[tuple[int, float], tuple[SpeedConstants, SpeedConstants]] = {}
 
 
-def _with_network(c: SpeedConstants, query: Query) -> SpeedConstants:
-    """The constants with the network the question names between nodes: plain Ethernet at its stated speed
-    per node (or [link] ethernet_node_gbit_s), shared by the node's cards, instead of one 400 Gb/s NIC per
-    card. InfiniBand, or nothing said, keeps [link] internode_gb_s."""
-    if query.network != "ethernet":
+def _with_network(c: SpeedConstants, query: Query, card: Card) -> SpeedConstants:
+    """The constants with the network between nodes: plain Ethernet at its stated speed per node (or [link]
+    ethernet_node_gbit_s), shared by the node's cards, instead of one 400 Gb/s NIC per card, when the question
+    names Ethernet, or names no network for cards without NVLink (consumer cards: the cluster answer assumes
+    PCIe and Ethernet for them, core/advisor/cluster.py). InfiniBand, or nothing said for NVLink cards, keeps
+    [link] internode_gb_s."""
+    network = query.network or (None if card.has_nvlink else "ethernet")
+    if network != "ethernet":
         return c
     gbit = query.network_gbit_s or c.link.ethernet_node_gbit_s
     key = (id(c), gbit)
@@ -318,7 +321,7 @@ def _with_network(c: SpeedConstants, query: Query) -> SpeedConstants:
 def training_speed(estimate: Estimate, card: Card, gpus: int, tokens: float | None) -> TrainingSpeed:
     """Tokens/s over `gpus` data-parallel cards (each runs its own micro-batch) and the hours for `tokens`.
     Remembered per (model, card, constants), the query and the parameter counts (core/speed/memo.py)."""
-    c = _with_network(load_speed_constants(), estimate.query)
+    c = _with_network(load_speed_constants(), estimate.query, card)
     query = estimate.query
     model = resolve_model(query, load_registry())
     anchors = (model, card, c)

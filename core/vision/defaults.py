@@ -19,6 +19,18 @@ from core.vision.job import Offload, TrainMethod, VisionJob, VisionTask
 from core.vision.registry import VisionModel, load_vision_registry
 
 
+class SpeechRun(BaseModel):
+    """A published one-window (batch 1) transcription speed of a model on a catalogue card: engine and × real
+    time."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str
+    card: str
+    engine: str
+    realtime: float
+
+
 class VisionConstants(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
@@ -32,6 +44,7 @@ class VisionConstants(BaseModel):
     speech_batch: int
     speech_batched_efficiency: float
     speech_efficiency_batch: int
+    speech_one_window_runs: tuple[SpeechRun, ...] = ()
     lora_rank: int
     pcie_gb_s: float
     pcie_efficiency: float

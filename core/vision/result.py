@@ -69,6 +69,9 @@ class VisionSpeed(BaseModel):
     batch: int | None = None
     one_window_realtime_factor: float | None = None
     one_window_hours: float | None = None
+    # speech at batch 1: the published one-window runs the estimate sits beside: card name, engine, × real
+    # time, and whether that card is the one asked about
+    published_one_window: list[tuple[str, str, float, bool]] = Field(default_factory=list)
 
 
 class Fix(BaseModel):

@@ -157,6 +157,18 @@ def _network(job: VisionJob, model: VisionModel, component: Component, card: Car
         one: float | None = None
         if not training and job.batch > 1:
             one = AUDIO_CHUNK_S / _speech_window_s(job, component, card, peak, 1)
+        published: list[tuple[str, str, float, bool]] = []
+        if not training and job.batch == 1:
+            from core.catalog import load_catalog
+            from core.vision.defaults import load_vision_constants
+
+            runs = load_vision_constants().speech_one_window_runs
+            catalog = load_catalog()
+            published = [
+                (catalog.get(r.card).name, r.engine, r.realtime, r.card == card.id)
+                for r in runs
+                if r.model == model.id
+            ]
         return VisionSpeed(
             seconds_per_item=per_chunk,
             items_per_hour=3600 / per_chunk,
@@ -168,6 +180,7 @@ def _network(job: VisionJob, model: VisionModel, component: Component, card: Car
             batch=job.batch,
             one_window_realtime_factor=one,
             one_window_hours=job.audio_hours / one if job.audio_hours and one else None,
+            published_one_window=published,
         )
     if component.kind == "encoder":
         tokens = job.tokens or 512
