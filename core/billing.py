@@ -38,9 +38,10 @@ class BillingOption(BaseModel):
     # 30 days (or the rental's days) at `hours_per_day` (a term kind: the terms that cover them)
     month_cost: float | None
     provider: str
-    date: dt.date
+    date: dt.date | None  # None: a price the question stated
     source: str
     stale: bool
+    stated: bool = False  # the question's own price ('包月950', '$2.5/h on-demand'), not the price list's
 
 
 class BillingAdvice(BaseModel):
@@ -92,8 +93,19 @@ def billing_for(query: Query) -> BillingAnswer:
             days=query.rental_days,
             asked=query.billing,
             platform=named,
+            stated=_stated_prices(query),
         )
     return BillingAnswer(card=card, advice=advice, platform=named, currency=currency, asked=query.billing)
+
+
+def _stated_prices(query: Query) -> dict[BillingKind, float]:
+    """The prices the question states for a kind ('包月950', '$2.5/h on-demand')."""
+    stated: dict[BillingKind, float] = {}
+    if query.stated_hourly_price is not None:
+        stated["on-demand"] = query.stated_hourly_price
+    if query.stated_monthly_price is not None:
+        stated["monthly"] = query.stated_monthly_price
+    return stated
 
 
 def _median(rows: list[PriceRow], book: PriceBook, currency: Currency) -> PriceRow:
@@ -133,21 +145,31 @@ def billing_advice(
     days: float | None = None,
     asked: BillingKind | None = None,
     platform: Platform | None = None,
+    stated: dict[BillingKind, float] | None = None,
 ) -> BillingAdvice | None:
-    """The card's billing kinds side by side and the one to take; None when the book has no price for it."""
+    """The card's billing kinds side by side and the one to take; None when the book has no price for it
+    and the question stated none. A price the question states ('包月950，按量1.58一小时') stands for its kind
+    in place of the book's: the user compares the offers in front of them."""
     rows = book.rows_for(card_id, platform)
     if platform is None:
         rows = [r for r in rows if not r.platform_only]
-    if not rows:
+    stated = stated or {}
+    if not rows and not stated:
         return None
     preferred = "cn" if currency is Currency.CNY else "global"
     in_market = [r for r in rows if r.market == preferred] or rows
+    if stated:
+        # the book prices only the kinds the question did not
+        in_market = [r for r in in_market if r.billing not in stated]
     # the hourly and the monthly figure from one provider where one sells both (AutoDL's 按量 vs 包月)
     monthly_rows = [r for r in in_market if r.billing == "monthly"]
     anchor = _median(monthly_rows, book, currency).provider if monthly_rows else None
     rate = book.meta.usd_to_cny
     options: list[BillingOption] = []
     for kind in KINDS:
+        if kind in stated:
+            options.append(_stated_option(kind, stated[kind], hours_per_day, days))
+            continue
         of_kind = [r for r in in_market if r.billing == kind]
         if kind == "on-demand" and anchor is not None:
             of_kind = [r for r in of_kind if r.provider == anchor] or of_kind
@@ -191,6 +213,24 @@ def billing_advice(
         best=best,
         break_even_hours_per_day=break_even,
         monthly_vs_hourly=vs,
+    )
+
+
+def _stated_option(
+    kind: BillingKind, price: float, hours_per_day: float | None, days: float | None
+) -> BillingOption:
+    hours = TERM_HOURS.get(kind)
+    return BillingOption(
+        kind=kind,
+        price=round(price, 4),
+        per_hour=round(price / hours if hours else price, 4),
+        term_hours=hours,
+        month_cost=_month_cost(kind, price, hours_per_day, days),
+        provider="",
+        date=None,
+        source="stated in the question",
+        stale=False,
+        stated=True,
     )
 
 

@@ -204,6 +204,12 @@ class Query(BaseModel):
     hours_per_day: float | None = Field(
         default=None, gt=0, le=24, description="how long a day the card is used"
     )
+    stated_hourly_price: float | None = Field(
+        default=None, gt=0, description="an hourly (on-demand) price the question states, in `currency`"
+    )
+    stated_monthly_price: float | None = Field(
+        default=None, gt=0, description="a monthly (包月) price the question states, in `currency`"
+    )
     rental_days: float | None = Field(
         default=None, gt=0, le=3650, description="how many days the card is rented for ('连续跑两周')"
     )

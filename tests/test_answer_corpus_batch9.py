@@ -26,8 +26,10 @@ KINDS = (
 )
 
 ENTRIES = load_entries((BATCH,))
-# the bar is set after the fixes (the first look is recorded in tests/corpus/answers_batch9_first_look.txt)
-PASS_RATE = 0.0
+# 59/75 passed at first look (tests/corpus/answers_batch9_first_look.txt, the commit that added the file),
+# 73/75 now; the bar is what the batch passes now less one entry's slack, so a regression shows (what still
+# fails is listed in the README)
+PASS_RATE = 0.96
 
 
 def test_batch9_is_big_and_varied() -> None:

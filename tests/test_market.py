@@ -103,7 +103,7 @@ def test_the_count_asked_is_the_cluster() -> None:
     job = assess(query, card, 16, book=load_price_book(), currency=Currency.USD)
     cluster = cluster_for(query, card, job, book=load_price_book(), currency=Currency.USD)
     assert cluster is not None and (cluster.gpus, cluster.nodes, cluster.gpus_per_node) == (16, 2, 8)
-    assert cluster.gpu_hours == pytest.approx(cluster.hours * 16, rel=1e-3)
+    assert cluster.hours is not None and cluster.gpu_hours == pytest.approx(cluster.hours * 16, rel=1e-3)
     assert cluster.interconnect == "nvlink" and cluster.between_nodes == "infiniband"
 
 
@@ -113,7 +113,7 @@ def test_a_month_long_job_gets_a_cluster_of_nodes() -> None:
     card = load_catalog().get("h100-sxm")
     job = assess(query, card, 1, book=load_price_book(), currency=Currency.USD)
     cluster = cluster_for(query, card, job, book=load_price_book(), currency=Currency.USD)
-    assert cluster is not None and not cluster.asked and cluster.hours <= 720
+    assert cluster is not None and not cluster.asked and cluster.hours is not None and cluster.hours <= 720
     assert cluster.gpus % 8 == 0 and cluster.nodes == cluster.gpus // 8
 
 

@@ -113,9 +113,12 @@ def test_second_held_out_figures_are_predicted_at_the_level_reached() -> None:
 # and the decodes running alongside, which gpufit's first token does not count).
 # Then (servespeed, with the fourth set): NCCL's all-reduce over PCIe reaches ~0.63 of the link (8 RTX PRO
 # 6000 on PCIe Gen5 measure 37.6-41.7 GB/s bus bandwidth, voipmonitor/rtx6kpro), not NVLink's 0.77: the L40S
-# TP4 rows come to x1.22 (70B) and x1.29 (Mixtral): 25 of 35.
+# TP4 rows come to x1.22 (70B) and x1.29 (Mixtral): 25 of 35. Then (servespeed, with the fifth set): a TTFT
+# measured under load waits for the step in progress (half a decode step on average) before its prompt runs
+# beside the decodes (inference.loaded_ttft_s); the two QPS-2 TTFT rows, recorded with batch 1, now carry
+# their ITL rows' running requests (4, 11): x0.82 and x0.76, 26 of 35.
 HELD_OUT_3 = HELD_OUT_3_TABLE
-FLOOR_3_WITHIN_25 = 25 / 35
+FLOOR_3_WITHIN_25 = 26 / 35
 MAX_3_OUTSIDE_2X = 1
 
 

@@ -15,6 +15,8 @@ vLLM 0.6.3 on ROCm (405B on 8x MI300X: prefill at ~6% of the MI300X's BF16 peak,
 decode slowing from 50 ms at 1 request to 389 ms at 256, both compute-bound far below what the fitted MI300X
 rows of 2025 vLLM reach; TPOT at 10k-128k tokens 1.7-2.3x), SGLang's 4096-token prompts on 4x H200
 (x1.30-1.44), and PyTorch on the RTX PRO 6000 (x0.51: the page names no engine; generate() was assumed).
+Then (servespeed, with the fifth set): SGLang prefills arriving prompts in batches of their own while the
+running requests wait (no mixed chunk by default): the 4096-token rows x1.25 and x1.37, 10 of 21.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from core.speed.published import (
     HELD_OUT_TABLE,
 )
 
-FLOOR_WITHIN_25 = 9 / 21
+FLOOR_WITHIN_25 = 10 / 21
 MAX_OUTSIDE_2X = 5
 
 

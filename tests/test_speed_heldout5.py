@@ -8,6 +8,16 @@ First look (data/measured/speed_heldout5_first_look.txt): 10 of 28 within ±25%,
 x0.82, worst x0.14 (vLLM 0.6.0's median TTFT at request rate 8 on 4x H100: 207 ms where a lone prefill of the
 ~224-token prompt takes 29 ms; with --num-scheduler-steps 10 a new request waits for the running multi-step
 batch). The floor holds the level reached; the target is the issue's (speed_heldout_checks.TARGET_WITHIN_25).
+
+Then (servespeed): SGLang's prefill batches apart from its decodes (the 70B TP4 offline row x1.29 -> x1.07);
+a TTFT under load waits for the running step, with vLLM's --num-scheduler-steps 10 for half of the 10-step run
+(vLLM RFC #6854), after the eight TTFT rows' batch 1, a recording slip, was corrected to their TPOT rows'
+running requests: x0.14-0.61 -> x0.74-0.93. 17 of 28 within ±25%, 26 within 2x. Still outside: DeepSeek-R1 on
+8x H200 at 5k-30k-token prompts, SGLang x1.25-2.55 and vLLM x0.46-0.66 where the source measures the two
+engines alike (vLLM's per-token MoE cost, fitted where prompt and decoded tokens come 4:1, and SGLang's
+prefill utilisation, fitted on an H20); on the A100, vLLM 0.6.0's offline 8B (x0.77), its TPOT at 17
+requests (x1.32) and SGLang's at 6 (x0.75: SGLang's decode bandwidth is fitted on the H20 alone); two TTFTs
+at x0.74 and x0.79.
 """
 
 from __future__ import annotations
@@ -23,8 +33,8 @@ from core.speed.published import (
     HELD_OUT_TABLE,
 )
 
-FLOOR_WITHIN_25 = 10 / 28
-MAX_OUTSIDE_2X = 7
+FLOOR_WITHIN_25 = 17 / 28
+MAX_OUTSIDE_2X = 2
 
 
 def test_the_fifth_held_out_table_is_sourced_fresh_and_never_fitted() -> None:

@@ -188,6 +188,8 @@ def check_budget(
     for total, per_hour in costs:
         if period == "total":
             value = total
+            if value is None and per_hour is not None and query.rental_days:
+                value = per_hour * query.rental_days * 24  # no data amount: the days said ('跑两天')
         else:
             value = per_hour * BUDGET_PERIOD_HOURS[period] if per_hour is not None else None
             if total is not None and (value is None or total < value):

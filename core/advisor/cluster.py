@@ -35,8 +35,8 @@ class Cluster(BaseModel):
     gpus: int
     nodes: int
     gpus_per_node: int
-    hours: float
-    gpu_hours: float
+    hours: float | None  # None: the question gives no data amount (a fit on the cluster named, no time)
+    gpu_hours: float | None
     cost: float | None
     currency: Currency | None
     interconnect: Interconnect  # inside a node; between nodes InfiniBand (NVLink cards) or Ethernet (PCIe)
@@ -53,14 +53,16 @@ def _cluster(
     asked: bool,
     nodes_said: int | None,
     network: Literal["infiniband", "ethernet"] | None = None,
+    *,
+    timed: bool = True,
 ) -> Cluster | None:
-    if job.training is None or job.training.training_hours is None:
+    hours = job.training.training_hours if job.training is not None else None
+    if timed and hours is None:
         return None
     gpus = job.count
     nodes = nodes_said or max(1, math.ceil(gpus / GPUS_PER_NODE))
     per_node = math.ceil(gpus / nodes)
-    hours = job.training.training_hours
-    cost = job.cost.per_hour * hours if job.cost is not None else None
+    cost = job.cost.per_hour * hours if job.cost is not None and hours is not None else None
     link: Interconnect = "nvlink" if card.has_nvlink else "pcie"
     said_gbit = job.query.network_gbit_s if network == "ethernet" else None
     gbit = said_gbit or (load_speed_constants().link.ethernet_node_gbit_s if network == "ethernet" else None)
@@ -69,8 +71,8 @@ def _cluster(
         gpus=gpus,
         nodes=nodes,
         gpus_per_node=per_node,
-        hours=round(hours, 2),
-        gpu_hours=round(hours * gpus, 1),
+        hours=round(hours, 2) if hours is not None else None,
+        gpu_hours=round(hours * gpus, 1) if hours is not None else None,
         cost=round(cost, 2) if cost is not None else None,
         currency=job.cost.currency if job.cost is not None else None,
         interconnect=link,
@@ -87,10 +89,16 @@ def cluster_for(
 ) -> Cluster | None:
     """The cluster a training job with its data runs on: the count asked when it is more than one node or
     names nodes, else — when the job on the count it was answered for takes over a month — the smallest
-    power-of-two number of 8-card nodes that finishes within a month. None for a job that is no cluster."""
-    if query.task is Task.INFERENCE or not query.has_data_amount:
+    power-of-two number of 8-card nodes that finishes within a month. Without a data amount, the cluster the
+    question names ('4台机器 每台4张4090 万兆网'), untimed, so the answer says the nodes and the network
+    between them it assumed. None for a job that is no cluster."""
+    if query.task is Task.INFERENCE:
         return None
     asked = "gpus" not in query.defaulted and query.gpus is not None
+    if not query.has_data_amount:
+        if asked and (job.count > GPUS_PER_NODE or (query.nodes or 0) > 1):
+            return _cluster(job, card, True, query.nodes, query.network, timed=False)
+        return None
     if asked:
         # the count asked is kept: a cluster when it is more than one node or names nodes
         if job.count <= GPUS_PER_NODE and not query.nodes:

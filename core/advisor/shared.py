@@ -178,7 +178,12 @@ def budget_caps(query: Query, max_per_hour: float | None) -> tuple[float | None,
         period = budget_period(query)
         if period in ("day", "month") and query.task is not Task.INFERENCE and query.has_data_amount:
             period = "total"  # a training job with its data: the day's or month's money pays for the run
-        if period == "total":
+        if period == "total" and not query.has_data_amount and query.task is not Task.INFERENCE:
+            # the run's length unknown from its data: a total over the days said ('跑两天') caps the hour, and
+            # with no days said no plan can be held to it (its total is unknown), so none is dropped
+            if query.rental_days and per_hour is None:
+                per_hour = query.budget / (query.rental_days * 24)
+        elif period == "total":
             total = query.budget
         elif per_hour is None:
             per_hour = query.budget / BUDGET_PERIOD_HOURS[period]

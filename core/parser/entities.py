@@ -18,6 +18,7 @@ from core.parser.market import (
     read_hours_per_day,
     read_platform,
     read_rental_days,
+    read_stated_prices,
     read_traffic,
 )
 from core.parser.model_names import MODEL_MARK, find_family_only, find_model
@@ -89,6 +90,9 @@ _BUDGET_CONTEXT = _c(
 _CUR_CNY = frozenset({"¥", "rmb", "cny", "元", "块", "块钱", "人民币"})
 
 
+_BUDGET_WORD = _c(r"预算|budget")
+
+
 def _read_market(text: str, ex: Extraction) -> str:
     """The platform, billing kind, hours a day and serving traffic (core/parser/market.py)."""
     platform_id, text = read_platform(text)
@@ -97,12 +101,21 @@ def _read_market(text: str, ex: Extraction) -> str:
     billing = read_billing(text)
     if billing:
         ex.fields["billing"] = billing
-    days = read_rental_days(text) if billing else None  # a rental's length ('训练3天' alone is a time)
+    # a rental's length ('训练3天' alone is a time), said with a billing kind or a budget ('总预算2万 跑两天')
+    days = read_rental_days(text) if billing or _BUDGET_WORD.search(text) else None
     if days is not None:
         ex.fields["rental_days"] = days
     hours, text = read_hours_per_day(text)
     if hours is not None:
         ex.fields["hours_per_day"] = hours
+    if billing:  # after the hours a day: '12h a day' is a use, not a price
+        prices, unit, text = read_stated_prices(text)
+        if "on-demand" in prices:
+            ex.fields["stated_hourly_price"] = prices["on-demand"]
+        if "monthly" in prices:
+            ex.fields["stated_monthly_price"] = prices["monthly"]
+        if unit:
+            ex.fields["currency"] = Currency.CNY if unit in _CUR_CNY else Currency.USD
     traffic, text = read_traffic(text)
     ex.fields.update(traffic)
     return text
@@ -297,6 +310,9 @@ def _moe_model(experts: str, size: str) -> str | None:
 
 # the Hub-style name a size is glued to ('seed-oss-36b', 'my_model-7b'): letters first, joined by - or _
 _NAME_BEFORE_SIZE = _c(r"(?<![a-z0-9.\-_])[a-z][a-z0-9.]*(?:[\-_][a-z0-9.]+)*[\-_]$")
+# ... or a name of three hyphenated parts just before it ('longcat-flash-chat 560b'), never a phrase
+_NAME_SPACED_BEFORE_SIZE = _c(r"(?<![a-z0-9.\-_])[a-z][a-z0-9.]*(?:[\-_][a-z0-9.]+){2,}\s+$")
+_HYPHENATED_PHRASES = frozenset({"state-of-the-art", "off-the-shelf", "out-of-the-box", "up-to-date"})
 
 
 def _read_sizes(text: str, ex: Extraction) -> str:
@@ -324,6 +340,9 @@ def _read_sizes(text: str, ex: Extraction) -> str:
                 named = _NAME_BEFORE_SIZE.search(text, 0, match.start())
                 if named and ex.unknown_model is None:  # 'seed-oss-36b': a name the registry lacks, sized
                     ex.unknown_model = text[named.start() : spans[-1][1]].strip()
+                spaced = None if named else _NAME_SPACED_BEFORE_SIZE.search(text, 0, match.start())
+                if spaced and ex.unknown_model is None and spaced.group(0).strip() not in _HYPHENATED_PHRASES:
+                    ex.unknown_model = spaced.group(0).strip()  # 'longcat-flash-chat (560b moe)': the name
             elif "params_b" not in ex.fields:  # '10000000B', '0B': said, but no model has that size
                 reason = "not_positive" if value <= 0 else "too_large" if value > _LARGEST_B else "too_small"
                 ex.rejected.append(Rejected(what="size", typed=match.group(0).strip(), reason=reason))
@@ -388,10 +407,12 @@ _NODES_PRODUCT = _c(rf"(?<![a-z0-9.])(\d{{1,4}})\s*[x×*]\s*(\d{{1,2}})\s*(?:x|�
 # 'no IB') or InfiniBand ('IB互联', 'with InfiniBand'); its speed per node when given ('100G', '万兆' = 10).
 _ETHERNET = _c(
     r"ethernet|以太网|万兆|(?<![a-z])tcp(?![a-z])|(?:no|without|没有|没|无)\s*(?:ib|infiniband)(?![a-z])"
+    r"|(?<![a-z0-9.])\d{1,4}\s*gbe(?![a-z])"  # '25GbE', '100 GbE': Ethernet by its speed
 )
 _INFINIBAND = _c(r"infiniband|(?<![a-z])ib(?![a-z])")
 _NETWORK_SPEED = _c(
-    r"(?<![a-z0-9.])(\d{2,4})\s*(?:g|gb|gbe|gbit|gbps|gb/s|gbit/s)?\s*(?:ethernet|以太网|网卡|nic|ib|infiniband)"
+    r"(?<![a-z0-9.])(\d{2,4})\s*(?:(?:g|gb|gbe|gbit|gbps|gb/s|gbit/s)?\s*(?:ethernet|以太网|网卡|nic|ib|infiniband)"
+    r"|gbe(?![a-z]))"
 )
 
 

@@ -52,7 +52,10 @@ _KV_DTYPE = _c(
 
 # -- offload --------------------------------------------------------------------------------------------
 _EXPERTS_OFF = _c(
-    r"exps\s*=\s*cpu|--n[-_]cpu[-_]moe|--cpu[-_]moe|(?<![a-z0-9-])-n?cmoe(?![a-z])|override[-_]tensor|(?<![a-z0-9-])-ot(?![a-z])"
+    # '--n-cpu-moe' without its count is the flag a user tunes: the plan picks how many layers' experts stay
+    # in RAM (core/jobs/offload.py fills the card first); with the count ('--n-cpu-moe 36') it is the user's
+    r"exps\s*=\s*cpu|--n[-_]cpu[-_]moe\s*=?\s*\d|--cpu[-_]moe|(?<![a-z0-9-])-cmoe(?![a-z])"
+    r"|(?<![a-z0-9-])-ncmoe\s*=?\s*\d|override[-_]tensor|(?<![a-z0-9-])-ot(?![a-z])"
     r"|专家.{0,6}(?:放|卸载|offload|留|在).{0,4}(?:内存|cpu|ram)|experts?\s+(?:in|on|to)\s+(?:system\s+)?(?:ram|cpu|memory)"
 )
 _NVME = _c(r"nvme|zero[\s_-]*infinity")

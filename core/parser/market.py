@@ -68,6 +68,84 @@ def read_billing(text: str) -> str | None:
     return None
 
 
+# A price the question states for a billing kind: '包月950', '按量1.58一小时', 'monthly ~$1500', '$2.5/h
+# on-demand'. Read only in a billing question (a money amount elsewhere is a budget). Normalized text has
+# '一个月' as '1个月'.
+_PRICE_CUR = r"(?P<pre>us\$|\$|¥|usd|rmb)?"
+_PRICE_NUM = r"(?P<num>\d+(?:\.\d+)?)\s*(?P<mag>k|千|万)?"
+_PRICE_SUF = r"(?:\s*(?P<suf>块钱|块|元|rmb|usd|dollars?|bucks|刀|美元))?"
+_PRICE = rf"{_PRICE_CUR}\s*{_PRICE_NUM}{_PRICE_SUF}"
+_PRICE_PERIOD = {
+    "monthly": r"(?:\s*(?:/\s*(?:mo|month|月)(?![a-z])|(?:1|一)\s*个?\s*月|每个?月"
+    r"|a\s+month|per\s+month))",
+    "on-demand": r"(?:\s*(?:/\s*(?:h|hr|hour|小时|时)(?![a-z])|(?:1|一)\s*个?\s*小时|每小时"
+    r"|an?\s+hour|per\s+hour))",
+}
+_PRICE_WORDS = {
+    "monthly": r"(?:包月|月租|按月(?:租|付|计费)?|monthly|by\s+the\s+month)",
+    "on-demand": r"(?:按量(?:计费)?|按小时|按时(?:计费)?|按需|on[\s-]*demand|hourly"
+    r"|pay[\s-]*as[\s-]*you[\s-]*go)",
+}
+# right after the kind's word ('包月950', 'hourly is 2.5'): a few words, and the amount no count of another
+# thing
+_NEAR = r"(?:\s*(?:价格?|价钱|是|要|为|大概|大约|约|才|只要|只|is|at|about|around|~|≈|=|:|of))*\s*"
+_NOT_A_PRICE = r"(?![\d.%])(?!\s*(?:个|天|日|周|星期|小时|h(?![a-z])|张|卡|台|g(?![a-z])|gb|b(?![a-z])))"
+# further on ('monthly h100 rental is ~$1500'): only an amount that says it is money or a price for the period
+_FAR = (
+    r"(?:(?!\$|¥|(?<![a-z0-9])\d|还是|或者|或|和|跟"
+    r"|(?<![a-z])(?:or|vs|versus|and)(?![a-z]))[^,;、])"
+)
+_STATED_PRICES = {
+    kind: (
+        (
+            _c(
+                rf"{_PRICE_WORDS[kind]}{_NEAR}(?<![a-z0-9.]){_PRICE}"
+                rf"(?P<per>{_PRICE_PERIOD[kind]})?{_NOT_A_PRICE}"
+            ),
+            False,
+        ),
+        (
+            _c(
+                rf"{_PRICE_WORDS[kind]}{_FAR}{{0,32}}?(?<![a-z0-9.]){_PRICE}(?P<per>{_PRICE_PERIOD[kind]})?(?![\d.%])"
+            ),
+            True,
+        ),
+        # the amount with its period: '$2.5/h on-demand', '950元/月'
+        (_c(rf"(?<![a-z0-9.]){_PRICE}(?P<per>{_PRICE_PERIOD[kind]})"), False),
+    )
+    for kind in ("monthly", "on-demand")
+}
+
+
+def read_stated_prices(text: str) -> tuple[dict[str, float], str | None, str]:
+    """The prices a billing question states ({'monthly': 950.0, 'on-demand': 1.58}), the currency they are
+    written in (a symbol or unit: '¥', '元', '$'; None when bare), and the text with them masked."""
+    prices: dict[str, float] = {}
+    currency: str | None = None
+    spans: list[tuple[int, int]] = []
+    for kind, patterns in _STATED_PRICES.items():
+        for pattern, said_as_money in patterns:
+            match = next(
+                (
+                    m
+                    for m in pattern.finditer(text)
+                    if not any(s < m.end() and m.start() < e for s, e in spans)
+                    and (not said_as_money or m.group("pre") or m.group("suf") or m.group("per"))
+                ),
+                None,
+            )
+            if match is None:
+                continue
+            value = magnitude(match.group("num"), match.group("mag"))
+            if value <= 0:
+                continue
+            prices[kind] = value
+            currency = currency or match.group("pre") or match.group("suf")
+            spans.append(match.span())
+            break
+    return prices, currency, mask(text, spans, MARKET_MARK) if spans else text
+
+
 _HOURS_PER_DAY = (
     _c(
         r"(?:每天|一天|每日|天天)\s*(?:就|只|大概|大约|约|会|要|能)?\s*(?:用|跑|开|使用|开机|训练|train)?\s*"
@@ -140,20 +218,37 @@ _REQUESTS_PER_DAY = (
     _c(rf"{_PER_DAY}\s*(?:大概|大约|约|有|会有|要处理)?\s*{_NUM}\s*{_REQ}"),
     _c(rf"(?<![a-z0-9.]){_NUM}\s*{_REQ}\s*(?:每天|一天|每日|a\s*day|per\s*day|/\s*day|daily|/天)"),
 )
+_PER_MINUTE = r"(?:每分钟|一分钟|per\s*minute|a\s*minute|/\s*min(?:ute)?(?![a-z])|/分钟)"
+_PER_HOUR = r"(?:每小时|一小时|per\s*hour|an\s*hour|/\s*(?:h|hr|hour)(?![a-z])|/小时)"
+# '每分钟600个请求', '600 requests per minute', '3600 calls an hour': a rate over a minute or an hour
+_REQUESTS_PER_SPAN = (
+    (_c(rf"{_PER_MINUTE}\s*(?:大概|大约|约|有)?\s*{_NUM}\s*{_REQ}"), 60),
+    (_c(rf"(?<![a-z0-9.]){_NUM}\s*{_REQ}\s*{_PER_MINUTE}"), 60),
+    (_c(rf"(?<![a-z0-9.]){_NUM}\s*rpm(?![a-z])"), 60),
+    (_c(rf"{_PER_HOUR}\s*(?:大概|大约|约|有)?\s*{_NUM}\s*{_REQ}"), 3600),
+    (_c(rf"(?<![a-z0-9.]){_NUM}\s*{_REQ}\s*{_PER_HOUR}"), 3600),
+)
 _REQUESTS_PER_SECOND = (
     _c(rf"{_PER_SECOND}\s*(?:大概|大约|约|有)?\s*{_NUM}\s*{_REQ}"),
     _c(rf"(?<![a-z0-9.]){_NUM}\s*{_REQ}\s*{_PER_SECOND}"),
     _c(rf"(?<![a-z0-9.]){_NUM}\s*(?:qps|rps)(?![a-z])"),
     _c(rf"(?:qps|rps)\s*(?:=|:|为|是|of|about|约|大概)?\s*{_NUM}"),
 )
-_DAU = _c(
-    rf"(?<![a-z0-9.]){_NUM}\s*(?:个)?\s*(?:日活|dau|daily\s+(?:active\s+)?users|日活用户|(?:active\s+)?users\s+(?:a|per)\s+day)"
+_DAU = (
+    _c(
+        rf"(?<![a-z0-9.]){_NUM}\s*(?:个)?\s*(?:日活|dau|daily\s+(?:active\s+)?users|日活用户|(?:active\s+)?users\s+(?:a|per)\s+day)"
+    ),
+    # the count after: '日活1万', 'DAU 10k', '日活用户大概5000'
+    _c(
+        rf"(?:日活(?:用户)?|dau)\s*(?:大概|大约|约|有|是|=|:|of|about|~)?\s*{_NUM}(?!\s*(?:%|个?小时|h(?![a-z])))"
+    ),
 )
 # 'each asks 30 times', '每人每天问30次', and the count first: '~20 msgs each', '20 questions per user a day'
 _PER_USER_DAY = (
     _c(
-        rf"(?:每人|每个人|每个用户|每用户|each|per\s+user)\s*(?:每天|一天|a\s*day|per\s*day)?\s*(?:问|用|请求|调用|发|asks?|sends?|makes?)?"
-        rf"\s*{_NUM}\s*(?:次|个问题|条|requests?|questions?|times|messages?|msgs?)"
+        rf"(?:每人|每个人|每个用户|每用户|each|per\s+user)\s*(?:每天|一天|a\s*day|per\s*day)?\s*"
+        rf"(?:大概|大约|约|平均)?\s*(?:问|用|请求|调用|发|聊|对话|asks?|sends?|makes?)?"
+        rf"\s*{_NUM}\s*(?:次|个问题|条|轮|句|requests?|questions?|times|messages?|msgs?|turns?)"
     ),
     _c(
         rf"(?<![a-z0-9.]){_NUM}\s*(?:messages?|msgs?|questions?|requests?|queries|chats?|times)\s*"
@@ -200,6 +295,14 @@ def _lengths(match: re.Match[str]) -> int:
     return int(value)
 
 
+def _rate_over_span(text: str) -> tuple[float, tuple[int, int]] | None:
+    """Requests per second from a rate said over a minute or an hour, and where it was said."""
+    for pattern, seconds in _REQUESTS_PER_SPAN:
+        if (m := pattern.search(text)) is not None:
+            return _count(m) / seconds, m.span()
+    return None
+
+
 def read_traffic(text: str) -> tuple[dict[str, object], str]:
     """Serving traffic fields (Query names: requests_per_s, prompt_tokens, response_tokens, ttft_ms,
     user_tokens_per_s), and the text with them masked."""
@@ -216,11 +319,14 @@ def read_traffic(text: str) -> tuple[dict[str, object], str]:
     if (m := first(_REQUESTS_PER_SECOND)) is not None:
         fields["requests_per_s"] = _count(m)
         spans.append(m.span())
+    elif (per_span := _rate_over_span(text)) is not None:
+        fields["requests_per_s"] = per_span[0]
+        spans.append(per_span[1])
     elif (m := first(_REQUESTS_PER_DAY)) is not None:
         fields["requests_per_s"] = _count(m) / 86_400
         spans.append(m.span())
     else:
-        dau, per_user = _DAU.search(text), first(_PER_USER_DAY)
+        dau, per_user = next((d for p in _DAU if (d := p.search(text))), None), first(_PER_USER_DAY)
         if dau is not None and per_user is not None:
             fields["requests_per_s"] = _count(dau) * _count(per_user) / 86_400
             spans += [dau.span(), per_user.span()]

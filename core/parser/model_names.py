@@ -27,6 +27,12 @@ _EXTRA_FAMILIES = (
     "tinyllama", "smollm", "stablelm", "orion", "xverse", "telechat", "doubao",
 )  # fmt: skip
 
+# Words that make a name another model than the family's plain one of that size (its own encoders, heads or
+# layers): 'qwen3-omni-30b-a3b' is not Qwen3-30B-A3B, 'qwen2-audio-7b' not Qwen2-7B. When no registry model
+# of the family and size carries the word, the name is one the registry lacks (asked about by name, never
+# swapped).
+_OTHER_MODEL_WORDS = frozenset({"omni", "audio", "vl", "vision", "video", "embedding", "reranker", "linear"})
+
 # Words that never distinguish two registry models.
 _NOISE = frozenset(
     {"instruct", "chat", "base", "it", "hf", "model", "the", "a", "an", "of", "and", "v", "with", "b"}
@@ -191,6 +197,9 @@ def _from_grammar(match: re.Match[str]) -> ModelMention:
         narrowed = [e for e in candidates if word in e.tokens]
         if narrowed:
             candidates = narrowed
+        elif word in _OTHER_MODEL_WORDS:
+            candidates = []
+            break
     typed = match.group(0).strip()
     if not candidates:
         params = round(total, 6) if total and total > 0 else None

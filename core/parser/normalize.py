@@ -53,7 +53,9 @@ _REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 _BOT_MENTION = re.compile(r"@[a-z0-9_]*bot(?![a-z0-9_])")
 # 'https://huggingface.co/Qwen/Qwen2.5-7B' -> ' Qwen/Qwen2.5-7B': the path names the model, the host is noise.
 _URL_HOST = re.compile(r"https?://[^/\s]+/?|www\.[^/\s]+/?")
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+# '1,500', '$20,000': digit groups of a number, never a name's digits ('h20,128k' is the H20 and 128k)
+# and never across the full-width comma, which separates clauses ('两张 h20，128k 上下文')
+_THOUSANDS = re.compile(r"(?<![a-z0-9.])\d{1,3}(?:,\d{3})+(?!\d)")
 
 # 'a1OO', 'h1oo' -> a100, h100: an o typed for a zero inside a card-like token.
 _O_FOR_ZERO = re.compile(
@@ -99,10 +101,10 @@ _VISIBLE = _Visible()
 @lru_cache(maxsize=512)
 def normalize(text: str) -> str:
     """The canonical form every pattern in the parser runs on."""
-    text = unicodedata.normalize("NFKC", text[:MAX_CHARS])
+    text = unicodedata.normalize("NFKC", text[:MAX_CHARS].replace("，", "、"))
     text = text.translate(_VISIBLE).lower()
     text = _URL_HOST.sub(" ", _BOT_MENTION.sub(" ", text))
-    text = _THOUSANDS.sub("", text).translate(_PUNCT)
+    text = _THOUSANDS.sub(lambda m: m.group(0).replace(",", ""), text).translate(_PUNCT)
     text = arabize(text)
     for pattern, replacement in _REWRITES:
         text = pattern.sub(replacement, text)

@@ -51,6 +51,14 @@ class RuntimeSpeed(BaseModel):
     # the KV pool as a share of the memory free once the engine is loaded (TensorRT-LLM); None: of the card
     kv_free_memory_share: float | None = None
     continuous_batching: bool = False
+    # Continuous batching that runs arriving prompts in the decode steps (vLLM's chunked prefill,
+    # TensorRT-LLM's in-flight batching), or in prefill batches of their own of up to prefill_chunk_tokens
+    # tokens while the running requests wait (SGLang unless --enable-mixed-chunk): inference.serving_step_s
+    mixes_prefill: bool = True
+    prefill_chunk_tokens: int = 8192
+    # (card memory GiB below which, the chunk there): SGLang picks a smaller chunk on small cards, a larger
+    # one on the largest (terms.prefill_chunk_tokens)
+    prefill_chunk_by_memory: list[tuple[float, int]] = []
     tensor_parallel: bool = False  # several cards split each layer (else they split the layers)
     source: str
 

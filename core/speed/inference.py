@@ -247,9 +247,38 @@ def serving_step_s(c: SpeedConstants, g: Generation, concurrency: int, prompt: i
     """A continuous-batching step at `concurrency` running requests: each step decodes them and prefills the
     prompts of the requests that replace the finished ones (concurrency·prompt/output tokens on average)."""
     kv = speed_terms.average_kv_tokens(prompt, output)
-    return decode_step_s(
-        c, g, concurrency, kv, prefill_tokens=concurrency * prompt / max(output, 1), prefill_prompt=prompt
-    )
+    prefill_tokens = concurrency * prompt / max(output, 1)
+    runtime = c.runtime(g.runtime)
+    if runtime.mixes_prefill:
+        return decode_step_s(c, g, concurrency, kv, prefill_tokens=prefill_tokens, prefill_prompt=prompt)
+    # Prefill batches of their own: the decode step reads the weights for the running requests alone, and the
+    # prompts arriving per step are prefilled apart, as many whole prompts per batch as the chunk holds (a
+    # longer prompt in chunks of it), each batch its own weight read, FLOPs and fixed costs.
+    prompts_per_batch = max(1, speed_terms.prefill_chunk_tokens(runtime, g.card) // max(prompt, 1))
+    batch_s = prefill_s(c, g, prompt, prompts_per_batch)
+    return decode_step_s(c, g, concurrency, kv) + prefill_tokens / (prompts_per_batch * prompt) * batch_s
+
+
+def loaded_ttft_s(
+    c: SpeedConstants, g: Generation, prompt: int, running: int, scheduler_steps: int = 1
+) -> float:
+    """Time to the first token of a request that arrives while `running` requests decode (a served load).
+
+    Alone (running <= 1, or a runtime without continuous batching) it is the prompt's prefill. Under load the
+    request first waits for the step in progress: arriving at a random moment, half a decode step on average,
+    and with vLLM's multi-step scheduling (--num-scheduler-steps n) half of the n-step run, since "new
+    prefill requests will only start at every n steps" (vLLM RFC #6854, the multi-step design). Then its
+    prompt runs in the next step beside the running decodes (vLLM's chunked prefill, TensorRT-LLM's in-flight
+    batching), or in a prefill batch of its own while they wait (SGLang), whose end emits the first token."""
+    runtime = c.runtime(g.runtime)
+    if running <= 1 or not runtime.continuous_batching:
+        return prefill_s(c, g, prompt, 1)
+    kv = float(prompt)
+    wait = max(scheduler_steps, 1) * decode_step_s(c, g, running, kv) / 2
+    if runtime.mixes_prefill:
+        first = decode_step_s(c, g, running, kv, prefill_tokens=prompt, prefill_prompt=prompt)
+        return wait + max(first, prefill_s(c, g, prompt, 1))
+    return wait + prefill_s(c, g, prompt, 1)
 
 
 class InferenceSpeed(BaseModel):

@@ -30,7 +30,7 @@ from core.speed.inference import (
     decode_step_s,
     generation,
     generation_s,
-    prefill_s,
+    loaded_ttft_s,
     serving_step_s,
 )
 from core.speed.terms import release_before
@@ -145,6 +145,9 @@ class Source(BaseModel):
     power_limit_w: int | None = None  # training sources that state their cards' power limit
     # serving sources that state TensorRT-LLM's kv_cache_free_gpu_mem_fraction (else the runtime's default)
     kv_free_memory_share: float | None = None
+    # serving sources that state vLLM's --num-scheduler-steps (multi-step scheduling, vLLM 0.6-0.7): a request
+    # arriving mid-run waits for the run's remaining steps before its prefill (inference.loaded_ttft_s)
+    scheduler_steps: int = 1
     # training sources whose full fine-tunes keep no fp32 master weights (torchtune's bf16, PEFT's runs
     # without AMP): the optimizer step updates 16-bit weights and states
     pure_bf16: bool = False
@@ -222,6 +225,7 @@ class PreparedFigure:
     figure: PublishedFigure
     generation: Generation | None = None
     concurrency: int = 1  # serve: the requests that run at once (the KV pool's and max_num_seqs' cap)
+    scheduler_steps: int = 1  # ttft: the source's decode steps per scheduler call (Source.scheduler_steps)
     training: TrainingJob | None = None
     # diffusion: seconds per batch in eager bf16 with data/speed.toml's utilisation (`at_mfu`); the prediction
     # scales it by the utilisation and FP8 factor being tried (diffusion is compute-bound)
@@ -246,6 +250,15 @@ def _stated_kv_share(source: str) -> float | None:
         if found is not None:
             return found.kv_free_memory_share
     return None
+
+
+def _stated_scheduler_steps(source: str) -> int:
+    """The decode steps per scheduler call a source states (vLLM's --num-scheduler-steps), else 1."""
+    for table in TABLES:
+        found = load_sources(table).get(source)
+        if found is not None:
+            return found.scheduler_steps
+    return 1
 
 
 def _kv_bytes(figure: PublishedFigure) -> float:
@@ -471,7 +484,8 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
         legacy_gqa=release_before(runtime_version(figure.source), runtime.legacy_gqa_before),
         legacy_launch=release_before(runtime_version(figure.source), runtime.graphs_before),
     )
-    return PreparedFigure(figure=figure, generation=g, concurrency=concurrency)
+    steps = _stated_scheduler_steps(figure.source)
+    return PreparedFigure(figure=figure, generation=g, concurrency=concurrency, scheduler_steps=steps)
 
 
 def predict(c: SpeedConstants, prepared: PreparedFigure) -> float:
@@ -491,7 +505,7 @@ def predict(c: SpeedConstants, prepared: PreparedFigure) -> float:
     g = prepared.generation
     assert g is not None
     if f.kind == "ttft":
-        return prefill_s(c, g, f.input_len, 1) * 1000
+        return loaded_ttft_s(c, g, f.input_len, f.batch, prepared.scheduler_steps) * 1000
     if f.kind == "serve":
         n = prepared.concurrency
         return n / serving_step_s(c, g, n, f.input_len, f.output_len)

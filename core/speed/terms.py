@@ -25,7 +25,11 @@ said):
   average I + O/2 tokens of KV per step, not I + O.
 - Continuous batching (vLLM, SGLang, TensorRT-LLM in-flight batching): the prompts of arriving requests are
   prefilled in the same steps as the running decodes (chunked prefill), so each step also computes C·I/O
-  prompt tokens at concurrency C; the step is bound by the slower of reading and computing.
+  prompt tokens at concurrency C; the step is bound by the slower of reading and computing. SGLang does not
+  mix them (scheduler.py: `is_mixed_chunk` needs --enable-mixed-chunk, off by default): its prompts run in
+  prefill batches of their own (up to chunked_prefill_size tokens, 2048 / 8192 / 16384 by the card's memory,
+  server_args.py) while the running requests wait, so a step is the decode batch's time plus its share of
+  those.
 - Prefill and training are compute-bound: FLOPs over the tensor peak × utilisation; FP8 GEMMs on Hopper, Ada
   and Blackwell run at up to twice the BF16 rate (cards.toml fp8_tflops), of which a step keeps `fp8_gain`.
 - Pipeline parallelism idles (p − 1) / (m·v) of each step (Narayanan et al. 2021, §2.2: the bubble of the
@@ -164,6 +168,16 @@ def moe_routing_s(runtime: RuntimeSpeed, moe_layers: int, tokens: float) -> floa
     work per token, so it grows with the batch and with the prompt tokens prefilled in a step (FITTED per
     runtime; vLLM's value comes from DeepSeek-V3 at concurrency 1 to 100)."""
     return moe_layers * tokens * runtime.moe_token_s
+
+
+def prefill_chunk_tokens(runtime: RuntimeSpeed, card: Card) -> int:
+    """Tokens one prefill batch holds on this card: the chunk of the first (memory bound, chunk) the card's
+    memory is under, else the runtime's prefill_chunk_tokens (SGLang's server_args.py sizes
+    chunked_prefill_size by the GPU's memory)."""
+    for below_gib, chunk in runtime.prefill_chunk_by_memory:
+        if card.memory_gib < below_gib:
+            return chunk
+    return runtime.prefill_chunk_tokens
 
 
 def launch_s(
