@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from core.catalog import CardMatch, load_catalog, normalize_name
 from core.parser.aliases import alias_pattern
@@ -60,7 +60,10 @@ def _table() -> _CardTable:
 _LOOSE = re.compile(r"(?<![a-z0-9.])(?:rtx\s*)?(\d{4})\s*(?:ti|super|s|d|ti\s*super)?s?(?![a-z0-9])")
 
 
+@lru_cache(maxsize=2048)
 def _resolve(typed: str) -> CardMatch | None:
+    """The catalog's card for a name as typed; remembered, as the same few names are typed again and again
+    (the catalog's resolve unifies its spelling with several patterns)."""
     table = _table()
     catalog = load_catalog()
     canon = _canon(typed)

@@ -82,11 +82,27 @@ def _visible(char: str) -> str:
     return char
 
 
+class _Visible(dict[int, str]):
+    """`_visible` of each code point seen, kept (for `str.translate`: one table lookup per character
+    instead of a Python call); no longer kept past MAX_KEPT code points, whatever a message holds."""
+
+    MAX_KEPT = 65_536
+
+    def __missing__(self, code: int) -> str:
+        shown = _visible(chr(code))
+        if len(self) < self.MAX_KEPT:
+            self[code] = shown
+        return shown
+
+
+_VISIBLE = _Visible()
+
+
 @lru_cache(maxsize=512)
 def normalize(text: str) -> str:
     """The canonical form every pattern in the parser runs on."""
     text = unicodedata.normalize("NFKC", text[:MAX_CHARS].replace("，", "、"))
-    text = "".join(_visible(c) for c in text).lower()
+    text = text.translate(_VISIBLE).lower()
     text = _URL_HOST.sub(" ", _BOT_MENTION.sub(" ", text))
     text = _THOUSANDS.sub(lambda m: m.group(0).replace(",", ""), text).translate(_PUNCT)
     text = arabize(text)

@@ -113,15 +113,26 @@ def _alias_patterns() -> tuple[tuple[str, re.Pattern[str], str], ...]:
     return tuple((part, pattern, model_id) for _, part, pattern, model_id in out)
 
 
+@cache
+def _aliases_by_part() -> dict[str, tuple[int, ...]]:
+    """Each longest part of _alias_patterns(), with the places (in that order) of the aliases it belongs to:
+    a message is tested for the few dozen distinct parts, and only the aliases whose part it holds are
+    searched, still longest first."""
+    places: dict[str, list[int]] = {}
+    for place, (part, _, _) in enumerate(_alias_patterns()):
+        places.setdefault(part, []).append(place)
+    return {part: tuple(found) for part, found in places.items()}
+
+
 def find_vision_model(text: str) -> tuple[VisionModel, str] | None:
     """The first (longest) vision model named in the text, with the words that named it."""
-    registry = load_vision_registry()
-    for part, pattern, model_id in _alias_patterns():
-        if part not in text:
-            continue
+    aliases = _alias_patterns()
+    held = [place for part, found in _aliases_by_part().items() if part in text for place in found]
+    for place in sorted(held):
+        _, pattern, model_id = aliases[place]
         match = pattern.search(text)
         if match:
-            return registry.models[model_id], match.group(0)
+            return load_vision_registry().models[model_id], match.group(0)
     return None
 
 
