@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.answer import answer_message
-from bot.answer.model import CompactForm
+from bot.answer.model import CompactForm, Facts
 from bot.render import plain_text
 
 
@@ -17,7 +17,7 @@ def test_compact_form_is_rendered_only_when_read() -> None:
         return "<b>yes</b>\nfits", "yes", "fits"
 
     form = CompactForm(make)
-    assert calls == [] and "not rendered" in repr(form)
+    assert calls == [] and "not yet" in repr(form)
     noted = form.with_html(lambda html: f"note\n{html}")
     assert calls == []
     assert noted.rendered() == ("note\n<b>yes</b>\nfits", "yes", "fits") and calls == [1]
@@ -41,3 +41,12 @@ def test_entry_points_that_send_it_get_it_rendered_and_it_is_the_same() -> None:
     lines = [line.strip() for line in plain_text(group.compact_html).splitlines() if line.strip()]
     assert group.title == lines[0][:256] and group.compact_html != group.html
     assert CompactForm.of(group.compact_html, group.title, group.summary) == group.compact
+
+
+def test_facts_are_dumped_when_read_and_notes_add_to_them() -> None:
+    reply = answer_message("can I LoRA llama 3.1 8b on a 4090? (facts test)")
+    assert "not yet" in repr(reply.lazy_facts)
+    noted = reply.lazy_facts.with_more({"prices": {"available": False}})
+    assert noted.rendered() == reply.facts | {"prices": {"available": False}}
+    assert reply.to_json()["answer"]["verdict"] == reply.facts["verdict"]
+    assert Facts.of({"a": 1}) == Facts.of({"a": 1}) != CompactForm.of("a", "a", "a")

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any, cast
 
-from bot.answer.model import CHART_ACTION, Answer, Button, CompactForm, Kind, Lang
+from bot.answer.model import CHART_ACTION, Answer, Button, CompactForm, Facts, Kind, Lang
 from bot.answer.views import View
 from bot.charts.spec import ChartSpec
 from bot.render import (
@@ -42,12 +42,12 @@ def pack(
     filled: Query | None = None,
     compact_template: str | None = None,
     buttons: list[list[Button]] | None = None,
-    facts: Mapping[str, object] | None = None,
+    facts: Mapping[str, object] | Callable[[], Mapping[str, object]] | None = None,
     chart: ChartSpec | None = None,
 ) -> Answer:
     """Render the typed view (the template reads it as `v`) in full and compact forms, keep both inside
     Telegram's limit, derive title and summary; an answer with a chart gets the "📊 Chart" button as its
-    last row."""
+    last row. `facts` may be given as how to work them out: only `gpufit ask --json` reads them (Facts)."""
     html = render(template, lang, compact=False, short=False, v=view)
     if utf16_len(html) > TELEGRAM_LIMIT:
         html = render(template, lang, compact=False, short=True, v=view)
@@ -64,7 +64,7 @@ def pack(
             lambda: _compact_form(kind, lang, compact_name, view), lambda: _with_heading(kind, html)
         ),
         buttons=[*(buttons or []), *([[chart_button(lang)]] if chart is not None else [])],
-        facts=dict(facts or {}),
+        lazy_facts=Facts.later(facts) if callable(facts) else Facts.of(facts or {}),
         chart=chart,
     )
 

@@ -232,7 +232,7 @@ def fit_answer(query: Query, lang: Lang, typed: TypedNames = NOTHING_READ_IN) ->
         filled=est.query,
         compact_template="fit_compact",
         buttons=fit_buttons(query, est, view, lang),
-        facts=_fit_facts(query, est, view),
+        facts=lambda: _fit_facts(query, est, view),
         chart=charts.memory_chart(
             est,
             view.verdict,
@@ -306,7 +306,7 @@ def plan_answer(query: Query, lang: Lang) -> Answer:
         shown,
         query=query,
         filled=est.query,
-        facts=_fit_facts(without_card, est, view),
+        facts=lambda: _fit_facts(without_card, est, view),
         chart=charts.plan_chart(
             view.plans, model_name=view.model_name, query=est.query, currency=view.currency
         ),

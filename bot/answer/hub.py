@@ -112,12 +112,13 @@ def _with_note(reply: Answer, lang: Lang, result: LookupResult) -> Answer:
         site=result.ref.site,
         date=result.fetched_at.date().isoformat() if result.fetched_at else "",
     )
-    facts = reply.facts | {"hub_lookup": {"status": result.status.value, "repo": result.ref.repo_id}}
+    lookup = {"status": result.status.value, "repo": result.ref.repo_id}
+    facts = reply.lazy_facts.with_more({"hub_lookup": lookup})
     return reply.model_copy(
         update={
             "html": f"{note}\n\n{reply.html}",
             "compact": reply.compact.with_html(lambda compact: f"{note}\n{compact}"),
-            "facts": facts,
+            "lazy_facts": facts,
         }
     )
 

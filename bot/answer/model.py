@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import Any, Literal, NamedTuple, TypedDict
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, Literal, NamedTuple, TypedDict, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
 from pydantic_core import core_schema
@@ -62,25 +62,68 @@ class AnswerJson(TypedDict):
 
 
 Rendered = tuple[str, str, str]  # a compact form: (HTML, title, summary)
+T = TypeVar("T")
 
 
-class CompactForm:
+class Deferred(Generic[T]):
+    """A part of an answer worked out the first time it is read, then kept (CompactForm, Facts). Answers are
+    cached and shared between threads: two threads reading it at once only work out the same value twice.
+    With a fallback, a failure to work it out is logged and the fallback stands in, never an error at the
+    time it is read."""
+
+    __slots__ = ("_done", "_fallback", "_make")
+
+    def __init__(self, make: Callable[[], T], fallback: Callable[[], T] | None = None) -> None:
+        self._make: Callable[[], T] | None = make
+        self._fallback = fallback
+        self._done: tuple[T] | None = None
+
+    def rendered(self) -> T:
+        """The value, worked out now if not yet."""
+        done = self._done
+        if done is None:
+            make = self._make
+            assert make is not None
+            try:
+                done = (make(),)
+            except Exception:
+                if self._fallback is None:
+                    raise
+                log.exception("working out a deferred part of an answer failed; its fallback stands in")
+                done = (self._fallback(),)
+            self._done, self._make, self._fallback = done, None, None  # what it was made from is let go
+        return done[0]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Deferred) or type(other) is not type(self):
+            return False
+        return bool(self.rendered() == other.rendered())
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        shown = repr(self._done[0]) if self._done is not None else "<not yet>"
+        return f"{type(self).__name__}({shown})"
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        """Validated as itself; dumped as its value."""
+        dump = core_schema.plain_serializer_function_ser_schema(lambda part: part.rendered())
+        return core_schema.is_instance_schema(cls, serialization=dump)
+
+
+class CompactForm(Deferred[Rendered]):
     """An answer's compact form (groups, inline results) and the title and summary read from it, rendered
     the first time one of them is read.
 
     Private chats never send the compact form, and rendering it (a second template, then its plain text for
     the title) cost about a fifth of an answer's rendering; so an answer carries how to render it, and the
     entry points that send it (groups, inline mode) read it in their worker thread (`answer_message(...,
-    compact=True)`). Once rendered it is kept: answers are cached and shared between threads, and two
-    threads rendering it at once only render the same text twice. A form that fails to render falls back to
-    the answer's full form (logged), never an error at sending time."""
+    compact=True)`). A form that fails to render falls back to the answer's full form (logged)."""
 
-    __slots__ = ("_done", "_fallback", "_make")
-
-    def __init__(self, make: Callable[[], Rendered], fallback: Callable[[], Rendered] | None = None) -> None:
-        self._make: Callable[[], Rendered] | None = make
-        self._fallback = fallback
-        self._done: Rendered | None = None
+    __slots__ = ()
 
     @classmethod
     def of(cls, html: str, title: str, summary: str) -> CompactForm:
@@ -88,22 +131,6 @@ class CompactForm:
         form = cls(lambda: (html, title, summary))
         form.rendered()
         return form
-
-    def rendered(self) -> Rendered:
-        """(compact HTML, title, summary), rendered now if not yet."""
-        done = self._done
-        if done is None:
-            make = self._make
-            assert make is not None
-            try:
-                done = make()
-            except Exception:
-                if self._fallback is None:
-                    raise
-                log.exception("rendering the compact form failed; the full form stands in")
-                done = self._fallback()
-            self._done, self._make, self._fallback = done, None, None  # the view it rendered is let go
-        return done
 
     @property
     def html(self) -> str:
@@ -113,21 +140,28 @@ class CompactForm:
         """The same form with its HTML changed (a note above it), title and summary kept; still lazy."""
         return CompactForm(lambda: (change(self.html), *self.rendered()[1:]))
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, CompactForm) and self.rendered() == other.rendered()
 
-    __hash__ = None  # type: ignore[assignment]
+class Facts(Deferred[dict[str, object]]):
+    """An answer's facts for `gpufit ask --json` (the kind's typed results dumped): only the JSON contract
+    reads them, never a chat, so they are dumped when first read. Facts that fail to dump fall back to none
+    (logged)."""
 
-    def __repr__(self) -> str:
-        return f"CompactForm({self._done!r})" if self._done is not None else "CompactForm(<not rendered>)"
+    __slots__ = ()
 
     @classmethod
-    def __get_pydantic_core_schema__(
-        cls, source: Any, handler: GetCoreSchemaHandler
-    ) -> core_schema.CoreSchema:
-        """Validated as itself; dumped as [compact HTML, title, summary]."""
-        dump = core_schema.plain_serializer_function_ser_schema(lambda form: list(form.rendered()))
-        return core_schema.is_instance_schema(cls, serialization=dump)
+    def of(cls, facts: Mapping[str, object]) -> Facts:
+        """Facts already worked out."""
+        done = cls(lambda: dict(facts))
+        done.rendered()
+        return done
+
+    @classmethod
+    def later(cls, make: Callable[[], Mapping[str, object]]) -> Facts:
+        return cls(lambda: dict(make()), dict)
+
+    def with_more(self, more: Mapping[str, object]) -> Facts:
+        """These facts and `more` (a note's), still dumped when first read."""
+        return Facts(lambda: self.rendered() | dict(more))
 
 
 class Answer(BaseModel):
@@ -142,8 +176,9 @@ class Answer(BaseModel):
     html: str
     compact: CompactForm = Field(description="the compact form, its title and summary (rendered when read)")
     buttons: list[list[Button]] = Field(default_factory=list)
-    facts: dict[str, object] = Field(
-        default_factory=dict, description="the kind's facts, dumped (JSON-ready) from core's typed results"
+    lazy_facts: Facts = Field(
+        default_factory=lambda: Facts.of({}),
+        description="the kind's facts, dumped (JSON-ready) from core's typed results when first read",
     )
     vision: VisionJob | None = Field(default=None, description="the vision job answered (for follow-ups)")
     understood: VisionQuery | None = Field(
@@ -165,6 +200,11 @@ class Answer(BaseModel):
     def summary(self) -> str:
         """The compact form's other lines in one (an inline result's description)."""
         return self.compact.rendered()[2]
+
+    @property
+    def facts(self) -> dict[str, object]:
+        """The kind's facts (`gpufit ask --json`), dumped from core's typed results."""
+        return self.lazy_facts.rendered()
 
     def to_json(self) -> AnswerJson:
         """`gpufit ask --json`: what was understood (the `gpufit estimate --json` query, or a vision job's)

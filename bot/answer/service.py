@@ -180,7 +180,7 @@ def _noting_missing_prices(reply: Answer, book: object) -> Answer:
     return reply.model_copy(
         update={
             "html": f"{reply.html}\n\n{note}",
-            "facts": reply.facts | {"prices": {"available": False, "problem": problem}},
+            "lazy_facts": reply.lazy_facts.with_more({"prices": {"available": False, "problem": problem}}),
         }
     )
 
