@@ -296,6 +296,39 @@ def assert_facts_well_formed(e: Entry, cards: Collection[str], models: Collectio
             assert arg is None or arg == "present" or arg in models, (e.id, path, value)
 
 
+def assert_batch_varied(entries: list[Entry], kinds: Collection[str], at_least: int) -> None:
+    """A held-out batch's shape: unique ids, big enough, mostly Chinese, some multi-turn chats, and exactly
+    the kinds it was written to cover."""
+    ids = [e.id for e in entries]
+    assert len(ids) == len(set(ids))
+    assert len(entries) >= at_least
+    assert sum(e.lang == "zh" for e in entries) * 2 > len(entries)
+    assert sum(len(e.turns) > 1 for e in entries) >= 5
+    assert set(Counter(e.kind for e in entries)) == set(kinds)
+
+
+def assert_batch_well_formed(entries: list[Entry]) -> None:
+    """Every fact in the fact language; the cards and models a batch names are ids of the catalog /
+    registries."""
+    from core.catalog import load_catalog
+    from core.registry import load_registry
+    from core.vision.registry import load_vision_registry
+
+    catalog = load_catalog().by_id
+    models = set(load_registry().by_id) | set(load_vision_registry().models)
+    for e in entries:
+        assert e.lang in ("zh", "en"), e
+        assert e.expect, e
+        assert_facts_well_formed(e, catalog, models)
+
+
+def assert_batch_passes(label: str, entries: list[Entry], rate: float) -> None:
+    """A batch's pass rate at least its bar (the failures printed, shown with -s)."""
+    report_pass_rate(label, entries)
+    passed = sum(not run_entry(e) for e in entries)
+    assert passed / len(entries) >= rate, f"{label}: {passed}/{len(entries)}"
+
+
 # ---------------------------------------------------------------------------------------------------
 # Tests
 # ---------------------------------------------------------------------------------------------------

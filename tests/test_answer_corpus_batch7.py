@@ -7,9 +7,7 @@ Checked with the fact language of tests/test_answer_corpus.py."""
 
 from __future__ import annotations
 
-from collections import Counter
-
-from test_answer_corpus import load_entries, report_pass_rate, run_entry
+from test_answer_corpus import assert_batch_passes, assert_batch_varied, load_entries
 
 BATCH = "answers_batch7.toml"
 KINDS = (
@@ -34,15 +32,8 @@ PASS_RATE = 0.95
 
 
 def test_batch7_is_big_and_varied() -> None:
-    ids = [e.id for e in ENTRIES]
-    assert len(ids) == len(set(ids))
-    assert len(ENTRIES) >= 60
-    assert sum(e.lang == "zh" for e in ENTRIES) * 2 > len(ENTRIES)
-    assert sum(len(e.turns) > 1 for e in ENTRIES) >= 5
-    assert set(Counter(e.kind for e in ENTRIES)) == set(KINDS)
+    assert_batch_varied(ENTRIES, KINDS, at_least=60)
 
 
 def test_batch7_pass_rate() -> None:
-    report_pass_rate("batch 7", ENTRIES)
-    passed = sum(not run_entry(e) for e in ENTRIES)
-    assert passed / len(ENTRIES) >= PASS_RATE, f"batch 7: {passed}/{len(ENTRIES)}"
+    assert_batch_passes("batch 7", ENTRIES, PASS_RATE)
