@@ -260,9 +260,12 @@ def _communication_bytes_per_micro_batch(
     estimate: Estimate, model: ModelArch, gpus: int, c: SpeedConstants
 ) -> tuple[float, float]:
     """Bytes each card sends per micro-batch (inside its node, across nodes): ZeRO-3 gathers the weights
-    twice and reduce-scatters the gradients every micro-batch, inside the node (past one node an answer
-    assumes hierarchical sharding: HSDP, ZeRO++ hpZ); gradients are all-reduced once per optimizer step of
-    `gradient_accumulation` micro-batches (data/speed.toml)."""
+    twice and reduce-scatters the gradients every micro-batch over all the ranks, the same sharding the
+    memory estimate divides the states by (core/estimator/terms.py zero_shard: over every card): DeepSpeed's
+    default (zero_hpz_partition_size 1: ZeRO++'s hierarchical partitioning is off unless set, Wang et al.
+    2023) and FSDP's FULL_SHARD, so past one node every gather and reduce-scatter crosses the network
+    (each node's NICs carrying their share of the ring). Without ZeRO-3 the gradients are all-reduced once
+    per optimizer step of `gradient_accumulation` micro-batches (data/speed.toml), hierarchically."""
     if gpus <= 1:
         return 0.0, 0.0
     query = estimate.query
@@ -274,7 +277,7 @@ def _communication_bytes_per_micro_batch(
         gpus,
         c.link.gpus_per_node,
         sharded=(query.zero_stage or 0) >= 3,
-        flat=False,
+        flat=True,
         weight_bytes=terms.weight_bytes(model, base),
         grad_bytes=grad_bytes,
         micro_batches=c.training.gradient_accumulation,
