@@ -74,11 +74,16 @@ def training_flops_per_token(query: Query, active_params: int, trainable_params:
 
 def attention_flops_per_token(model: ModelArch, seq: int, method: Method, recompute: bool) -> float:
     """Causal attention's score and value products per trained token: 2·L·h·d·s forward (half of the full
-    4·L·h·d·s), ×3 with the backward (×2 for LoRA, no weight gradients there anyway), +1 forward to recompute
-    (Megatron-LM's model-FLOPs count, Narayanan et al. 2021 appendix)."""
+    4·L·h·d·s; Megatron-LM's model-FLOPs count, Narayanan et al. 2021 appendix), then the backward and +1
+    forward to recompute. The backward is the FLOPs the kernel runs, not the model's 2× the forward: a
+    flash kernel keeps no scores, so its backward computes Q·Kᵀ again before dV, dP, dQ and dK, 2.5× the
+    forward (data/speed.toml attention_backward_passes; FlashAttention's benchmark_flash_attention.py counts
+    it so). Attention has no weights, so LoRA's backward through it is the full one (every layer holds
+    adapters below it); freeze tuning's stops at the first trained block (one pass counted, as before)."""
     layers = model.decoder_layers or model.layers
     forward = 2.0 * layers * model.heads * model.dim_head * seq
-    passes = 3.0 if method is Method.FULL else 2.0
+    backward = 1.0 if method is Method.FREEZE else load_speed_constants().training.attention_backward_passes
+    passes = 1.0 + backward
     if recompute:
         passes += 1.0
     return forward * passes
