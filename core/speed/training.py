@@ -123,6 +123,9 @@ class TrainingJob:
     dequantised_params: float = 0.0  # QLoRA: 4-bit base weights each card dequantises per micro-batch
     communication_bytes: float = 0.0  # data-parallel bytes each card sends per micro-batch over its own link
     network_bytes: float = 0.0  # ... and over its share of the network between nodes
+    # the two are hops of one ring spanning the nodes (flat ZeRO-3 / FSDP), which run at once, not one after
+    # the other (inside the node, then across: hierarchical reductions)
+    one_ring: bool = False
     tokens_per_card_step: float = 1.0  # tokens in one card's micro-batch
     attention_flops_per_token: float = 0.0  # the share of flops_per_token in attention's score/value products
     tp_overlapped: bool = False  # the run overlaps its tensor-parallel collectives (PyTorch async TP)
@@ -221,11 +224,15 @@ def exposed_s_per_token(c: SpeedConstants, job: TrainingJob) -> float:
 
 def data_parallel_s_per_token(c: SpeedConstants, job: TrainingJob) -> float:
     """The data-parallel collectives' time per token: inside the node over the card's link (NVLink, PCIe),
-    across nodes over its share of the network."""
+    across nodes over its share of the network. A hierarchical reduction runs its phases one after the other
+    (the sum); a ring spanning the nodes (flat sharding) moves its data through every hop at once, pipelined
+    in chunks, so its slowest hop sets the pace: NCCL splits the data over one ring per NIC (channels), each
+    ring crossing the network once, so the time is max(bytes / the card's link, its share / its NIC's)."""
     if not job.communication_bytes and not job.network_bytes:
         return 0.0
-    seconds = job.communication_bytes / speed_terms.link_one_way_bytes_s(job.card, c.link)
-    seconds += job.network_bytes / speed_terms.network_bytes_s(job.card, c.link)
+    inside = job.communication_bytes / speed_terms.link_one_way_bytes_s(job.card, c.link)
+    across = job.network_bytes / speed_terms.network_bytes_s(job.card, c.link)
+    seconds = max(inside, across) if job.one_ring else inside + across
     return seconds / max(job.tokens_per_card_step, 1.0)
 
 
@@ -370,6 +377,7 @@ def _training_speed(
         dequantised_params=float(estimate.params) if method is Method.QLORA else 0.0,
         communication_bytes=node_bytes,
         network_bytes=network_bytes,
+        one_ring=(query.zero_stage or 0) >= 3,
         tokens_per_card_step=tokens_per_card_step,
         attention_flops_per_token=attention,
         # a MoE's routed experts run as grouped GEMMs, slower the narrower they are (the term fitted to
