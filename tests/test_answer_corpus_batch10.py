@@ -1,9 +1,9 @@
 """The held-out batch 10 (tests/corpus/answers_batch10.toml): questions as users type them in team chats over
 VRAM + system RAM (llama.cpp, Ollama, LM Studio, ComfyUI, DeepSpeed ZeRO offload, KTransformers, vLLM CPU
 offload), the runtime named (vLLM, SGLang, TensorRT-LLM, LMDeploy, TGI, llama.cpp, Ollama), RL and preference
-training with verl / TRL / OpenRLHF / LLaMA-Factory, modded cards, budgets and monthly billing, traffic, clusters,
-long context and MoE, on models and cards the earlier batches used little. Written and committed before it was
-first run: 58/72 passed at first look (tests/corpus/answers_batch10_first_look.txt).
+training with verl / TRL / OpenRLHF / LLaMA-Factory, modded cards, budgets and monthly billing, traffic,
+clusters, long context and MoE, on models and cards the earlier batches used little. Written and committed
+before it was first run: 58/72 passed at first look (tests/corpus/answers_batch10_first_look.txt).
 
 Checked with the fact language of tests/test_answer_corpus.py."""
 
@@ -31,8 +31,8 @@ KINDS = (
 )
 
 ENTRIES = load_entries((BATCH,))
-# FIRST LOOK: 58/72 passed (80.6%; tests/corpus/answers_batch10_first_look.txt, the commit that added the batch,
-# before any fix); the bar is the first look until fixes land, then what the batch passes less one entry's slack
+# FIRST LOOK: 58/72 passed (80.6%; tests/corpus/answers_batch10_first_look.txt, the commit that added the
+# batch, before any fix); the bar is the first look until fixes land, then what it passes less one entry
 PASS_RATE = 0.80
 
 
