@@ -16,9 +16,8 @@ case-insensitively, like the literals it comes from.
 from __future__ import annotations
 
 import re
-# The standard library's own parser of regular expressions (what re.compile runs), which typeshed leaves out.
-from re import _constants as sre  # type: ignore[attr-defined]
-from re import _parser as sre_parse  # type: ignore[attr-defined]
+from re import _constants as sre  # type: ignore[attr-defined]  # the standard library's own regex parser
+from re import _parser as sre_parse  # type: ignore[attr-defined]  # (what re.compile runs; typeshed omits it)
 from typing import Any
 
 # A character class wider than this (a long range) is not worth a lookahead: the pattern stays as it is.
