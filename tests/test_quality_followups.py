@@ -78,3 +78,68 @@ def test_users_said_are_the_job_compared() -> None:
     answer = answer_of("A100 80GB vs H20 for serving Llama 3.1 70B to 30 users")
     assert answer["compare"]["concurrency"] is None
     assert all(row["holds"] is None for row in answer["compare"]["rows"])
+
+
+# --- a card given only by its size gets the fixes a listed card gets --------------------------------------
+def test_a_card_given_by_its_size_gets_what_to_do_instead() -> None:
+    """ "my 16GB GPU" had no "what would make it fit": the fixes need a catalogue card. They are tried on the
+    size said (the slowest consumer card of that size lending its features and speed, as the answer's own
+    speed does), the same list a listed 16 GB card gets; more of the user's cards are named by their size."""
+    listed = answer_of("can I fully fine-tune qwen2.5 7b on a 4060 ti 16gb?")
+    for text, more in (
+        ("can I fully fine-tune qwen2.5 7b on my 16GB GPU?", "16× 16 GB cards"),
+        ("我的16g显卡能全参微调qwen2.5 7b吗", "16 张 16 GB 的卡"),
+    ):
+        answer = answer_of(text)
+        assert answer["verdict"] == "no"
+        kinds = [fix["kind"] for fix in answer["fixes"]]
+        assert kinds == [fix["kind"] for fix in listed["fixes"]], (kinds, text)
+        assert "qlora" in kinds and "bigger_card" in kinds
+        more_cards = next(fix for fix in answer["fixes"] if fix["kind"] == "more_cards")
+        assert more_cards["card"] == "16gb" and more_cards.get("cost_per_hour") is None
+        assert more in answer["text"] and "16gb" not in answer["text"], answer["text"]
+
+
+def test_an_unlisted_card_gets_fixes_without_a_speed_it_cannot_know() -> None:
+    answer = answer_of("can I run qwen2.5 14b on my radeon 7900 xtx 24gb?")
+    assert answer["verdict"] == "no"
+    kinds = [fix["kind"] for fix in answer["fixes"]]
+    assert "int4" in kinds and "more_cards" in kinds
+    own = [fix for fix in answer["fixes"] if fix["kind"] != "bigger_card"]
+    assert all(fix["speed_ratio"] is None for fix in own)
+
+
+def test_a_vision_job_on_a_card_given_by_its_size_names_the_size() -> None:
+    for text, words in (
+        ("flux dev on a 16gb card?", "on a 16 GB card"),
+        ("sdxl on a 8gb card", "on an 8 GB card"),
+        ("我的12G显卡能跑flux dev吗", "12 GB 的卡"),
+    ):
+        answer = answer_of(text)
+        assert words in answer["text"] and "gb:" not in answer["text"].lower(), answer["text"]
+        assert "16gb" not in answer["text"] and "12gb" not in answer["text"]
+
+
+# --- a day's traffic is sized for its busy hours -----------------------------------------------------------
+def test_daily_traffic_is_sized_for_the_busy_hours() -> None:
+    """100,000 requests a day average 1.16/s, but 80% of a day's requests come in 20% of its hours (the
+    80/20 capacity rule, data/jobs.toml [traffic]): the busy hours run at 4× the average, and the concurrency,
+    the generation needed and the cards are sized for them, said as an assumption."""
+    for text, said in (
+        ("how many 4090s to serve qwen2.5-7b for 100k requests a day", "≈4.6/s in the busy hours"),
+        ("日活1万，每人一天聊10轮，qwen2.5-7b 用4090要几张", "高峰时段约每秒 4.6 个"),
+    ):
+        answer = answer_of(text)
+        traffic = answer["traffic"]
+        assert abs(traffic["requests_per_s"] - 100_000 / 86_400) < 0.01  # the average, as said
+        assert traffic["peak_factor"] == 4.0
+        assert abs(traffic["peak_requests_per_s"] - 4 * 100_000 / 86_400) < 0.01
+        assert abs(traffic["output_tokens_per_s"] - traffic["peak_requests_per_s"] * 300) < 1
+        assert said in answer["text"] and ("80/20" in answer["text"] or "二八原则" in answer["text"])
+
+
+def test_a_rate_said_per_second_has_no_peak_factor() -> None:
+    answer = answer_of("10 requests per second, 500 tokens out, serve qwen2.5-7b on a 4090, how many cards?")
+    assert answer["traffic"]["requests_per_s"] == 10
+    assert answer["traffic"]["peak_factor"] is None
+    assert "80/20" not in answer["text"]
