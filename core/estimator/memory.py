@@ -586,6 +586,7 @@ def _estimate(
                 )
             )
 
+    warnings = _warnings(filled, model, card)
     return Estimate(
         query=filled,
         model_name=model.name,
@@ -599,7 +600,8 @@ def _estimate(
         uncertainty=uncertainty,
         verdicts=verdicts,
         vllm=vllm_pool,
-        warnings=_warnings(filled, model, card),
+        warnings=warnings,
+        model_context=model.max_context if "context_beyond_model" in warnings else None,
     )
 
 

@@ -160,6 +160,9 @@ class Estimate(BaseModel):
     verdicts: list[Verdict] = Field(default_factory=list)
     vllm: VllmPool | None = None
     warnings: list[str] = Field(default_factory=list, description="codes; templates word them")
+    model_context: int | None = Field(
+        default=None, description="the model's trained context, when the question asks for a longer one"
+    )
 
     @property
     def total_bytes(self) -> int:
