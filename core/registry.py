@@ -106,6 +106,17 @@ class ModelArch(BaseModel):
     def n_kv_heads(self) -> int:
         return self.kv_heads or self.heads
 
+    def tensor_parallel_ok(self, size: int) -> bool:
+        """vLLM's and SGLang's rule for a tensor-parallel size: it divides the attention heads, and divides the
+        KV heads or is a multiple of them (MLA's one latent KV head only needs the attention heads divided).
+        An engine refuses to start on any other size."""
+        if size == 1:
+            return True
+        if self.heads % size:
+            return False
+        kv = self.n_kv_heads
+        return self.is_mla or kv % size == 0 or size % kv == 0
+
     @property
     def dim_head(self) -> int:
         if self.d_kv:

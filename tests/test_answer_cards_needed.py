@@ -9,7 +9,7 @@ import pytest
 from test_answer_kinds import LANGS, assert_well_formed
 
 from bot.answer import answer, answer_query
-from core.advisor.cards_needed import cards_needed, tensor_parallel_ok
+from core.advisor.cards_needed import cards_needed
 from core.catalog import load_catalog
 from core.parser import parse
 from core.query import Method, Precision, Query, Runtime, Task
@@ -22,11 +22,11 @@ def _card(card_id: str):  # type: ignore[no-untyped-def]
 
 def test_tensor_parallel_sizes_divide_the_heads() -> None:
     qwen72 = load_registry().get("qwen2.5-72b")  # 64 heads, 8 KV heads
-    assert [size for size in range(1, 9) if tensor_parallel_ok(qwen72, size)] == [1, 2, 4, 8]
+    assert [size for size in range(1, 9) if qwen72.tensor_parallel_ok(size)] == [1, 2, 4, 8]
     falcon = load_registry().get("falcon-7b")  # 71 heads: only one card
-    assert [size for size in range(1, 9) if tensor_parallel_ok(falcon, size)] == [1]
+    assert [size for size in range(1, 9) if falcon.tensor_parallel_ok(size)] == [1]
     deepseek = load_registry().get("deepseek-v3")  # MLA: one latent KV head, 128 attention heads
-    assert tensor_parallel_ok(deepseek, 8)
+    assert deepseek.tensor_parallel_ok(8)
 
 
 def test_count_rounds_up_to_a_tensor_parallel_size() -> None:

@@ -83,22 +83,9 @@ def _uses_tensor_parallel(query: Query) -> bool:
     return query.task is Task.INFERENCE and load_speed_constants().runtime(engine.speed_terms).tensor_parallel
 
 
-def tensor_parallel_ok(model: ModelArch, size: int) -> bool:
-    """vLLM's rule: the size divides the attention heads, and divides the KV heads or is a multiple of them.
-    MLA models (one latent KV head) only need the attention heads divided."""
-    if size == 1:
-        return True
-    if model.heads % size:
-        return False
-    if model.is_mla:
-        return True
-    kv = model.n_kv_heads
-    return kv % size == 0 or size % kv == 0
-
-
 def _node_tensor_parallel(model: ModelArch) -> int:
     """The tensor-parallel size inside one node of 8 for multi-node jobs: the largest allowed size ≤ 8."""
-    return max(size for size in range(1, NODE_SIZE + 1) if tensor_parallel_ok(model, size))
+    return max(size for size in range(1, NODE_SIZE + 1) if model.tensor_parallel_ok(size))
 
 
 def _layout(query: Query, model: ModelArch, count: int) -> tuple[Parallelism, int | None] | None:
@@ -112,7 +99,7 @@ def _layout(query: Query, model: ModelArch, count: int) -> tuple[Parallelism, in
     if not _uses_tensor_parallel(query):
         return "pipeline", None
     if count <= NODE_SIZE:
-        return ("tp", count) if tensor_parallel_ok(model, count) else None
+        return ("tp", count) if model.tensor_parallel_ok(count) else None
     return "tp_pp", _node_tensor_parallel(model)
 
 

@@ -642,6 +642,13 @@ def _warnings(query: Query, model: ModelArch, card: Card | None) -> list[str]:
         and runtime_profile(query.runtime).kv_pool
     ):
         warnings.append("gguf_on_vllm")
+    if (
+        query.task is Task.INFERENCE
+        and query.gpus
+        and runtime_profile(query.runtime).kv_pool  # the serving engines, every one tensor-parallel
+        and not model.tensor_parallel_ok(query.gpus)
+    ):
+        warnings.append("tensor_parallel_uneven")  # 16 heads on 6 cards: the engine refuses to start
     if card and card.vendor != "NVIDIA" and query.method is Method.QLORA:
         warnings.append("bitsandbytes_non_nvidia")
     return warnings

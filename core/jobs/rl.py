@@ -145,12 +145,6 @@ def extra_models(query: Query, model: ModelArch, gpus: int, policy_states_per_pa
 ENGINE_TP_MAX = 8  # a vLLM engine's tensor parallelism stays inside one node
 
 
-def _tp_allowed(model: ModelArch, size: int) -> bool:
-    """vLLM's rule: the size divides the attention heads, and the KV heads or is a multiple of them."""
-    kv = model.n_kv_heads
-    return model.heads % size == 0 and (model.is_mla or kv % size == 0 or size % kv == 0)
-
-
 def _rollout_tensor_parallel(model: ModelArch, gpus: int, default: int) -> int:
     """The largest engine tensor parallelism up to the cards of one node that splits the heads evenly and
     divides the cards (verl builds its rollout mesh as world size / TP): what verl's tuning scripts set for
@@ -159,7 +153,7 @@ def _rollout_tensor_parallel(model: ModelArch, gpus: int, default: int) -> int:
     sizes = [
         size
         for size in range(1, min(gpus, ENGINE_TP_MAX) + 1)
-        if gpus % size == 0 and _tp_allowed(model, size)
+        if gpus % size == 0 and model.tensor_parallel_ok(size)
     ]
     return max(sizes, default=1)
 

@@ -34,6 +34,10 @@ _EXTRA_FAMILIES = (
 # swapped).
 _OTHER_MODEL_WORDS = frozenset({"omni", "audio", "vl", "vision", "video", "embedding", "reranker", "linear"})
 
+# Words that end a model's name: 'deepseek v2 lite on 6 910b' names DeepSeek-V2-Lite on six Ascend 910B cards,
+# never a 910B model of the DeepSeek family (a size after them is another thing's: a card's, a count's).
+_JOINING_WORDS = "(?:on|with|for|in|at|using|via|to|vs|versus|or|and|from)"
+
 # Words that never distinguish two registry models.
 _NOISE = frozenset(
     {"instruct", "chat", "base", "it", "hf", "model", "the", "a", "an", "of", "and", "v", "with", "b"}
@@ -120,7 +124,7 @@ def _table() -> _ModelTable:
     fams = "|".join(re.escape(f).replace(r"\-", r"[\s\-_]?") for f in sorted(families, key=len, reverse=True))
     grammar = re.compile(
         rf"(?<![a-z0-9])(?P<fam>{fams})(?![a-z])"
-        r"(?P<mid>(?:[\s\-_/:.]*+(?:v?\d++(?:\.\d+)?+|[a-z]++)){0,4}?)[\s\-_/:]*"
+        rf"(?P<mid>(?:[\s\-_/:.]*+(?:v?\d++(?:\.\d+)?+|(?!{_JOINING_WORDS}(?![a-z]))[a-z]++)){{0,4}}?)[\s\-_/:]*"
         r"(?P<size>(?:\d+\s*x)?\d+(?:\.\d+)?)\s*(?P<unit>b|m|亿)(?![a-z0-9])"
         r"(?:[\s\-_]*(?:a(?P<active>\d+(?:\.\d+)?)b|(?P<experts>\d+)e)(?![a-z0-9]))?"
     )
