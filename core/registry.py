@@ -107,9 +107,9 @@ class ModelArch(BaseModel):
         return self.kv_heads or self.heads
 
     def tensor_parallel_ok(self, size: int) -> bool:
-        """vLLM's and SGLang's rule for a tensor-parallel size: it divides the attention heads, and divides the
-        KV heads or is a multiple of them (MLA's one latent KV head only needs the attention heads divided).
-        An engine refuses to start on any other size."""
+        """vLLM's and SGLang's rule for a tensor-parallel size: it divides the attention heads, and divides
+        the KV heads or is a multiple of them (MLA's one latent KV head only needs the attention heads
+        divided). An engine refuses to start on any other size."""
         if size == 1:
             return True
         if self.heads % size:

@@ -1,7 +1,7 @@
 """A card count a serving engine cannot split the model over: vLLM and SGLang take a tensor-parallel size that
 divides the attention heads (DeepSeek-V2-Lite has 16), so '6 cards' does not start as asked, and the answer
 says so rather than printing a 6-way layout as if it ran. A card alias that reads like a size ('910B', the
-Ascend 910B) after a count names the card, never a 910-billion-parameter model of the family named before it."""
+Ascend 910B) after a count names the card, never a 910-billion-parameter model of the family before it."""
 
 from __future__ import annotations
 
