@@ -329,17 +329,21 @@ def read_traffic(text: str) -> tuple[dict[str, object], str]:
 
     if (m := first(_REQUESTS_PER_SECOND)) is not None:
         fields["requests_per_s"] = _count(m)
+        fields["traffic_per_day"] = False  # (a follow-up's rate replaces a day's average)
         spans.append(m.span())
     elif (per_span := _rate_over_span(text)) is not None:
         fields["requests_per_s"] = per_span[0]
+        fields["traffic_per_day"] = False
         spans.append(per_span[1])
     elif (m := first(_REQUESTS_PER_DAY)) is not None:
         fields["requests_per_s"] = _count(m) / 86_400
+        fields["traffic_per_day"] = True
         spans.append(m.span())
     else:
         dau, per_user = next((d for p in _DAU if (d := p.search(text))), None), first(_PER_USER_DAY)
         if dau is not None and per_user is not None:
             fields["requests_per_s"] = _count(dau) * _count(per_user) / 86_400
+            fields["traffic_per_day"] = True
             spans += [dau.span(), per_user.span()]
     if (m := first(_PROMPT)) is not None and 1 <= _lengths(m) <= 10_000_000:
         fields["prompt_tokens"] = _lengths(m)
