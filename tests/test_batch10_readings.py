@@ -109,3 +109,20 @@ def test_how_many_sequences_is_served() -> None:
 )
 def test_tgi_is_read_as_the_runtime(text: str) -> None:
     assert _query(text)["runtime"] == "tgi"
+
+
+# -- an engine that prefills in chunks never holds a seq² score matrix ----------------------------------
+def test_chunked_prefill_scores_one_chunk_against_the_context() -> None:
+    """DeepSeek-R1 has no SDPA path in transformers (eager MLA), but KTransformers / llama.cpp prefill 512
+    tokens at a time: their scores are 512 × 4,096 per head, not 4,096² (it was 20 GiB of activations, and
+    "360 × RTX 4090" as the alternative)."""
+    from core.estimator import estimate
+
+    chunked, whole = (
+        parse(f"{engine} deepseek-r1 q4 4090 上下文4096").query
+        for engine in ("ktransformers", "transformers")
+    )
+    assert chunked is not None and whole is not None
+    gib = 2**30
+    assert estimate(chunked).breakdown.activations < 4 * gib
+    assert estimate(whole).breakdown.activations > 16 * gib

@@ -104,7 +104,9 @@ def _inference(
     tokens = query.batch * min(query.seq, engine.prefill_chunk_tokens or query.seq)
     fp32 = query.precision is Precision.FP32
     activations = terms.block_activation_bytes(model, tokens, cal.inference, fp32=fp32)
-    activations += terms.eager_scores_bytes(model, query.batch, query.seq, cal.eager_attention.inference)
+    activations += terms.eager_scores_bytes(
+        model, query.batch, query.seq, cal.eager_attention.inference, queries=engine.prefill_chunk_tokens
+    )
     activations += terms.sliding_window_mask_bytes(model, query.batch, query.seq)
     logits = int(terms.logit_bytes(query.batch, model, cal.inference.logits_per_vocab))
     return (

@@ -280,11 +280,16 @@ def stored_activation_bytes(
     return layers * block
 
 
-def eager_scores_bytes(model: ModelArch, batch: int, seq: int, bytes_per_score: float) -> int:
-    """One block's seq² attention scores where the model has no flash/SDPA path (0 otherwise)."""
+def eager_scores_bytes(
+    model: ModelArch, batch: int, seq: int, bytes_per_score: float, queries: int | None = None
+) -> int:
+    """One block's attention scores where the model has no flash/SDPA path (0 otherwise): every query against
+    every key, seq² at once; an engine that prefills in chunks (llama.cpp's n_ubatch) scores `queries` of them
+    at a time against the whole context."""
     if model.attention != "eager":
         return 0
-    return int(bytes_per_score * batch * model.heads * seq * seq)
+    rows = seq if queries is None else min(queries, seq)
+    return int(bytes_per_score * batch * model.heads * rows * seq)
 
 
 def sliding_window_mask_bytes(model: ModelArch, batch: int, seq: int) -> int:
