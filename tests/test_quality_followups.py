@@ -185,3 +185,25 @@ def test_ollama_before_030_split_whole_layers() -> None:
         assert older["host_bytes"] > GIB  # the output layer (201k × 2,880) and three layers
         assert older["decode_tokens_per_s"] < offload["decode_tokens_per_s"]
         assert said in answer["text"], answer["text"]
+
+
+# --- traffic: copies that cannot keep up at their share run more at once -------------------------------
+def test_traffic_copies_are_sized_on_what_a_loaded_copy_generates() -> None:
+    """10 requests/s × 500 tokens of Qwen3-30B-A3B on H20s: a copy behind on its share queues until it runs
+    as many at once as its pool holds, so copies are counted on that throughput (SGLang: ≈1,850 tokens/s a
+    card at 156 at once → 3 cards, not 6 counted at the 46 the traffic would have on one card running freely),
+    and the answer says how many each copy runs at the peak, at what speed per stream, together covering the
+    ≈5,000 tokens/s. Under vLLM's fitted terms an H20 tops out near 1,140 tokens/s for this model: 5 cards."""
+    for text, cards, said in (
+        (
+            "10 requests per second, ~500 output tokens each, qwen3-30b-a3b on H20 with sglang, how many?",
+            3,
+            "To keep up, each copy then runs ≈",
+        ),
+        ("每分钟大概600个请求 平均输出500token qwen3-30b-a3b 用h20要几张", 5, "高峰时每份要同时跑约"),
+    ):
+        answer = answer_of(text)
+        needed = answer["cards_needed"]
+        assert needed["count"] == cards, (text, needed)
+        assert answer["traffic"]["output_tokens_per_s"] == 5000
+        assert said in answer["text"], answer["text"]
