@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.paths import DATA_DIR
+from core.regex_screen import screened
 
 RUNTIMES_FILE = DATA_DIR / "runtimes.toml"
 
@@ -153,7 +154,7 @@ class RuntimeTable(BaseModel):
     @cached_property
     def _pattern(self) -> re.Pattern[str]:
         groups = [f"(?P<r{i}>{'|'.join(p.words)})" for i, p in enumerate(self.profiles) if p.words]
-        return re.compile("|".join(groups), re.IGNORECASE)
+        return screened("|".join(groups), re.IGNORECASE)  # searched ~3 times per question (regex_screen)
 
     def get(self, runtime_id: str | None) -> RuntimeProfile:
         """The profile of a runtime id; None is the engine for training and single sequences."""
