@@ -101,6 +101,9 @@ class RuntimeProfile(BaseModel):
     # or every routed MoE expert (KTransformers) — core/jobs/offload.py splits the job
     host_offload: Literal["layers", "experts"] | None = None
     host_server: bool = False  # its published setups are servers (8-channel DDR5): the host assumed
+    # the release before which the engine split a model that does not fit by whole layers of its own choosing
+    # (Ollama's scheduler before v0.30), where its current one keeps MoE experts in RAM first (--fit)
+    layer_split_before: str | None = None
     metal: bool = (
         False  # runs on Apple silicon's GPU (Metal); CUDA-only engines do not (data/apple.toml devices)
     )

@@ -143,3 +143,67 @@ def test_a_rate_said_per_second_has_no_peak_factor() -> None:
     assert answer["traffic"]["requests_per_s"] == 10
     assert answer["traffic"]["peak_factor"] is None
     assert "80/20" not in answer["text"]
+
+
+# --- offload: a MoE layer kept in RAM costs its routed experts per token, not all of them -----------------
+def test_moe_layers_in_ram_read_only_their_routed_experts() -> None:
+    """-ngl 30 of Qwen3-30B-A3B's 48 layers on a 3060: the 18 layers in RAM hold 6.7 GiB, but a token reads
+    their attention and 8 of 128 experts (ggml's MUL_MAT_ID multiplies only the experts picked), ≈0.6 GB at
+    DDR5 speed, not the whole 6.7 GiB (it was answered 7.1 tokens/s)."""
+    for text in (
+        "llama.cpp -ngl 30 跑 qwen3-30b-a3b q4_k_m 3060 12g 速度",
+        "llama.cpp -ngl 30 qwen3-30b-a3b q4_k_m on a 3060 12gb, how fast?",
+    ):
+        answer = answer_of(text)
+        offload = answer["offload"]
+        assert (offload["mode"], offload["gpu_layers"], offload["layers"]) == ("layers", 30, 48)
+        assert offload["host_bytes"] > 6 * GIB  # what RAM holds is still the whole 18 layers
+        assert 20 <= offload["decode_tokens_per_s"] <= 80, offload
+
+
+def test_a_dense_model_split_by_layers_is_unchanged_by_the_moe_term() -> None:
+    answer = answer_of("用 llama.cpp -ngl 30 跑 qwen2.5 32b q4_k_m 4060ti 16g")
+    offload = answer["offload"]
+    assert (offload["gpu_layers"], offload["layers"]) == (30, 64)
+    assert 1 <= offload["decode_tokens_per_s"] <= 6  # 34 dense layers (≈10 GB) read from RAM per token
+
+
+def test_ollama_before_030_split_whole_layers() -> None:
+    """Ollama ≥ 0.30 runs llama-server's --fit (a MoE's experts in RAM first); before 0.30 its own scheduler
+    (llm/server.go assignLayers) gave the card whole layers and kept the output layer off it, which users
+    saw as ~10 tokens/s for gpt-oss-20b on a 4070 (ollama#11688). Both are said."""
+    for text, said in (
+        ("RTX 4070 12GB, gpt-oss-20b in Ollama?", "Ollama before 0.30 split whole layers instead"),
+        ("4070 12g 用ollama跑gpt-oss-20b 速度多少", "Ollama 0.30 之前是按整层切分"),
+    ):
+        answer = answer_of(text)
+        offload = answer["offload"]
+        assert offload["mode"] == "experts"
+        older = offload["layer_split"]
+        assert older is not None and offload["layer_split_before"] == "0.30"
+        assert older["mode"] == "layers" and older["gpu_layers"] < older["layers"] == 24
+        assert older["host_bytes"] > GIB  # the output layer (201k × 2,880) and three layers
+        assert older["decode_tokens_per_s"] < offload["decode_tokens_per_s"]
+        assert said in answer["text"], answer["text"]
+
+
+# --- traffic: copies that cannot keep up at their share run more at once -------------------------------
+def test_traffic_copies_are_sized_on_what_a_loaded_copy_generates() -> None:
+    """10 requests/s × 500 tokens of Qwen3-30B-A3B on H20s: a copy behind on its share queues until it runs
+    as many at once as its pool holds, so copies are counted on that throughput (SGLang: ≈1,850 tokens/s a
+    card at 156 at once → 3 cards, not 6 counted at the 46 the traffic would have on one card running freely),
+    and the answer says how many each copy runs at the peak, at what speed per stream, together covering the
+    ≈5,000 tokens/s. Under vLLM's fitted terms an H20 tops out near 1,140 tokens/s for this model: 5 cards."""
+    for text, cards, said in (
+        (
+            "10 requests per second, ~500 output tokens each, qwen3-30b-a3b on H20 with sglang, how many?",
+            3,
+            "To keep up, each copy then runs ≈",
+        ),
+        ("每分钟大概600个请求 平均输出500token qwen3-30b-a3b 用h20要几张", 5, "高峰时每份要同时跑约"),
+    ):
+        answer = answer_of(text)
+        needed = answer["cards_needed"]
+        assert needed["count"] == cards, (text, needed)
+        assert answer["traffic"]["output_tokens_per_s"] == 5000
+        assert said in answer["text"], answer["text"]

@@ -149,6 +149,10 @@ class Replicas(BaseModel):
     replicas: int
     per_replica_sequences: int  # what one copy's KV pool holds at once
     aggregate_tokens_per_s: float  # generation of all copies together
+    # a copy that cannot keep up with its share at its share of the concurrency queues until it runs this
+    # many at once (its throughput then covers the share), each stream at `loaded_stream_tokens_per_s`
+    loaded_sequences: int | None = None
+    loaded_stream_tokens_per_s: float | None = None
 
     @property
     def total(self) -> int:
@@ -167,15 +171,44 @@ def size_replicas(
         pool = job.estimate.vllm
         if job.fits and job.inference is not None and pool is not None and pool.concurrent_sequences > 0:
             held = pool.concurrent_sequences
-            replicas = math.ceil(traffic.concurrent / held)
+            replicas = max(1, math.ceil(traffic.concurrent / held))
             aggregate = job.inference.aggregate_tokens_per_s
+            loaded: tuple[int, float] | None = None
             if traffic.output_tokens_per_s:
-                replicas = max(replicas, math.ceil(traffic.output_tokens_per_s / max(aggregate, 1e-9)))
+
+                def generated(batch: int, n: int = count) -> float:
+                    """A copy's tokens/s with `batch` sequences at once (what its pool runs of them)."""
+                    at = assess(
+                        query.model_copy(update={"batch": batch}), card, n, book=book, currency=currency
+                    )
+                    return at.inference.aggregate_tokens_per_s if at.inference is not None else 0.0
+
+                # What one copy keeps up with: a copy behind on its share queues requests until it runs as
+                # many at once as its KV pool holds (at most max_num_seqs), generating at that batch, not at
+                # the concurrency the traffic would have on one copy running freely.
+                full = max(pool.max_sequences, held)
+                most = max(aggregate, generated(full)) if full > held else aggregate
+                replicas = max(replicas, math.ceil(traffic.output_tokens_per_s / max(most, 1e-9)))
+                share = traffic.output_tokens_per_s / replicas
+                own = max(1, math.ceil(traffic.concurrent / replicas))  # each copy's share of the sequences
+                aggregate = generated(own) if own != traffic.concurrent else aggregate
+                if aggregate < share and full > own:
+                    low, high = own, full  # the fewest at once whose generation covers the share
+                    while high - low > 1:
+                        mid = (low + high) // 2
+                        low, high = (low, mid) if generated(mid) >= share else (mid, high)
+                    aggregate = generated(high)
+                    loaded = (high, aggregate / high)
+                aggregate *= replicas
+            else:
+                aggregate *= replicas
             option = Replicas(
                 count=count,
-                replicas=max(1, replicas),
+                replicas=replicas,
                 per_replica_sequences=held,
-                aggregate_tokens_per_s=round(aggregate * max(1, replicas), 1),
+                aggregate_tokens_per_s=round(aggregate, 1),
+                loaded_sequences=loaded[0] if loaded else None,
+                loaded_stream_tokens_per_s=round(loaded[1], 1) if loaded else None,
             )
             if best is None or option.total < best.total:
                 best = option

@@ -58,6 +58,10 @@ class InferenceOffload(BaseModel):
     whole: bool = (
         False  # every layer fits on the cards (only the token embedding stays in RAM, as llama.cpp does)
     )
+    # the same job as the engine's releases before `layer_split_before` split it: whole layers on the card,
+    # the output layer and the rest in RAM (Ollama before 0.30); None where the engine never did otherwise
+    layer_split: InferenceOffload | None = None
+    layer_split_before: str | None = None
 
     @property
     def runs(self) -> bool:
@@ -66,6 +70,21 @@ class InferenceOffload(BaseModel):
 
 def _per_weight(model: ModelArch, precision: Precision) -> float:
     return terms.weight_bytes(model, precision) / max(model.total_params, 1)
+
+
+def layer_bytes_read_per_token(model: ModelArch, block_bytes: float, per_weight: float) -> float:
+    """The bytes of one repeating layer a decoded token reads, wherever the layer sits (the card or system
+    RAM): all of a dense layer, but of a MoE layer only the experts the router picks. ggml's MUL_MAT_ID
+    groups the token's rows by expert id and multiplies those experts alone, on the CPU as on CUDA
+    (ggml/src/ggml-cpu/ggml-cpu.c ggml_compute_forward_mul_mat_id: "row groups", n_ids = n_expert_used), so
+    layers kept whole in RAM (-ngl, Ollama's num_gpu) cost their dense part plus experts_active / experts of
+    their experts per token at the host's bandwidth, not the whole layer."""
+    if not model.is_moe or not model.experts:
+        return block_bytes
+    layers = model.decoder_layers or model.layers
+    experts_per_layer = model.experts * model.expert_params * per_weight * model.moe_layers / layers
+    unread = experts_per_layer * (1 - model.experts_active / model.experts)
+    return max(0.0, block_bytes - unread)
 
 
 def _compute_buffer(model: ModelArch) -> int:
@@ -122,13 +141,46 @@ def offload_plan(estimate: Estimate, model: ModelArch, card: Card, count: int) -
         host_layers = layers - gpu_layers
         host = host_layers * (block_bytes + kv_layer) + embedding
         gpu = gpu_layers * (block_bytes + kv_layer) + output
-        gpu_read, host_read = gpu_layers * block_bytes + output, host_layers * block_bytes
+        read = layer_bytes_read_per_token(model, block_bytes, per)
+        gpu_read, host_read = gpu_layers * read + output, host_layers * read
         mode = Offload.LAYERS
     memory = host_memory(query)
     seconds = _decode_s(
         model, card, query, precision, gpu_read=gpu_read, host_read=host_read, gpu_share=gpu_layers / layers
     )
     have = query.host_memory_bytes
+    before = runtime_profile(query.runtime).layer_split_before
+    older = None
+    if before is not None and mode is Offload.EXPERTS and not forced:
+        # its older scheduler: whole layers, the output layer in RAM with the rest (it is not on the card)
+        fit = int(max(0.0, budget + output) // (block_bytes + kv_layer))
+        old_layers = min(layers, fit)
+        read = layer_bytes_read_per_token(model, block_bytes, per)
+        old_host = (layers - old_layers) * (block_bytes + kv_layer) + embedding + output
+        old_s = _decode_s(
+            model,
+            card,
+            query,
+            precision,
+            gpu_read=old_layers * read,
+            host_read=(layers - old_layers) * read + output,
+            gpu_share=old_layers / layers,
+        )
+        older = InferenceOffload(
+            runtime=query.runtime or "",
+            mode=Offload.LAYERS,
+            layers=layers,
+            gpu_layers=old_layers,
+            gpu_bytes=int(old_layers * (block_bytes + kv_layer)),
+            host_bytes=int(old_host),
+            host_memory_bytes=have,
+            host_fits=None if have is None else old_host + OS_RESERVE_BYTES <= have,
+            host_bandwidth_gb_s=round(memory.peak_bytes_s / 1e9, 1),
+            host_memory=memory.label,
+            host_assumed=memory.assumed,
+            decode_tokens_per_s=round(1.0 / old_s, 2),
+            kv_cache_dtype=query.kv_cache_dtype.value if query.kv_cache_dtype else "auto",
+        )
     return InferenceOffload(
         runtime=query.runtime or "",
         mode=mode,
@@ -145,6 +197,8 @@ def offload_plan(estimate: Estimate, model: ModelArch, card: Card, count: int) -
         kv_cache_dtype=query.kv_cache_dtype.value if query.kv_cache_dtype else "auto",
         expert_layers_on_gpu=on_gpu,
         whole=gpu_layers >= layers and (mode is Offload.LAYERS or on_gpu >= model.moe_layers),
+        layer_split=older,
+        layer_split_before=before if older is not None else None,
     )
 
 
