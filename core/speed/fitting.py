@@ -51,6 +51,8 @@ PARAMS: tuple[Param, ...] = (
     _rt("vllm", "prefill_mfu", 0.55, 0.2, 0.9),
     _rt("vllm", "moe_s_per_layer", 2e-5, 1e-7, 1e-3),
     _rt("vllm", "moe_token_s", 1e-7, 1e-10, 1e-4),
+    # vLLM V0's eager decode past max_seq_len_to_capture (8192 tokens): Python launching each layer's kernels
+    _rt("vllm", "eager_s_per_layer", 1e-4, 1e-6, 1e-3),
     _rt("sglang", "moe_token_s", 1e-7, 1e-10, 1e-4),
     _rt("sglang", "launch_s_per_layer", 4e-5, 1e-6, 5e-4),
     _rt("sglang", "moe_s_per_layer", 2e-5, 1e-7, 5e-4),

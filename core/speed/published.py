@@ -483,6 +483,11 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
         batches=(figure.batch, concurrency),
         legacy_gqa=release_before(runtime_version(figure.source), runtime.legacy_gqa_before),
         legacy_launch=release_before(runtime_version(figure.source), runtime.graphs_before),
+        graph_max_context=(
+            runtime.graph_max_context or 0
+            if release_before(runtime_version(figure.source), runtime.graph_context_cap_before)
+            else 0
+        ),
     )
     steps = _stated_scheduler_steps(figure.source)
     return PreparedFigure(figure=figure, generation=g, concurrency=concurrency, scheduler_steps=steps)

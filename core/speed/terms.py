@@ -193,6 +193,16 @@ def launch_s(
     return (layers * per_layer + moe_layers * runtime.moe_s_per_layer) * factor
 
 
+def eager_fallback_s(runtime: RuntimeSpeed, layers: int, factor: float = 1.0) -> float:
+    """What a decode step costs on top of its CUDA-graph launches when it runs eager: vLLM's V0 engine
+    (releases before 0.8) replays its captured graphs only while every sequence's context is at most
+    max_seq_len_to_capture (8192 by default; vLLM's ModelConfig: "When a sequence has context length larger
+    than this, we fall back to eager mode"), so a decode past 8k tokens launches each layer's kernels from
+    Python: eager_s_per_layer per layer (FITTED to the Qwen2.5 speed benchmark's vLLM 0.6.3 rows at 30k and
+    129k tokens), scaled like the other per-layer costs by the card's software stack."""
+    return layers * runtime.eager_s_per_layer * factor
+
+
 def per_layer_factor(constants: SpeedConstants, card: Card) -> float:
     """The fixed per-layer cost of the card's software stack against CUDA's (data/speed.toml [stacks])."""
     return constants.stacks.rocm_per_layer_factor if card.vendor == "AMD" else 1.0
