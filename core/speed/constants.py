@@ -46,10 +46,11 @@ class RuntimeSpeed(BaseModel):
     # costs launch_s_per_layer; later ones graph the step, saving graphs_saving_s_per_layer each (llama.cpp).
     graphs_before: str | None = None
     graphs_saving_s_per_layer: float = 0.0
-    # Releases before graph_context_cap_before capture decode in CUDA graphs only while every sequence's context
-    # is at most graph_max_context tokens (vLLM V0's max_seq_len_to_capture, 8192 by default: "When a sequence
-    # has context length larger than this, we fall back to eager mode"); an eager step adds eager_s_per_layer
-    # per layer (Python launching each kernel). None: no such cap (vLLM's V1 engine, the default since 0.8).
+    # Releases before graph_context_cap_before capture decode in CUDA graphs only while every sequence's
+    # context is at most graph_max_context tokens (vLLM V0's max_seq_len_to_capture, 8192 by default: "When a
+    # sequence has context length larger than this, we fall back to eager mode"); an eager step adds
+    # eager_s_per_layer per layer (Python launching each kernel). None: no such cap (vLLM's V1 engine, the
+    # default since 0.8).
     graph_max_context: int | None = None
     graph_context_cap_before: str | None = None
     eager_s_per_layer: float = 0.0
