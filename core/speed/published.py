@@ -159,6 +159,9 @@ HELD_OUT_2_TABLE = "speed_heldout2"  # a second held-out set, recorded before it
 HELD_OUT_3_TABLE = "speed_heldout3"  # a third (serving): recorded and committed before it was predicted
 HELD_OUT_4_TABLE = "speed_heldout4"  # a fourth (vLLM ROCm, SGLang, llama.cpp): committed before predicted
 HELD_OUT_5_TABLE = "speed_heldout5"  # a fifth (SGLang and vLLM serving on A100, H100, H200): the same
+# a sixth (vLLM on 8x H100 / 8x MI300X, FP8 KV on an H100, DeepSeek-R1 on 8x H20, llama.cpp on a 3090 Ti),
+# from sources none of the tables above use, committed before it was predicted: issue 22's outside check
+HELD_OUT_6_TABLE = "speed_heldout6"
 # speed_heldout_training.csv + its sources: training figures recorded before the training terms were built
 TRAINING_HELD_OUT_TABLE = "speed_heldout_training"
 # speed_heldout_training3.csv + its sources: a third training set (v3), recorded before it was predicted
@@ -168,6 +171,9 @@ TRAINING_HELD_OUT_4_TABLE = "speed_heldout_training4"
 # speed_heldout_training5.csv + its sources: a fifth training set (v5: LoRA / QLoRA on rented cards),
 # committed before it was predicted
 TRAINING_HELD_OUT_5_TABLE = "speed_heldout_training5"
+# speed_heldout_training6.csv + its sources: a sixth training set (pretraining GPU-hours of whole runs,
+# ZeRO-3 / FSDP 65B-70B runs), from sources none of the tables above use, committed before it was predicted
+TRAINING_HELD_OUT_6_TABLE = "speed_heldout_training6"
 TABLES = (
     FITTED_TABLE,
     HELD_OUT_TABLE,
@@ -175,10 +181,12 @@ TABLES = (
     HELD_OUT_3_TABLE,
     HELD_OUT_4_TABLE,
     HELD_OUT_5_TABLE,
+    HELD_OUT_6_TABLE,
     TRAINING_HELD_OUT_TABLE,
     TRAINING_HELD_OUT_3_TABLE,
     TRAINING_HELD_OUT_4_TABLE,
     TRAINING_HELD_OUT_5_TABLE,
+    TRAINING_HELD_OUT_6_TABLE,
 )
 
 
