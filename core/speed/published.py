@@ -489,7 +489,9 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
         kv_dtype_bytes=_kv_bytes(figure),
         ranks=ranks,
         batches=(figure.batch, concurrency),
-        legacy_gqa=release_before(runtime_version(figure.source), runtime.legacy_gqa_before),
+        legacy_gqa=speed_terms.decodes_gqa_legacy(
+            runtime, runtime_version(figure.source), model.heads // max(model.n_kv_heads, 1)
+        ),
         legacy_launch=release_before(runtime_version(figure.source), runtime.graphs_before),
         graph_max_context=(
             runtime.graph_max_context or 0
