@@ -254,6 +254,20 @@ def test_training_terms_by_framework_scale_power_and_method() -> None:
     assert ratio(512) < ratio(8192) < 1
 
 
+def test_zero3_past_one_node_gathers_its_shards_over_the_network() -> None:
+    """ZeRO-3 shards the states over every card (as the memory estimate divides them), so past one node each
+    micro-batch's gathers and reduce-scatters cross the network: 8B full fine-tuning on 2 x 8 RTX 4090 over
+    10 GbE is bound by it and trains slower than the 8 cards of one node (it was answered ~6,842 tokens/s,
+    as if the shards stayed inside each node)."""
+    card = load_catalog().get("rtx-4090")
+    job = Query(task=Task.FINETUNE, method=Method.FULL, model="llama-3.1-8b", card="rtx-4090", zero_stage=3)
+    one_node = training_speed(estimate(job.model_copy(update={"gpus": 8})), card, 8, None)
+    over_ethernet = job.model_copy(update={"gpus": 16, "network": "ethernet", "network_gbit_s": 10.0})
+    two_nodes = training_speed(estimate(over_ethernet), card, 16, None)
+    assert two_nodes.tokens_per_s < one_node.tokens_per_s / 4
+    assert "communication_bound" in two_nodes.notes
+
+
 def test_tensorrt_llm_answers_use_its_own_calibrated_terms() -> None:
     """What is tested is what is answered: TensorRT-LLM's fitted terms (data/speed.toml), and the sources that
     fitted them as where it was calibrated."""

@@ -154,6 +154,8 @@ class TrainingConstants(BaseModel):
     fa2_hopper_attention_share: float = 1.0
     fa2_frameworks: tuple[str, ...] = ()
     fa2_hopper_cards: str = ""
+    # causal attention's backward in forward passes' FLOPs (FlashAttention recomputes the scores: 2.5)
+    attention_backward_passes: float = 2.0
     # torchtitan's per-op selective activation checkpointing: share of the linear layers' forward recomputed
     selective_op_recompute_share: float = 0.0
     # the optimizer step: passes over the bytes it updates (weights, gradients, states), once per step

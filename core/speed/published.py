@@ -465,6 +465,7 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
             dequantised_params=result.params / ranks if method is Method.QLORA else 0.0,
             communication_bytes=node_bytes,
             network_bytes=network_bytes,
+            one_ring=_sharded(figure, framework) and "hsdp" not in figure.note.lower(),
             tokens_per_card_step=figure.mbs * figure.seq,
             attention_flops_per_token=attention,
             tp_overlapped="asynctp" in figure.note.lower().replace(" ", ""),

@@ -74,11 +74,16 @@ def training_flops_per_token(query: Query, active_params: int, trainable_params:
 
 def attention_flops_per_token(model: ModelArch, seq: int, method: Method, recompute: bool) -> float:
     """Causal attention's score and value products per trained token: 2·L·h·d·s forward (half of the full
-    4·L·h·d·s), ×3 with the backward (×2 for LoRA, no weight gradients there anyway), +1 forward to recompute
-    (Megatron-LM's model-FLOPs count, Narayanan et al. 2021 appendix)."""
+    4·L·h·d·s; Megatron-LM's model-FLOPs count, Narayanan et al. 2021 appendix), then the backward and +1
+    forward to recompute. The backward is the FLOPs the kernel runs, not the model's 2× the forward: a
+    flash kernel keeps no scores, so its backward computes Q·Kᵀ again before dV, dP, dQ and dK, 2.5× the
+    forward (data/speed.toml attention_backward_passes; FlashAttention's benchmark_flash_attention.py counts
+    it so). Attention has no weights, so LoRA's backward through it is the full one (every layer holds
+    adapters below it); freeze tuning's stops at the first trained block (one pass counted, as before)."""
     layers = model.decoder_layers or model.layers
     forward = 2.0 * layers * model.heads * model.dim_head * seq
-    passes = 3.0 if method is Method.FULL else 2.0
+    backward = 1.0 if method is Method.FREEZE else load_speed_constants().training.attention_backward_passes
+    passes = 1.0 + backward
     if recompute:
         passes += 1.0
     return forward * passes
@@ -118,6 +123,9 @@ class TrainingJob:
     dequantised_params: float = 0.0  # QLoRA: 4-bit base weights each card dequantises per micro-batch
     communication_bytes: float = 0.0  # data-parallel bytes each card sends per micro-batch over its own link
     network_bytes: float = 0.0  # ... and over its share of the network between nodes
+    # the two are hops of one ring spanning the nodes (flat ZeRO-3 / FSDP), which run at once, not one after
+    # the other (inside the node, then across: hierarchical reductions)
+    one_ring: bool = False
     tokens_per_card_step: float = 1.0  # tokens in one card's micro-batch
     attention_flops_per_token: float = 0.0  # the share of flops_per_token in attention's score/value products
     tp_overlapped: bool = False  # the run overlaps its tensor-parallel collectives (PyTorch async TP)
@@ -216,11 +224,15 @@ def exposed_s_per_token(c: SpeedConstants, job: TrainingJob) -> float:
 
 def data_parallel_s_per_token(c: SpeedConstants, job: TrainingJob) -> float:
     """The data-parallel collectives' time per token: inside the node over the card's link (NVLink, PCIe),
-    across nodes over its share of the network."""
+    across nodes over its share of the network. A hierarchical reduction runs its phases one after the other
+    (the sum); a ring spanning the nodes (flat sharding) moves its data through every hop at once, pipelined
+    in chunks, so its slowest hop sets the pace: NCCL splits the data over one ring per NIC (channels), each
+    ring crossing the network once, so the time is max(bytes / the card's link, its share / its NIC's)."""
     if not job.communication_bytes and not job.network_bytes:
         return 0.0
-    seconds = job.communication_bytes / speed_terms.link_one_way_bytes_s(job.card, c.link)
-    seconds += job.network_bytes / speed_terms.network_bytes_s(job.card, c.link)
+    inside = job.communication_bytes / speed_terms.link_one_way_bytes_s(job.card, c.link)
+    across = job.network_bytes / speed_terms.network_bytes_s(job.card, c.link)
+    seconds = max(inside, across) if job.one_ring else inside + across
     return seconds / max(job.tokens_per_card_step, 1.0)
 
 
@@ -260,9 +272,12 @@ def _communication_bytes_per_micro_batch(
     estimate: Estimate, model: ModelArch, gpus: int, c: SpeedConstants
 ) -> tuple[float, float]:
     """Bytes each card sends per micro-batch (inside its node, across nodes): ZeRO-3 gathers the weights
-    twice and reduce-scatters the gradients every micro-batch, inside the node (past one node an answer
-    assumes hierarchical sharding: HSDP, ZeRO++ hpZ); gradients are all-reduced once per optimizer step of
-    `gradient_accumulation` micro-batches (data/speed.toml)."""
+    twice and reduce-scatters the gradients every micro-batch over all the ranks, the same sharding the
+    memory estimate divides the states by (core/estimator/terms.py zero_shard: over every card): DeepSpeed's
+    default (zero_hpz_partition_size 1: ZeRO++'s hierarchical partitioning is off unless set, Wang et al.
+    2023) and FSDP's FULL_SHARD, so past one node every gather and reduce-scatter crosses the network
+    (each node's NICs carrying their share of the ring). Without ZeRO-3 the gradients are all-reduced once
+    per optimizer step of `gradient_accumulation` micro-batches (data/speed.toml), hierarchically."""
     if gpus <= 1:
         return 0.0, 0.0
     query = estimate.query
@@ -274,7 +289,7 @@ def _communication_bytes_per_micro_batch(
         gpus,
         c.link.gpus_per_node,
         sharded=(query.zero_stage or 0) >= 3,
-        flat=False,
+        flat=True,
         weight_bytes=terms.weight_bytes(model, base),
         grad_bytes=grad_bytes,
         micro_batches=c.training.gradient_accumulation,
@@ -362,6 +377,7 @@ def _training_speed(
         dequantised_params=float(estimate.params) if method is Method.QLORA else 0.0,
         communication_bytes=node_bytes,
         network_bytes=network_bytes,
+        one_ring=(query.zero_stage or 0) >= 3,
         tokens_per_card_step=tokens_per_card_step,
         attention_flops_per_token=attention,
         # a MoE's routed experts run as grouped GEMMs, slower the narrower they are (the term fitted to
