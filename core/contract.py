@@ -79,6 +79,10 @@ class ServingFigures:
     requested_sequences: int | None  # None: the batch was not said
     queued: int
     latent_cache_whole_per_card: bool  # an MLA latent cache is held whole on every card under TP
+    # the engine's KV cache takes this share of the memory left free after loading (LMDeploy's 0.8), set by
+    # `kv_share_flag`; None where the share is of the whole card (vLLM, SGLang)
+    kv_share_of_free: float | None = None
+    kv_share_flag: str | None = None
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -90,4 +94,5 @@ class ServingFigures:
             "requested_sequences": self.requested_sequences,
             "queued": self.queued,
             "latent_cache_whole_per_card": self.latent_cache_whole_per_card,
+            "kv_share_of_free": self.kv_share_of_free,
         }

@@ -220,6 +220,9 @@ class Query(BaseModel):
         default=None, gt=0, le=3650, description="how many days the card is rented for ('连续跑两周')"
     )
     requests_per_s: float | None = Field(default=None, gt=0, description="serving traffic (per day ÷ 86,400)")
+    traffic_per_day: bool | None = Field(
+        default=None, description="the traffic was given per day (a day's requests, daily users): its average"
+    )
     prompt_tokens: int | None = Field(default=None, ge=1, le=10_000_000, description="tokens in per request")
     response_tokens: int | None = Field(
         default=None, ge=1, le=10_000_000, description="tokens out per request"

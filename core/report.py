@@ -105,6 +105,8 @@ def serving_figures(est: Estimate, job: Assessment | None) -> ServingFigures | N
         requested_sequences=pool.requested_sequences if "batch" not in est.query.defaulted else None,
         queued=pool.queued_sequences,
         latent_cache_whole_per_card=count > 1 and model is not None and model.is_mla,
+        kv_share_of_free=pool.kv_share_of_free,
+        kv_share_flag=pool.kv_share_flag,
     )
 
 

@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.paths import DATA_DIR
+from core.regex_screen import screened
 
 RUNTIMES_FILE = DATA_DIR / "runtimes.toml"
 
@@ -29,6 +30,11 @@ class RuntimeMemory(BaseModel):
 
     layout: Literal["prefill", "kv_pool"]
     memory_share: float | None = Field(default=None, gt=0, le=1)
+    # what `memory_share` is a share of: "card", the whole card (vLLM gpu_memory_utilization, SGLang
+    # mem_fraction_static), or "free", the memory left once the weights and the engine's buffers are loaded,
+    # all of which goes to the KV cache (LMDeploy's cache_max_entry_count)
+    memory_share_of: Literal["card", "free"] = "card"
+    memory_share_flag: str | None = None  # the engine's name for that share, as answers quote it
     # the larger share a short card can be given by the flag that sets `memory_share` (a fix: no quality or
     # speed cost, only less headroom for the engine's own estimate)
     memory_share_raised: float | None = Field(default=None, gt=0, le=1)
@@ -145,7 +151,7 @@ class RuntimeTable(BaseModel):
     @cached_property
     def _pattern(self) -> re.Pattern[str]:
         groups = [f"(?P<r{i}>{'|'.join(p.words)})" for i, p in enumerate(self.profiles) if p.words]
-        return re.compile("|".join(groups), re.IGNORECASE)
+        return screened("|".join(groups), re.IGNORECASE)  # searched ~3 times per question (regex_screen)
 
     def get(self, runtime_id: str | None) -> RuntimeProfile:
         """The profile of a runtime id; None is the engine for training and single sequences."""

@@ -32,8 +32,9 @@ KINDS = (
 
 ENTRIES = load_entries((BATCH,))
 # FIRST LOOK: 58/72 passed (80.6%; tests/corpus/answers_batch10_first_look.txt, the commit that added the
-# batch, before any fix); the bar is the first look until fixes land, then what it passes less one entry
-PASS_RATE = 0.80
+# batch, before any fix); 70/72 now; the bar is what the batch passes now less one entry's slack, so a
+# regression shows (what still fails is listed in the README)
+PASS_RATE = 0.95
 
 
 def test_batch10_is_big_and_varied() -> None:

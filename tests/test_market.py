@@ -85,14 +85,17 @@ def test_a_total_budget_is_checked_against_the_run() -> None:
 
 
 def test_traffic_becomes_concurrency_by_littles_law() -> None:
-    """1.16 req/s × (0.5 s + 300 tokens at the card's per-stream speed) in flight; context = 1,000 + 300."""
+    """A day's 1.16 req/s average, at its busy hours' 4× (the 80/20 rule), × (0.5 s + 300 tokens at the card's
+    per-stream speed) in flight; context = 1,000 + 300."""
     query = parse("一天10万次请求 每次输入1000 token 输出300 token 用qwen2.5-7b 要几张4090").query
     assert query is not None and query.requests_per_s == pytest.approx(100_000 / 86_400)
     sized, traffic = apply_traffic(query)
     assert traffic is not None and traffic.prompt_tokens == 1000 and traffic.response_tokens == 300
     assert sized.seq == 1300 and sized.batch == traffic.concurrent
     assert traffic.stream_tokens_per_s is not None
-    expected = query.requests_per_s * (0.5 + 300 / traffic.stream_tokens_per_s)  # type: ignore[operator]
+    assert traffic.peak_requests_per_s is not None
+    assert traffic.peak_requests_per_s == pytest.approx(4 * 100_000 / 86_400, rel=1e-3)
+    expected = traffic.peak_requests_per_s * (0.5 + 300 / traffic.stream_tokens_per_s)
     assert traffic.concurrent == pytest.approx(expected, abs=1.0)
 
 

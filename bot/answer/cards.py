@@ -151,6 +151,7 @@ def _compare_facts(comparison: Comparison | None, views: list[CardView]) -> dict
             "cards": [v.card.id for v in views],
             "rows": [],
             "winner": {"speed": None, "cost": None},
+            "concurrency": None,
         }
     return {
         "cards": comparison.cards,
@@ -164,11 +165,13 @@ def _compare_facts(comparison: Comparison | None, views: list[CardView]) -> dict
                 "hours": row.hours,
                 "cost": row.cost,
                 "cost_basis": row.cost_basis,
+                "holds": row.holds,
                 "currency": row.assessment.cost.currency.value if row.assessment.cost else None,
             }
             for row in comparison.rows
         ],
         "winner": {"speed": comparison.speed_winner, "cost": comparison.cost_winner},
+        "concurrency": comparison.concurrency,
     }
 
 

@@ -361,6 +361,7 @@ class VisionView:
     runtime_name: str | None
     pcie_gen: int
     plans: list[VisionPlan]  # the cards that hold the job, when none was named
+    sized_card: bool = False  # the card was given only by its size ("a 16gb card"): named by that size
 
 
 @dataclass(frozen=True, slots=True)

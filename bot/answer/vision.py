@@ -89,6 +89,7 @@ def vision_view(est: VisionEstimate, currency: str) -> VisionView:
         runtime_name=vision_runtime(job.runtime).name if job.runtime else None,
         pcie_gen=(card.pcie_gen or 4) if card is not None else 4,
         plans=vision_plans(job, currency) if verdict is None else [],
+        sized_card=card is None and verdict is not None and capacity is not None,
     )
 
 

@@ -35,6 +35,9 @@ class CompareRow(BaseModel):
     cost_basis: str | None  # "total" for a run, else "per_million_tokens" (trained or generated); "per_hour"
     # only when no speed is known
     assessment: Assessment
+    # a KV-pool engine's sequences at once on this setup when the comparison holds fewer on every card
+    # (`Comparison.concurrency`): what it could serve beyond the job compared
+    holds: int | None = None
 
 
 class Comparison(BaseModel):
@@ -44,6 +47,9 @@ class Comparison(BaseModel):
     rows: list[CompareRow]
     speed_winner: str | None
     cost_winner: str | None
+    # serving with no number of users said: the sequences at once every card runs (the fewest any card's KV
+    # pool holds), so each card is measured on the same job; None where the job already fixes it
+    concurrency: int | None = None
 
 
 def _count_that_runs(
@@ -123,6 +129,20 @@ def compare_cards(
     the speed and cost winners (None on a tie)."""
     counts = counts or {}
     rows = [_row(_count_that_runs(query, card, book, currency, counts.get(card.id))) for card in cards]
+    held = _common_concurrency(query, rows)
+    if held is not None:
+        # the same job on every card: each serves `held` sequences at once, on the count that runs it
+        same = query.model_copy(
+            update={"batch": held, "defaulted": tuple(k for k in query.defaulted if k != "batch")}
+        )
+        rows = [
+            _row(assess(same, row.assessment.card, row.count, book=book, currency=currency)).model_copy(
+                update={"holds": _held(row)}
+            )
+            if row.fits and row.assessment.card is not None
+            else row
+            for row in rows
+        ]
     bases = {row.cost_basis for row in rows if row.cost_basis}
     return Comparison(
         cards=[card.id for card in cards],
@@ -130,7 +150,30 @@ def compare_cards(
         speed_winner=_winner(rows, lambda r: r.tokens_per_s, "max"),
         # costs compare only on one basis (a run's total with a run's total)
         cost_winner=_winner(rows, lambda r: r.cost, "min") if len(bases) == 1 else None,
+        concurrency=held,
     )
+
+
+def _held(row: CompareRow) -> int | None:
+    pool = row.assessment.estimate.vllm
+    return pool.concurrent_sequences if pool is not None else None
+
+
+def _common_concurrency(query: Query, rows: Sequence[CompareRow]) -> int | None:
+    """The sequences at once to compare serving at when the question says no number of users: a KV-pool
+    engine on each card runs as many as its pool holds, which differs by card (12 of a 70B on 2 × A100 80GB,
+    47 on 2 × H20), and tokens/s at different loads is not the same job. The fewest any fitting card holds
+    is what every card runs; None when the users were said or every card already runs the same number."""
+    if query.task is not Task.INFERENCE or (query.batch is not None and "batch" not in query.defaulted):
+        return None
+    batches = [
+        row.assessment.inference.batch
+        for row in rows
+        if row.fits and row.assessment.inference is not None and row.assessment.estimate.vllm is not None
+    ]
+    if len(batches) < 2 or len(set(batches)) == 1:
+        return None
+    return max(1, min(batches))
 
 
 def tied_leader(cards: Sequence[Card], value: Callable[[Card], float], best: str = "max") -> Card | None:

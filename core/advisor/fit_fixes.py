@@ -209,14 +209,30 @@ def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix,
     money = currency_for(query.currency, None) if currency is None else currency
     book = _book if isinstance(_book, PriceBook) else None  # None: card_price reads the one in force
     baseline = estimate(query)
-    if not baseline.query.card or baseline.query.card not in catalog.by_id:
+    size = baseline.query.card_memory_bytes
+    stand_in: Card | None = None  # a card given only by its size ("my 12GB GPU") or one the catalogue lacks
+    if baseline.query.card in catalog.by_id:
+        card = catalog.get(baseline.query.card)
+    elif not baseline.query.card and size and (stand_in := catalog.typical_of(size)) is not None:
+        # the same fixes as a listed card, tried on the size said; the slowest consumer card of that size
+        # lends its speed (as the answer's own speed does) and its features (no FP8 on a 3060)
+        card = stand_in
+    else:
         return ()
-    card = catalog.get(baseline.query.card)
     count = baseline.query.gpus or 1
     base_verdict = verdict_for_count(baseline, count)
     if base_verdict is None or base_verdict.fits is Fit.FITS:
         return ()
-    said = stated_only(query).model_copy(update={"card": card.id})
+    unknown_speed = stand_in is not None and bool(baseline.query.card_name)
+    said = stated_only(query)
+    if stand_in is None:
+        said = said.model_copy(update={"card": card.id})
+
+    def placed(trial: Query, on: Card, n: int) -> Query:
+        if on is stand_in:
+            return trial.model_copy(update={"card": None, "card_memory_bytes": size, "gpus": n})
+        return trial.model_copy(update={"card": on.id, "card_memory_bytes": None, "gpus": n})
+
     base_speeds: list[float] = []  # the job's own speed, worked out when a fix first needs it
 
     def base_speed() -> float:
@@ -225,7 +241,7 @@ def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix,
         return base_speeds[0]
 
     def check(trial: Query, on: Card = card, n: int = count) -> tuple[Estimate, Verdict | None]:
-        result = estimate(trial.model_copy(update={"card": on.id, "gpus": n}))
+        result = estimate(placed(trial, on, n))
         return result, verdict_for_count(result, n)
 
     def make(
@@ -237,7 +253,7 @@ def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix,
         if verdict is None or verdict.fits is Fit.NO:
             return None
         speed = speed_value(result, on, n)
-        price = card_price(on.id, money, book, query.platform)
+        price = None if on is stand_in else card_price(on.id, money, book, query.platform)
         quality = max((FIX_SPECS[c].quality for c in changes), key=lambda q: QUALITY_RANK.get(q, 1))
         speed_cost = FIX_SPECS[kind].speed
         if kind is FixKind.MORE_CARDS and not on.has_nvlink:
@@ -246,13 +262,14 @@ def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix,
             kind=kind,
             changes=changes,
             query=result.query,
-            card=on.id,
+            card=verdict.card if on is stand_in else on.id,  # the size's own label ("12gb")
             count=n,
             need_bytes=verdict.need_bytes,
             capacity_bytes=verdict.capacity_bytes,
             saved_bytes=base_verdict.need_bytes - verdict.need_bytes,
             verdict=verdict.fits,
-            speed_ratio=round(speed / base_speed(), 3) if base_speed() else None,
+            # (a card the catalogue lacks has no known speed to compare with)
+            speed_ratio=round(speed / base_speed(), 3) if base_speed() and not unknown_speed else None,
             speed_cost=speed_cost,
             quality_cost=quality,
             nvlink=on.has_nvlink,

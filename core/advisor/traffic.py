@@ -17,6 +17,7 @@ from core.assessment import assess
 from core.catalog import Card, load_catalog
 from core.cost import PriceBook
 from core.estimator import estimate
+from core.jobs.constants import load_job_constants
 from core.query import Currency, Query, Task
 from core.runtimes import load_runtimes
 from core.speed import inference_speed
@@ -45,6 +46,12 @@ class Traffic(BaseModel):
     stream_tokens_per_s: float | None  # the decode speed per stream the concurrency was worked out with
     output_tokens_per_s: float | None  # the aggregate generation the traffic needs (rate × response)
     assumed: tuple[str, ...]  # "prompt_tokens", "response_tokens", "ttft"
+    # traffic given per day is sized for its busy hours: the rate there (the day's average × peak_factor,
+    # data/jobs.toml [traffic]); None when the rate was said per second, minute or hour
+    peak_requests_per_s: float | None = None
+    peak_factor: float | None = None
+    peak_share_of_requests: float | None = None
+    peak_share_of_day: float | None = None
 
 
 def has_traffic(query: Query) -> bool:
@@ -81,7 +88,13 @@ def apply_traffic(query: Query) -> tuple[Query, Traffic | None]:
         return query, None
     assumed: list[str] = []
     lengths_said = query.prompt_tokens is not None or query.response_tokens is not None
-    rate = query.requests_per_s
+    average = query.requests_per_s
+    rate = average
+    busy = load_job_constants().traffic
+    peak = bool(query.traffic_per_day) and rate is not None and not users_said
+    if peak and rate is not None:
+        # a day's traffic is sized for its busy hours, not spread over 24 h (the 80/20 rule, stated)
+        rate *= busy.peak_factor
     response = query.response_tokens or DEFAULT_RESPONSE_TOKENS
     if query.response_tokens is None and (lengths_said or rate is not None):
         assumed.append("response_tokens")
@@ -109,8 +122,8 @@ def apply_traffic(query: Query) -> tuple[Query, Traffic | None]:
     defaulted = tuple(k for k in dict.fromkeys((*query.defaulted, *derived)) if k != "batch")
     sized = query.model_copy(update=updates | {"defaulted": defaulted})
     return sized, Traffic(
-        requests_per_s=round(rate, 4) if rate is not None else None,
-        requests_per_day=round(rate * 86_400) if rate is not None else None,
+        requests_per_s=round(average, 4) if average is not None else None,
+        requests_per_day=round(average * 86_400) if average is not None else None,
         prompt_tokens=prompt,
         response_tokens=query.response_tokens or (response if "response_tokens" in assumed else None),
         concurrent=concurrent,
@@ -120,6 +133,10 @@ def apply_traffic(query: Query) -> tuple[Query, Traffic | None]:
         stream_tokens_per_s=round(stream, 1) if stream is not None else None,
         output_tokens_per_s=round(rate * response, 1) if rate is not None else None,
         assumed=tuple(assumed),
+        peak_requests_per_s=round(rate, 4) if peak and rate is not None else None,
+        peak_factor=busy.peak_factor if peak else None,
+        peak_share_of_requests=busy.peak_share_of_requests if peak else None,
+        peak_share_of_day=busy.peak_share_of_day if peak else None,
     )
 
 

@@ -352,9 +352,15 @@ def _vllm_pool(
     query: Query, breakdown: Breakdown, capacity: int, cal: Calibration, kv_per_seq: int
 ) -> VllmPool:
     assert query.gpu_memory_utilization is not None
-    budget = int(capacity * query.gpu_memory_utilization)
     fixed = breakdown.weights + breakdown.activations + breakdown.logits + breakdown.overhead
-    fixed -= int(cal.runtime.cuda_context_gib * GIB)  # vLLM's budget is of torch-visible memory
+    engine = runtime_profile(query.runtime).memory
+    of_free = engine.memory_share_of == "free"
+    if of_free:
+        # LMDeploy: the share is of what is free once the weights and buffers are in (CUDA context included)
+        budget = _free_share_budget(fixed, capacity, query.gpu_memory_utilization)
+    else:
+        budget = int(capacity * query.gpu_memory_utilization)
+        fixed -= int(cal.runtime.cuda_context_gib * GIB)  # vLLM's budget is of torch-visible memory
     pool = max(0, budget - fixed)
     max_sequences = pool // kv_per_seq if kv_per_seq else 0
     # vLLM's scheduler runs at most max_num_seqs at once; asked for a number of users, it runs what the pool
@@ -371,7 +377,15 @@ def _vllm_pool(
         requested_sequences=requested or 1,
         concurrent_sequences=min(requested, max_concurrent) if requested else max_concurrent,
         queued_sequences=max(0, requested - max_concurrent) if requested else 0,
+        kv_share_of_free=query.gpu_memory_utilization if of_free else None,
+        kv_share_flag=engine.memory_share_flag if of_free else None,
     )
+
+
+def _free_share_budget(fixed: int, capacity: int, share: float) -> int:
+    """What an engine whose KV cache takes `share` of the memory left free after loading (LMDeploy's
+    cache_max_entry_count) uses of a card: the weights and buffers, then that share of the rest."""
+    return fixed + int(share * max(0, capacity - fixed)) if fixed < capacity else capacity
 
 
 class _Memory(NamedTuple):
@@ -534,7 +548,8 @@ def _estimate(
     if capacity:
         card_id = card.id if card else f"{round(capacity / GIB)}gb"
         usable = capacity
-        if vllm:
+        share_of_free = vllm and runtime_profile(filled.runtime).memory.memory_share_of == "free"
+        if vllm and not share_of_free:
             assert filled.gpu_memory_utilization is not None
             # vLLM budgets a share of the card for itself; the CUDA context lives outside that share.
             usable = min(
@@ -559,6 +574,8 @@ def _estimate(
                     model, filled.seq or 1, kv_dtype, gpus=count, compressed_mla=True
                 )
                 pool = _vllm_pool(filled, counted, capacity, cal, kv_seq)
+                if share_of_free:
+                    usable = pool.budget_bytes
                 counted = counted.model_copy(update={"kv_cache": kv_seq})
                 if count == gpus:
                     breakdown, vllm_pool = counted, pool
@@ -569,6 +586,7 @@ def _estimate(
                 )
             )
 
+    warnings = _warnings(filled, model, card)
     return Estimate(
         query=filled,
         model_name=model.name,
@@ -582,7 +600,8 @@ def _estimate(
         uncertainty=uncertainty,
         verdicts=verdicts,
         vllm=vllm_pool,
-        warnings=_warnings(filled, model, card),
+        warnings=warnings,
+        model_context=model.max_context if "context_beyond_model" in warnings else None,
     )
 
 

@@ -136,6 +136,10 @@ class VllmPool(BaseModel):
         0, description="sequences that run at once: the pool's capacity, capped by max_num_seqs and the ask"
     )
     queued_sequences: int = Field(0, description="requests that wait in the engine's queue for a slot")
+    # LMDeploy: the KV cache takes this share of the memory left once the weights and buffers are in (its
+    # flag named), not a share of the card; None for vLLM, SGLang
+    kv_share_of_free: float | None = None
+    kv_share_flag: str | None = None
 
 
 class Estimate(BaseModel):
@@ -156,6 +160,9 @@ class Estimate(BaseModel):
     verdicts: list[Verdict] = Field(default_factory=list)
     vllm: VllmPool | None = None
     warnings: list[str] = Field(default_factory=list, description="codes; templates word them")
+    model_context: int | None = Field(
+        default=None, description="the model's trained context, when the question asks for a longer one"
+    )
 
     @property
     def total_bytes(self) -> int:

@@ -69,6 +69,16 @@ class UnslothConstants(_Section):
     loss_chunk_tokens: int
 
 
+class TrafficConstants(_Section):
+    peak_share_of_requests: float
+    peak_share_of_day: float
+
+    @property
+    def peak_factor(self) -> float:
+        """The busy hours' rate over the day's average (0.8 / 0.2 = 4)."""
+        return self.peak_share_of_requests / self.peak_share_of_day
+
+
 class AppleConstants(_Section):
     gpu_share_small: float
     gpu_share: float
@@ -88,6 +98,7 @@ class JobConstants(BaseModel):
     zero: ZeroConstants
     rl: RlConstants
     unsloth: UnslothConstants
+    traffic: TrafficConstants
     apple: AppleConstants
 
 

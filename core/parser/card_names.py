@@ -13,6 +13,7 @@ from functools import cache, lru_cache
 
 from core.catalog import CardMatch, load_catalog, normalize_name
 from core.parser.aliases import alias_pattern
+from core.regex_screen import screened
 
 CARD_MARK = "\ue000"  # stands in for a found card, so counts like '2x<card>' can be read around it
 
@@ -51,7 +52,7 @@ def _table() -> _CardTable:
             alias_by_canon.setdefault(_canon(alias), alias)
     ordered = sorted(keys, key=lambda k: (-len(_canon(k)), k))
     body = "|".join(alias_pattern(k) for k in ordered)
-    pattern = re.compile(rf"(?:(?<![a-z0-9.])|(?<=\dx))(?:{body})(?:s)?(?:(?![a-z0-9])|(?=x\d))")
+    pattern = screened(rf"(?:(?<![a-z0-9.])|(?<=\dx))(?:{body})(?:s)?(?:(?![a-z0-9])|(?=x\d))")
     numbers = frozenset(m for k in keys for m in re.findall(r"(?<![a-z0-9])\d{4}(?![0-9])", k))
     return _CardTable(pattern, alias_by_canon, numbers)
 

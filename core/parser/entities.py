@@ -64,11 +64,17 @@ def _c(pattern: str) -> re.Pattern[str]:
 _PREFIX_CUR = r"(?P<pre>us\$|\$|¥|usd|rmb|cny)"
 _SUFFIX_CUR = r"(?P<suf>块钱|块|元|rmb|人民币|cny|美元|美金|刀|dollars?|bucks|usd)"
 _AMOUNT = rf"(?P<num>{NUMBER_RE})\s*(?P<mag>万|千|k|w)?"
+_BUDGET_PERIOD = (
+    r"(?:每\s*个?\s*月|(?:1|一)\s*个?\s*月|每\s*天|每日|一天|1天|每\s*小时|per\s+(?:month|day|hour)"
+    r"|a\s+(?:month|day)|an\s+hour|monthly|daily|hourly)"
+)
 _MONEY = (
     _c(rf"{_PREFIX_CUR}\s*{_AMOUNT}(?:\s*{_SUFFIX_CUR})?(?![a-z0-9])"),
     _c(rf"(?<![a-z0-9.]){_AMOUNT}\s*{_SUFFIX_CUR}(?!\s*(?:卡|显卡|gpu|[{_MARKS}]))"),
     _c(
         rf"(?P<kw>预算|budget|不超过|以内|under|below|less than|at most|最多|控制在|within|max|不高于|低于)"
+        # the period may come between: '预算每月5000', 'budget per month 3000'
+        rf"\s*(?:是|为|of|:|=|大概|大约|在|只有|就|有)?\s*{_BUDGET_PERIOD}?"
         rf"\s*(?:是|为|of|:|=|大概|大约|在|只有|就|有)?\s*(?<![a-z0-9.]){_AMOUNT}(?![a-z0-9.%])"
     ),
     # '一个月5000预算', '5000的预算': the amount before the word
@@ -544,14 +550,16 @@ _BATCH = (
     _c(rf"{_BATCH_KW}\s*(?:=|:|为|是|of|设为|设成|开到|用|取|要)?\s*(\d+){_NOT_UNIT}"),
     _c(
         r"(?<![a-z0-9.])(\d+)\s*(?:个|路|人)?\s*(?:并发|concurrent|simultaneous|parallel\s*requests|(?:个)?用户同时|人同时"
-        r"|(?:users?|requests?)\s*(?:at\s*once|at\s*the\s*same\s*time|concurrently|in\s*parallel)"
-        r"|(?:人|用户)\s*(?:用|使用|同时|在线|访问)|(?:concurrent\s+)?(?:users|people)(?![a-z]))"
+        r"|(?:users?|requests?|people|of\s+them)?\s*(?:at\s*once|at\s*the\s*same\s*time|concurrently|in\s*parallel)"
+        r"|(?:人|用户)\s*(?:同时|在线)|concurrent\s+(?:users|people)(?![a-z]))"
     ),
     _c(
         r"(?:并发(?:数|量)?|concurrency|concurrent(?:\s*(?:users|requests|sessions))?|同时(?:在线)?(?:请求|用户)?(?:数)?"
         r"|qps|在线人数|parallel\s*requests|simultaneous(?:\s*(?:users|requests))?)"
         rf"\s*(?:=|:|为|是|of|about|大概|约|有|达到|要|会有|在)?\s*(\d+){_NOT_UNIT}"
     ),
+    # a headcount ('200 人用', '50 users') is the concurrency only when none is said ('同时在线大概 30 个')
+    _c(r"(?<![a-z0-9.])(\d+)\s*(?:个|人)?\s*(?:(?:人|用户)\s*(?:用|使用|访问)|(?:users|people)(?![a-z]))"),
     _c(r"(?<![a-z0-9.])(\d+)\s*(?:的)?\s*(?:batch|bs)(?![a-z])"),
     # 'for a team of 40', '50人的团队': that many people using one deployment
     _c(r"(?:team|group|company|office|class)\s+of\s+(\d+)(?![\d.])"),
@@ -661,7 +669,8 @@ _SERVE = _c(
     r"(?<![a-z])serv(?:e|es|ing)(?![a-z])|deploy|部署|上线|线上服务|并发|concurren|"
     r"\d\s*(?:个|位|名)?\s*(?:users|用户|人(?:用|使用|同时|在线|访问))|(?:for|给|供)\s*(?:our\s+|the\s+)?(?:users|用户)|"
     r"(?<![a-z])qps(?![a-z])|api\s*服务|对外服务|推理服务|在线服务|production|生产环境|"
-    r"how\s+many\s+(?:concurrent\s+)?(?:users|requests|chats|sessions|conversations)|at\s+once|同时|多少人|几个人|"
+    r"how\s+many\s+(?:concurrent\s+|such\s+|of\s+these\s+)?(?:users|requests|chats|sessions|conversations|sequences|streams)"
+    r"|at\s+once|同时|多少人|几个人|"
     r"并发几|几路|(?:team|group|company|office|class)\s+of\s+\d|\d\s*人\s*(?:的)?\s*(?:团队|公司|小组|部门)"
 )
 _ZERO = _c(r"zero[\s_-]*(?:stage)?[\s_-]*([0-3])(?!\d)")

@@ -145,7 +145,9 @@ _HOW_MANY = _c(
     r"(?:min(?:imum)?|least|smallest)\s+(?:number|count|no\.?)\s+of\s+(?:cards?|gpus?|\ue000)|"
     r"(?:number|count)\s+of\s+(?:cards?|gpus?|\ue000s?)\s+(?:needed|required|i\s+need|to)|"
     r"(?:min(?:imum)?|最少|至少)\s*(?:\ue000s?|cards?|gpus?)\s*(?:needed|required|to|for)|"
-    r"\ue000\s*(?:需要|要)?\s*(?:几|多少)\s*(?:张|块|台|个|卡)?\s*(?:才|就|够|呢|合适|[?？]|$)"
+    r"\ue000\s*(?:需要|要)?\s*(?:几|多少)\s*(?:张|块|台|个|卡)?\s*(?:才|就|够|呢|合适|[?？]|$)|"
+    # 'Llama 3.1 8B on A10s — how many?': a card named, then a bare 'how many' that ends the message
+    r"\ue000s?(?![a-z]).{0,40}how\s+many\s*(?:do\s+(?:i|we)\s+need|would\s+(?:i|we)\s+need|are\s+needed)?\s*[?？]*\s*$"
 )
 # Clearly about something else: weather, poems, jokes, stocks, food, films, translation, books, small talk.
 _OFF_TOPIC = _c(

@@ -37,7 +37,10 @@ _SEQ_FLAGS = (
     _c(rf"(?<![a-z0-9-])-c\s+{_CTX}"),
 )
 _GPU_UTIL = _c(r"--gpu[-_]memory[-_]utilization(?:\s*=\s*|\s+)(?P<v>0?\.\d+|1(?:\.0+)?)")
-_MEM_FRACTION = _c(r"--mem[-_]fraction[-_]static(?:\s*=\s*|\s+)(?P<v>0?\.\d+)")
+# SGLang's --mem-fraction-static; LMDeploy's --cache-max-entry-count (its share of what the weights leave)
+_MEM_FRACTION = _c(
+    r"(?:--mem[-_]fraction[-_]static|-?-?cache[-_]max[-_]entry[-_]count)(?:\s*=\s*|\s+)(?P<v>0?\.\d+)"
+)
 _TP = _c(
     r"(?:--tensor[-_]parallel[-_]size|--tp[-_]size|--tp|(?<![a-z0-9-])-tp)(?:\s*=\s*|\s+)(?P<n>\d{{1,3}})(?!\d)"
 )

@@ -95,6 +95,14 @@ _FAR = (
     r"(?:(?!\$|¥|(?<![a-z0-9])\d|还是|或者|或|和|跟"
     r"|(?<![a-z])(?:or|vs|versus|and)(?![a-z]))[^,;、])"
 )
+_PERIOD_FIRST = {
+    "monthly": r"(?:(?:1|一)\s*个?\s*月|每\s*个?\s*月|a\s+month|per\s+month)",
+    "on-demand": r"(?:(?:1|一)\s*个?\s*小时|每\s*小时|an?\s+hour|per\s+hour)",
+}
+_NOT_A_COUNT = (
+    r"(?![\d.%])(?!\s*(?:个|次|天|日|周|星期|小时|h(?![a-z])|张|卡|台|人|g(?![a-z])|gb|b(?![a-z])"
+    r"|requests?|calls?|queries|tokens?|users?))"
+)
 _STATED_PRICES = {
     kind: (
         (
@@ -112,6 +120,9 @@ _STATED_PRICES = {
         ),
         # the amount with its period: '$2.5/h on-demand', '950元/月'
         (_c(rf"(?<![a-z0-9.]){_PRICE}(?P<per>{_PRICE_PERIOD[kind]})"), False),
+        # the period first: '包月 h20 一个月 1.2万', '按量 每小时 25块'; an hourly amount says it is money
+        # ('per hour 3600' counts requests)
+        (_c(rf"{_PERIOD_FIRST[kind]}{_NEAR}(?<![a-z0-9.]){_PRICE}{_NOT_A_COUNT}"), kind == "on-demand"),
     )
     for kind in ("monthly", "on-demand")
 }
@@ -318,17 +329,21 @@ def read_traffic(text: str) -> tuple[dict[str, object], str]:
 
     if (m := first(_REQUESTS_PER_SECOND)) is not None:
         fields["requests_per_s"] = _count(m)
+        fields["traffic_per_day"] = False  # (a follow-up's rate replaces a day's average)
         spans.append(m.span())
     elif (per_span := _rate_over_span(text)) is not None:
         fields["requests_per_s"] = per_span[0]
+        fields["traffic_per_day"] = False
         spans.append(per_span[1])
     elif (m := first(_REQUESTS_PER_DAY)) is not None:
         fields["requests_per_s"] = _count(m) / 86_400
+        fields["traffic_per_day"] = True
         spans.append(m.span())
     else:
         dau, per_user = next((d for p in _DAU if (d := p.search(text))), None), first(_PER_USER_DAY)
         if dau is not None and per_user is not None:
             fields["requests_per_s"] = _count(dau) * _count(per_user) / 86_400
+            fields["traffic_per_day"] = True
             spans += [dau.span(), per_user.span()]
     if (m := first(_PROMPT)) is not None and 1 <= _lengths(m) <= 10_000_000:
         fields["prompt_tokens"] = _lengths(m)

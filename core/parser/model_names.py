@@ -14,6 +14,7 @@ from functools import cache
 
 from core.parser.aliases import alias_pattern
 from core.parser.normalize import normalize
+from core.regex_screen import screened
 from core.registry import ModelArch, load_registry
 
 MODEL_MARK = "\ue002"
@@ -115,7 +116,7 @@ def _table() -> _ModelTable:
         entries.append(_Entry(model, family, tokens, _nominal_size(model.id), _version(model.id, family)))
     keys = sorted(by_key, key=lambda k: (-len(k.replace(" ", "")), k))
     body = "|".join(alias_pattern(k) for k in keys)
-    exact = re.compile(rf"(?<![a-z0-9.])(?:{body})(?![a-z0-9])")
+    exact = screened(rf"(?<![a-z0-9.])(?:{body})(?![a-z0-9])")  # ~20,000 characters of names
     fams = "|".join(re.escape(f).replace(r"\-", r"[\s\-_]?") for f in sorted(families, key=len, reverse=True))
     grammar = re.compile(
         rf"(?<![a-z0-9])(?P<fam>{fams})(?![a-z])"

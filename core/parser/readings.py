@@ -175,12 +175,37 @@ def _budget_followed_up(m: Message) -> Parsed | None:
 def _billing_kind(m: Message) -> Parsed | None:
     """'autodl 4090 包月还是按小时': a card's billing kinds (which card, when only the hours are said)."""
     ex = m.ex
-    if ex.has_model or "billing" not in ex.fields or not (m.cards or "hours_per_day" in ex.fields):
+    if ex.has_model or "billing" not in ex.fields:
         return None
-    fields = ex.fields | {"kind": Intent.BILLING}
-    if not m.cards:
+    fields = ex.fields
+    if not (m.cards or "hours_per_day" in fields):
+        carried = _billing_carried(m)
+        if carried is None:
+            return None
+        fields = carried | fields
+    fields = fields | {"kind": Intent.BILLING}
+    if not m.cards and "card" not in fields:
         return m.reply(Intent.CLARIFY, query=build_query(fields), clarify="card")
     return m.reply(Intent.BILLING, query=build_query(fields))
+
+
+# What a billing follow-up keeps of the chat's last question: the card rented, how it is used, the prices
+# already given.
+_BILLING_CARRIED = (
+    "card", "gpus", "platform", "hours_per_day", "rental_days", "stated_hourly_price", "stated_monthly_price",
+    "currency",
+)  # fmt: skip
+
+
+def _billing_carried(m: Message) -> dict[str, object] | None:
+    """'那包月 1100 划算吗' after '4090 按量 1.98一小时 …每天开8小时': a price the follow-up states for a
+    billing kind is weighed on the chat's card and hours (the job itself is not what is asked)."""
+    previous, fields = m.previous, m.ex.fields
+    stated_price = "stated_monthly_price" in fields or "stated_hourly_price" in fields
+    if previous is None or previous.card is None or not stated_price or not m.short_or_follow_up:
+        return None
+    said = previous.said()
+    return {name: said[name] for name in _BILLING_CARRIED if name in said}
 
 
 def _budget(m: Message) -> Parsed | None:

@@ -238,7 +238,6 @@ _SLOT_WORDS = frozenset(
         "torch",
         "fsdp",
         "accelerate",
-        "tgi",
         "trt",
         "tensorrt",
         "llamacpp",
