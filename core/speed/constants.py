@@ -163,6 +163,17 @@ class TrainingConstants(BaseModel):
     framework_optimizer_step_passes: dict[str, float] = {}  # frameworks whose optimizer is fused
     # unfused elementwise kernels (eager stacks): bytes per hidden element per layer in one forward pass
     framework_elementwise_bytes: dict[str, float] = {}
+    # eager stacks' host side: seconds of CPU to launch one layer's kernels for one pass (forward,
+    # recompute, backward), the share of the shorter of that and the GPU's work a micro-batch does not hide,
+    # and DeepSpeed ZeRO-3's fetch / release hooks per layer per pass on top
+    framework_launch_s_per_layer: dict[str, float] = {}
+    launch_serial_share: float = 0.0
+    zero3_hook_s_per_layer: float = 0.0
+
+    def launch_s_per_layer_for(self, framework: str) -> float:
+        """CPU seconds an eager stack spends launching one layer's kernels for one pass (none listed for
+        stacks whose micro-batches no fitted figure makes short enough to tell)."""
+        return self.framework_launch_s_per_layer.get(framework, 0.0)
 
     def optimizer_passes_for(self, framework: str) -> float:
         """Passes the optimizer step makes over the bytes it updates: PyTorch's foreach AdamW's, or a

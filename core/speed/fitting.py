@@ -108,6 +108,10 @@ PARAMS: tuple[Param, ...] = (
     # kernels are counted apart since issue 22's v5 (data/speed.toml framework_elementwise_bytes), ~13% of a
     # 7B LoRA step on an A100 (the rows that anchor it), so the GEMMs' own share is 0.85 x 1.13 = 0.96
     Param(("training", "frameworks", "hf-trainer"), 0.96, 0.4, 1.3),
+    # an eager stack's host time per layer per pass (prior: transformers' decode launch cost per layer) and
+    # DeepSpeed ZeRO-3's hooks on top (prior ~7 modules x 0.15 ms)
+    Param(("training", "framework_launch_s_per_layer", "hf-trainer"), 5.4e-4, 1e-5, 5e-3),
+    Param(("training", "zero3_hook_s_per_layer"), 1e-3, 1e-5, 2e-2),
     Param(("link", "allreduce_latency_s_nvlink"), 1.4e-5, 1e-6, 1e-4),
     Param(("stacks", "rocm_per_layer_factor"), 1.5, 1.0, 4.0),
 )

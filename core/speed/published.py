@@ -466,6 +466,7 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
             communication_bytes=node_bytes,
             network_bytes=network_bytes,
             one_ring=_sharded(figure, framework) and "hsdp" not in figure.note.lower(),
+            zero3_hooks=figure.gpus > 1 and bool(re.search(r"zero-?3", figure.note, re.IGNORECASE)),
             tokens_per_card_step=figure.mbs * figure.seq,
             attention_flops_per_token=attention,
             tp_overlapped="asynctp" in figure.note.lower().replace(" ", ""),

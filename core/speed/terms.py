@@ -49,6 +49,10 @@ said):
   a ring's traffic is split over the node's NICs (NCCL builds one ring per NIC).
 - QLoRA dequantises every 4-bit base weight on each pass over it, once per micro-batch whatever its tokens
   (bitsandbytes / auto-gptq kernels: memory-bound, so bytes over the achieved bandwidth; fitted bytes).
+- An eager stack's host launches a micro-batch's kernels layer by layer, pass by pass, while the GPU works;
+  per micro-batch the longer of the two sets the pace and a share of the shorter shows (as in transformers'
+  decode step); DeepSpeed ZeRO-3's per-module fetch / release hooks add host time per layer (DeepSpeed
+  issue 5047, PR 6649 / 6694). Fitted to Qwen's LoRA profile at 256 to 8,192 tokens (core/speed/training.py).
 - A card held under its TDP keeps (limit / TDP)^0.30 of its tensor peak (H100 NVL 835 TFLOPS at 400 W against
   the H100 SXM's 989 at 700 W, NVIDIA's datasheet).
 """

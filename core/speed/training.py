@@ -10,9 +10,11 @@ parallelism's all-to-all (over NVLink, PCIe or the network), and data parallelis
 over the links the job crosses (NVLink or PCIe inside a node; between nodes the node's NICs together, one
 NCCL ring per NIC), each exposed by its fitted share. FP8 runs the linear layers' GEMMs faster on cards with
 FP8 tensor cores (attention stays BF16); a card held under its board power (when a source says so) clocks
-lower. `TrainingJob` holds the job's shape; `tokens_per_s_per_gpu` is the one formula both the answers
-(`training_speed`) and the published-figure check (core/speed/published.py) use. Each term's formula and
-source: core/speed/terms.py.
+lower. An eager Hugging Face stack launches a LoRA / QLoRA micro-batch's kernels from Python (and DeepSpeed
+ZeRO-3 runs its fetch hooks on every module) while the GPU works: at a few hundred tokens a micro-batch the
+host, not the GPU, sets the pace. `TrainingJob` holds the job's shape; `tokens_per_s_per_gpu` is the one
+formula both the answers (`training_speed`) and the published-figure check (core/speed/published.py) use.
+Each term's formula and source: core/speed/terms.py.
 """
 
 from __future__ import annotations
@@ -131,6 +133,7 @@ class TrainingJob:
     tp_overlapped: bool = False  # the run overlaps its tensor-parallel collectives (PyTorch async TP)
     optimizer_bytes: float = 0.0  # weights, gradients and states one card's optimizer step updates
     tokens_per_optimizer_step: float = 1.0  # one card's tokens per optimizer step (all its micro-batches)
+    zero3_hooks: bool = False  # DeepSpeed ZeRO-3: each module's shards fetched and released from Python hooks
 
 
 def utilisation(c: SpeedConstants, job: TrainingJob) -> float:
@@ -236,6 +239,28 @@ def data_parallel_s_per_token(c: SpeedConstants, job: TrainingJob) -> float:
     return seconds / max(job.tokens_per_card_step, 1.0)
 
 
+def launch_s_per_micro_batch(c: SpeedConstants, job: TrainingJob) -> float:
+    """The host's time to launch one micro-batch: an eager stack (Hugging Face's modeling code with PEFT's
+    adapters) issues every layer's kernels from Python in the forward, again in the recompute, and the
+    autograd engine issues the backward's (counted as one pass more); DeepSpeed ZeRO-3 adds its fetch and
+    release hooks on every module of every layer in each pass ("ZeRO3 launches too many all_gathers",
+    deepspeedai/DeepSpeed issue 5047; the host overhead of its per-module hooks, PR 6649 and 6694).
+    Per micro-batch, whatever its tokens: a few hundred tokens a micro-batch leave the GPU waiting on it
+    (Qwen's profile: Qwen-7B LoRA 1.2 s a step of 8 x 256 tokens, 2.8 s for 8 x 1,024). Counted for LoRA and
+    QLoRA, whose rows fit it (PEFT wraps every adapted linear layer in Python modules of its own: dropout,
+    A, B, scaling, the add); a full fine-tune launches fewer kernels from Python and no fitted figure of one
+    has micro-batches short enough to tell its cost, so none is counted there."""
+    if job.method not in (Method.LORA, Method.QLORA):
+        return 0.0
+    per_layer = c.training.launch_s_per_layer_for(job.framework)
+    if job.zero3_hooks:
+        per_layer += c.training.zero3_hook_s_per_layer
+    if not per_layer or not job.layers:
+        return 0.0
+    passes = 2.0 + (1.0 if job.recompute else 0.0)
+    return job.layers * passes * per_layer
+
+
 @dataclass(frozen=True)
 class StepTimes:
     """One card's seconds per trained token, by term, and the utilisation its GEMMs reach."""
@@ -244,12 +269,25 @@ class StepTimes:
     compute_s: float
     exposed_s: float
     data_parallel_s: float
+    launch_s: float = 0.0  # the host's time to launch one micro-batch (not per token)
+    tokens: float = 1.0  # one card's tokens in a micro-batch
 
-    def per_token_s(self, dp_exposed: float) -> float:
+    def gpu_per_token_s(self, dp_exposed: float) -> float:
         """The data-parallel collectives overlap the step: the longer of the two sets the pace and
         `dp_exposed` of the shorter is not hidden."""
         work = self.compute_s + self.exposed_s
         return max(work, self.data_parallel_s) + dp_exposed * min(work, self.data_parallel_s)
+
+    def per_token_s(self, dp_exposed: float, launch_serial_share: float = 0.0) -> float:
+        """The GPU's time per token, and the host's launches running ahead of it: per micro-batch the
+        longer of the two sets the pace and `launch_serial_share` of the shorter is not hidden (the same
+        form as an eager runtime's decode step, core/speed/terms.py step_s)."""
+        gpu = self.gpu_per_token_s(dp_exposed)
+        if not self.launch_s:
+            return gpu
+        gpu_s = gpu * self.tokens
+        step = max(gpu_s, self.launch_s) + launch_serial_share * min(gpu_s, self.launch_s)
+        return step / self.tokens
 
 
 def step_times(c: SpeedConstants, job: TrainingJob) -> StepTimes:
@@ -259,13 +297,16 @@ def step_times(c: SpeedConstants, job: TrainingJob) -> StepTimes:
         compute_s=compute_s_per_token(c, job, mfu),
         exposed_s=exposed_s_per_token(c, job),
         data_parallel_s=data_parallel_s_per_token(c, job),
+        launch_s=launch_s_per_micro_batch(c, job),
+        tokens=max(job.tokens_per_card_step, 1.0),
     )
 
 
 def tokens_per_s_per_gpu(c: SpeedConstants, job: TrainingJob) -> float:
     """Trained tokens/s on one card: the compute and what the parallelism exposes, overlapped with the
     data-parallel collectives (StepTimes.per_token_s)."""
-    return 1.0 / step_times(c, job).per_token_s(c.training.dp_exposed)
+    t = c.training
+    return 1.0 / step_times(c, job).per_token_s(t.dp_exposed, t.launch_serial_share)
 
 
 def _communication_bytes_per_micro_batch(
@@ -388,9 +429,13 @@ def _training_speed(
         expert_flops_share=expert_share(model),
         optimizer_bytes=optimizer,
         tokens_per_optimizer_step=tokens_per_card_step * c.training.gradient_accumulation,
+        # Hugging Face stacks run ZeRO-3 through DeepSpeed (LLaMA-Factory's ds_z3_config.json)
+        zero3_hooks=(query.zero_stage or 0) >= 3
+        and gpus > 1
+        and c.training.framework_of(query.runtime) == "hf-trainer",
     )
     times = step_times(c, job)
-    per_gpu = 1.0 / times.per_token_s(c.training.dp_exposed)
+    per_gpu = 1.0 / times.per_token_s(c.training.dp_exposed, c.training.launch_serial_share)
     compute_s = tokens_per_card_step * times.compute_s
     communication_s = tokens_per_card_step * times.data_parallel_s
     if method is Method.QLORA:
