@@ -42,6 +42,7 @@ from http import HTTPStatus
 from typing import Any
 
 from telegram import Update
+from telegram._utils.types import JSONDict
 from telegram.ext import Application, BaseUpdateProcessor
 from telegram.request import BaseRequest, RequestData
 from telegram.request._requestparameter import RequestParameter
@@ -120,6 +121,8 @@ class ConfirmAfterHandling(BaseRequest):
         self.inner = inner
         self.window = window or PollWindow()
         self._app: AnyApplication | None = None
+        # the last answer read here, as PTB is to parse it next (the payload handed on, and its JSON)
+        self._parsed: tuple[bytes, JSONDict] | None = None
 
     def watch(self, app: AnyApplication) -> None:
         self._app = app
@@ -179,7 +182,9 @@ class ConfirmAfterHandling(BaseRequest):
 
     def _only_new(self, status: int, payload: bytes) -> bytes:
         """The getUpdates answer without the updates PTB already has (they came again because the offset
-        stayed below an update in hand)."""
+        stayed below an update in hand). It is read once: PTB's parse of the payload handed on
+        (`parse_json_payload`) gets the answer read here, without those updates."""
+        self._parsed = None
         if status != HTTPStatus.OK:
             return payload
         try:
@@ -189,12 +194,20 @@ class ConfirmAfterHandling(BaseRequest):
         except (ValueError, TypeError, KeyError):
             return payload  # not an answer we understand: PTB reports it
         new = set(self.window.take_new(ids))
-        if len(new) == len(ids):
-            return payload
-        answer["result"] = [
-            update for update, update_id in zip(updates, ids, strict=True) if update_id in new
-        ]
-        return json.dumps(answer).encode()
+        if len(new) != len(ids):
+            answer["result"] = [
+                update for update, update_id in zip(updates, ids, strict=True) if update_id in new
+            ]
+        self._parsed = (payload, answer)
+        return payload
+
+    def parse_json_payload(self, payload: bytes) -> JSONDict:  # type: ignore[override]  # PTB: static
+        """PTB parses the payload do_request returned: the answer read there (once), or BaseRequest's parse
+        for any other payload."""
+        parsed, self._parsed = self._parsed, None
+        if parsed is not None and parsed[0] is payload:
+            return parsed[1]
+        return BaseRequest.parse_json_payload(payload)
 
 
 async def _all_queued_handled(app: AnyApplication) -> None:
@@ -207,10 +220,12 @@ async def _all_queued_handled(app: AnyApplication) -> None:
 
 
 def _with_offset(request_data: RequestData, offset: int) -> RequestData:
-    """The getUpdates request as PTB built it, with another offset. RequestParameter lives in a private
-    module of PTB (pinned to one version in pyproject.toml); RequestData itself is final."""
-    parameters = request_data.parameters | {"offset": offset}
-    return RequestData([RequestParameter.from_input(name, value) for name, value in parameters.items()])
+    """The getUpdates request as PTB built it, with another offset: its other parameters as PTB made them
+    (building `allowed_updates` again, every update type one by one, was most of a lowered poll's cost).
+    RequestParameter lives in a private module of PTB (pinned to one version in pyproject.toml), as do
+    RequestData's parameters; RequestData itself is final."""
+    parameters = [p for p in request_data._parameters if p.name != "offset"]
+    return RequestData([*parameters, RequestParameter.from_input("offset", offset)])
 
 
 class ChatOrder:

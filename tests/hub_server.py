@@ -6,7 +6,9 @@ model_info.json when recorded), `HEAD/GET /{repo}/resolve/{revision}/config.json
 ETag headers the client requires), `GET /api/models?search=` (list_models), and ModelScope's
 `GET /api/v1/models/{repo}/repo?FilePath=config.json`. Errors are the Hub's: 404 + `X-Error-Code:
 RepoNotFound`, 403 + `X-Error-Code: GatedRepo` for gated repos without the right token. Repos listed in
-`slow` answer after `delay_s` (timeouts). Every request is recorded (path, headers) for assertions.
+`slow` answer after `delay_s` (timeouts); repos listed in `held` set `arrived` and answer only once `release`
+is set (a request the test knows is in flight); `down` answers every search with 503 (which the client
+retries). Every request is recorded (path, headers) for assertions.
 """
 
 from __future__ import annotations
@@ -37,6 +39,10 @@ class HubState:
     slow: set[str] = field(default_factory=set)
     delay_s: float = 3.0
     modelscope_down: bool = False
+    held: set[str] = field(default_factory=set)
+    arrived: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)
+    down: bool = False
     requests: list[tuple[str, str, dict[str, str]]] = field(default_factory=list)
 
     def repos(self) -> list[str]:
@@ -93,8 +99,12 @@ class _Handler(BaseHTTPRequestHandler):
         self._error(404, "EntryNotFound", "no such route", head)
 
     def _slow(self, repo: str) -> None:
-        if repo in self.server.state.slow:
-            time.sleep(self.server.state.delay_s)
+        state = self.server.state
+        if repo in state.slow:
+            time.sleep(state.delay_s)
+        if repo in state.held:
+            state.arrived.set()
+            state.release.wait(30)
 
     # -- endpoints -----------------------------------------------------------------------------------------
     def _model_info(self, repo: str) -> None:
@@ -133,6 +143,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, body, headers, head)
 
     def _search(self, text: str) -> None:
+        if self.server.state.down:
+            self._error(503, "ServiceUnavailable", "down for maintenance")
+            return
         hits = [{"id": r, "modelId": r} for r in self.server.state.repos() if text.lower() in r.lower()]
         self._send(200, json.dumps(hits).encode(), {"Content-Type": "application/json"})
 

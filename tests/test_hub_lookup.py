@@ -3,7 +3,10 @@ gated, timeout, a mirror endpoint, offline with and without cache, stale entries
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -12,7 +15,7 @@ import pytest
 from hub_server import ANSWERING_TIMEOUT_S, HubServer, HubState
 
 from bot.hub.cache import DirectoryCache, SqliteModelCache
-from bot.hub.lookup import HubLookup, LookupStatus
+from bot.hub.lookup import HubLookup, LookupResult, LookupStatus
 from bot.hub.reference import HubRef, find_reference
 from bot.hub.settings import HubSettings
 
@@ -106,6 +109,43 @@ def test_timeout_falls_back_to_the_cache(hub: HubServer, tmp_path: Path) -> None
     result = HubLookup(settings(hub, tmp_path, timeout_s=0.3), cache).fetch(repo)
     assert result.status is LookupStatus.CACHED and result.fallback and result.model is not None
     assert result.model.origin == "cache"
+
+
+def test_a_failed_request_elsewhere_does_not_break_a_lookup_in_flight(hub: HubServer, tmp_path: Path) -> None:
+    """huggingface_hub sends every request of a process through one shared HTTP client and closes it whenever
+    a request fails to connect (its retry loop). Closing it tore down every other thread's request in flight:
+    a lookup of a dead mirror, or a timed-out lookup still retrying in its abandoned thread, made another
+    user's lookup fail as "unreachable" (a flaky test_answer_service test). Each lookup has its own."""
+    import huggingface_hub
+
+    repo = "Qwen/Qwen2.5-VL-7B-Instruct"
+    hub.state.held.add(repo)
+    with ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(HubLookup(settings(hub, tmp_path)).lookup, ref(repo))
+        assert hub.state.arrived.wait(30), "the lookup never reached the stand-in"
+        huggingface_hub.close_session()  # what a failed connect anywhere in the process does
+        hub.state.release.set()
+        result = pending.result(timeout=60)
+    assert result.status is LookupStatus.FOUND and result.model is not None
+    # still sent as huggingface_hub sends them (its request hook adds a request id to each)
+    assert all("x-amzn-trace-id" in {k.lower() for k in headers} for _, _, headers in hub.state.requests)
+
+
+def test_a_lookup_past_its_deadline_stops_asking(hub: HubServer, tmp_path: Path) -> None:
+    """The answer stops waiting at the deadline; the call it abandoned used to go on retrying (a search of
+    a Hub that answers 503, or of a dead endpoint, for 23 s of backoff), closing the shared client each time
+    it failed to connect. Past the deadline its client is closed: its next try fails at once and it ends."""
+    hub.state.down = True
+    before = set(threading.enumerate())
+    found = HubLookup(settings(hub, tmp_path, timeout_s=0.5)).search_or_failure("Zorblax-9000")
+    assert isinstance(found, LookupResult) and found.status is LookupStatus.TIMEOUT
+    abandoned = [t for t in threading.enumerate() if t not in before and t.name == "hub"]
+    limit = time.monotonic() + 30
+    while any(t.is_alive() for t in abandoned) and time.monotonic() < limit:
+        time.sleep(0.05)
+    assert not any(t.is_alive() for t in abandoned), "the abandoned search is still retrying"
+    searches = [path for _, path, _ in hub.state.requests if path.startswith("/api/models?")]
+    assert len(searches) == 1, searches
 
 
 def test_mirror_endpoint_from_settings_and_from_a_url(hub: HubServer, tmp_path: Path) -> None:

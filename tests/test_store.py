@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.store import SCHEMA_VERSION, GroupSettings, SessionStore, StoreUnavailable
+from bot.store import SCHEMA_VERSION, GroupSettings, KeyboardRow, SessionStore, StoreUnavailable
 from core.checklist import ChecklistState, start
 from core.query import Method, Query, Task
 
@@ -83,6 +83,15 @@ async def test_blocked_until_the_chat_talks_again(store: SessionStore) -> None:
     assert await store.is_blocked(7)
     await store.set_last_query(7, 7, Query(model="qwen2.5-7b"))
     assert not await store.is_blocked(7)
+    # the same through a reply's one commit (its session row and its buttons), a first row and an update
+    for chat_id in (8, 7):
+        await store.mark_blocked(chat_id)
+        keyboard = KeyboardRow(message_id=1, query=Query(model="qwen2.5-7b"), lang="en")
+        assert await store.remember_answer(chat_id, chat_id, keyboard.query, None, keyboard)
+        assert not await store.is_blocked(chat_id)
+    await store.mark_blocked(9)
+    await store.set_last_query(10, 10, Query(model="qwen2.5-7b"))
+    assert await store.is_blocked(9)  # only the chat that talked
 
 
 async def test_checklist_compare_and_set(store: SessionStore) -> None:

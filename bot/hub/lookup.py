@@ -45,12 +45,16 @@ def import_hub_client() -> None:
     """huggingface_hub (and its HTTP client) imported on the first lookup that asks the Hub, not when this
     module is: a `gpufit ask` about a model of the registry never needs them, and importing them cost about
     a quarter of its start. A long-running process imports them at its start instead (bot/warm.py), so that
-    no user's answer pays for it. Telemetry off before any request (above)."""
+    no user's answer pays for it. Telemetry off before any request (above), and the library's shared HTTP
+    client replaced by one that sends each lookup's requests over the lookup's own (bot/hub/client.py)."""
     import httpx2  # noqa: F401
     import huggingface_hub.errors  # noqa: F401
     from huggingface_hub import HfApi, constants, hf_hub_download  # noqa: F401
 
+    from bot.hub import client
+
     constants.HF_HUB_DISABLE_TELEMETRY = True
+    client.install()  # each lookup over its own HTTP client (bot/hub/client.py)
 
 
 HUB_LOOKUP_KEY = "hub_lookup"  # where the bot keeps its HubLookup in Application.bot_data
@@ -89,26 +93,34 @@ def _now() -> datetime:
 
 
 # Hub calls run here so a slow server never holds an answer longer than the deadline (the call itself is
-# abandoned, not killed: its thread finishes on its own and the cache takes what it brings).
+# abandoned, not killed: its HTTP client is closed, so its next request fails at once and its thread ends).
 _T = TypeVar("_T")
 
 
-def _within(timeout_s: float, call: Callable[[], _T]) -> _T:
-    """`call()` in a daemon thread, waited for at most `timeout_s` (FutureTimeout past it; its own error when
-    it fails). Without a network huggingface_hub keeps retrying with backoff for half a minute: the answer
-    does not wait for that, and neither does a one-shot `gpufit` process at exit."""
+def _within(deadline_s: float, request_timeout_s: float, call: Callable[[], _T]) -> _T:
+    """`call()` in a daemon thread, waited for at most `deadline_s` (FutureTimeout past it; its own error
+    when it fails), its requests over an HTTP client of its own with `request_timeout_s` where the library
+    gives none (bot/hub/client.py). Without a network huggingface_hub keeps retrying with backoff for half
+    a minute: the answer does not wait for that, and neither does a one-shot `gpufit` process at exit; the
+    abandoned call's client is closed, so it stops at its next try rather than retrying on (it closed the
+    client every other lookup shared each time it failed to connect)."""
+    from bot.hub.client import LookupCall
+
     outcome: queue.Queue[tuple[bool, Any]] = queue.Queue(maxsize=1)
+    http = LookupCall(request_timeout_s)
 
     def run() -> None:
         try:
-            outcome.put((True, call()))
+            with http:
+                outcome.put((True, call()))
         except BaseException as exc:  # handed to the waiting caller
             outcome.put((False, exc))
 
     threading.Thread(target=run, name="hub", daemon=True).start()
     try:
-        ok, value = outcome.get(timeout=timeout_s)
+        ok, value = outcome.get(timeout=deadline_s)
     except queue.Empty as exc:
+        http.close()
         raise FutureTimeout from exc
     if not ok:
         raise value
@@ -171,7 +183,7 @@ class HubLookup:
             return [m.id for m in found]
 
         try:
-            ids = _within(self.settings.timeout_s, run)
+            ids = _within(self.settings.timeout_s, self.settings.timeout_s, run)
         except FutureTimeout:
             return LookupResult(LookupStatus.TIMEOUT, HubRef("hf", name.strip()))
         except (HfHubHTTPError, ValueError):
@@ -184,7 +196,8 @@ class HubLookup:
         """Fetch now (no cache read); store what was found; fall back to the cache when the Hub fails."""
         try:
             try:
-                model, source = _within(self.settings.timeout_s * _DEADLINE_FACTOR, lambda: self._fetch(ref))
+                timeout = self.settings.timeout_s
+                model, source = _within(timeout * _DEADLINE_FACTOR, timeout, lambda: self._fetch(ref))
             except FutureTimeout as exc:
                 raise _LookupFailedError(LookupStatus.TIMEOUT) from exc
         except _LookupFailedError as failure:
