@@ -1,16 +1,21 @@
-"""The sixth held-out speed table (data/measured/speed_heldout6.csv, sources in speed_heldout6_sources.toml):
-22 serving figures from sources none of data/measured's other speed tables use — vLLM 0.6.3's
-benchmark_throughput runs of Llama 3.1 405B FP8 on 8x H100 and (Quark FP8 weights and KV, enforce-eager)
-on 8x MI300X from dstack's comparison, vLLM's FP8-KV-cache blog (Llama 3.1 8B on one H100 at concurrency 8
-with ~20k-token prompts: output throughput, median ITL and TTFT, BF16 and FP8 KV), DeepSeek-R1 on 8x H20
-under SGLang and vLLM 0.7.2 (500 requests at once, ~100 in / ~5150 out), and llama.cpp's 7B Q4_0 on an RTX
-3090 Ti (PR #4812) — committed (eab63eb) before any prediction for it was run: issue 22's outside check,
-never fitted, never tuned on.
+"""The sixth held-out speed table (data/measured/speed_heldout6.csv, sources in
+speed_heldout6_sources.toml): 22 serving figures from sources none of data/measured's other speed tables
+use — vLLM 0.6.3's benchmark_throughput runs of Llama 3.1 405B FP8 on 8x H100 and (Quark FP8 weights and
+KV, enforce-eager) on 8x MI300X from dstack's comparison, vLLM's FP8-KV-cache blog (Llama 3.1 8B on one
+H100 at concurrency 8 with ~20k-token prompts: output throughput, median ITL and TTFT, BF16 and FP8 KV),
+DeepSeek-R1 on 8x H20 under SGLang and vLLM 0.7.2 (500 requests at once, ~100 in / ~5150 out), and
+llama.cpp's 7B Q4_0 on an RTX 3090 Ti (PR #4812) — committed (eab63eb) before any prediction for it was
+run: issue 22's outside check, never fitted, never tuned on.
 
 First look (main 957ffb4, data/measured/speed_heldout6_first_look.txt): 9 of 22 within ±25%, 17 within 2x,
-median x1.26, worst x2.92. The floor below is that level, so main stays green while the speed model changes;
-it may only rise. The issue's bar (speed_heldout_checks.TARGET_WITHIN_25: at least 80% within ±25%, all within
-2x) is not met.
+median x1.26, worst x2.92. The floor below is that level, so main stays green while the speed model
+changes; it may only rise. The issue's bar (speed_heldout_checks.TARGET_WITHIN_25: at least 80% within
+±25%, all within 2x) is not met.
+
+Second batch (6 rows, v6b-*: dstack's ShareGPT saturation of 405B on 8x H100 and on 8x MI300X with the
+Meta FP8 checkpoint, gpt-oss-20b from the same vLLM blog), committed (6095a52) after that first look and
+before its own, which ran at main c158b71 (the same speed model): 1 of 6 within ±25%. The whole table: 10
+of 28 within ±25%, 18 within 2x, median x1.19, worst x2.92. The floor is that level.
 """
 
 from __future__ import annotations
@@ -20,13 +25,13 @@ from speed_heldout_checks import TARGET_WITHIN_25, predicted_at_level, sourced_a
 from core.speed.published import HELD_OUT_6_TABLE, TABLES, load_sources
 
 TABLE = HELD_OUT_6_TABLE
-FLOOR_WITHIN_25 = 9 / 22  # the first look's level; it may only rise
-MAX_OUTSIDE_2X = 5  # the first look's five rows outside 2x
+FLOOR_WITHIN_25 = 10 / 28  # the two batches' first looks together (9 / 22, then 1 / 6); it may only rise
+MAX_OUTSIDE_2X = 10  # five of the first batch, five of the second
 
 
 def test_the_sixth_held_out_table_is_sourced_unseen_and_never_fitted() -> None:
     older = [other for other in TABLES if other != TABLE]
-    figures = sourced_and_unseen(TABLE, older, at_least=20)
+    figures = sourced_and_unseen(TABLE, older, at_least=28)
     assert not any(figure.is_training for figure in figures)
     assert {f.kind for f in figures} >= {"serve", "generate", "ttft"}
     assert {f.runtime for f in figures} >= {"vllm", "sglang", "llama.cpp"}
