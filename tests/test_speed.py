@@ -322,8 +322,15 @@ def test_releases_before_the_xqa_kernel_reread_gqa_kv_per_query_head() -> None:
         return kv_read_bytes(c, g, 8, 2048)
 
     group = 8  # Llama 2 70B: 64 query heads over 8 KV heads
-    assert kv("llama-2-70b", True) == pytest.approx(kv("llama-2-70b", False) * trt.legacy_gqa_kv_read_factor)
-    assert trt.legacy_gqa_kv_read_factor <= group
+    factor = speed_terms.legacy_gqa_read_factor(trt, group)
+    assert kv("llama-2-70b", True) == pytest.approx(kv("llama-2-70b", False) * factor)
+    assert 1.0 < factor <= group
+    assert speed_terms.legacy_gqa_read_factor(trt, 4) < factor  # Mistral's group of 4 re-reads less
+    # 0.9 ran XQA for Llama 2 70B's group of 8 but not for Mistral's 4; from 0.11 every group has it
+    legacy = speed_terms.decodes_gqa_legacy
+    assert legacy(trt, "0.6.1", 8) and not legacy(trt, "0.9.0", 8)
+    assert legacy(trt, "0.9.0", 4) and not legacy(trt, "0.14", 4)
+    assert not legacy(trt, "", 4)  # an unstated release is the current one
     assert kv("llama-2-7b", True) == kv("llama-2-7b", False)  # multi-head attention: nothing to re-read
 
 

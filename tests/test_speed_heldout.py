@@ -34,6 +34,10 @@ kv_passes: DynamicCache's torch.cat reads and rewrites the held KV heads, repeat
 only under grouped-query attention, attention reads the copy) instead of one factor times the group: the seven
 Qwen1.5 rows outside ±25% (no GQA, 6k-30k tokens, x1.25-1.33) come to x1.11-1.24, the fit stays 146 of 146 and
 leave-one-source-out 111 -> 112: 41 of 50 within ±25% with trainspeed's terms (34 without this).
+
+Then (servespeed, issue 22's serving pass): vLLM V0's eager decode past 8192 tokens of context (Qwen2 72B at
+30k x1.38 -> x1.28) and the legacy GQA kernel's re-reads as a share per extra query head (the H200 launch
+blog's Falcon-180B-page 70B row at 2048 tokens x0.79 -> x0.82): 42 of 50.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ from speed_heldout_checks import predicted_at_level, sourced_and_unseen
 
 from core.speed.published import FITTED_TABLE, HELD_OUT_2_TABLE, HELD_OUT_3_TABLE, HELD_OUT_TABLE
 
-FLOOR_WITHIN_25 = 41 / 50  # the level reached: it may only rise
+FLOOR_WITHIN_25 = 42 / 50  # the level reached: it may only rise
 MAX_OUTSIDE_2X = 0
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -81,8 +85,13 @@ def test_held_out_figures_are_predicted_at_the_level_reached() -> None:
 # ±25%, all within 2x (worst x0.59, SGLang's Qwen3-235B on 8x B200 at concurrency 1; with the 1.0 rows' KV
 # left 16-bit it would be 15 of 26). Then llama.cpp builds since CUDA graphs (PR #6766, May 2024) save 22 µs a
 # layer (derived from the PR's tables; the fitted llama.cpp tables are older builds): 20 of 26.
+# Then (servespeed, issue 22's serving pass): TensorRT-LLM 0.8-0.10 ran its precompiled XQA kernels only
+# for 1, 8 or 16 query heads per KV head (DecoderXQAImplPrecompiled::shouldUse), so 0.9's Mistral 7B and
+# Mixtral (4 per KV head) decoded with the legacy kernel, whose re-reads are now 1 + (group - 1) x a fitted
+# share (0.58) instead of one factor at any group: Mistral x1.69 -> x0.97, Mixtral x1.27 / x1.32 -> x1.04 /
+# x1.19; 23 of 26.
 HELD_OUT_2 = HELD_OUT_2_TABLE
-FLOOR_2_WITHIN_25 = 20 / 26
+FLOOR_2_WITHIN_25 = 23 / 26
 MAX_2_OUTSIDE_2X = 0
 
 

@@ -17,6 +17,9 @@ rows of 2025 vLLM reach; TPOT at 10k-128k tokens 1.7-2.3x), SGLang's 4096-token 
 (x1.30-1.44), and PyTorch on the RTX PRO 6000 (x0.51: the page names no engine; generate() was assumed).
 Then (servespeed, with the fifth set): SGLang prefills arriving prompts in batches of their own while the
 running requests wait (no mixed chunk by default): the 4096-token rows x1.25 and x1.37, 10 of 21.
+Then (servespeed, issue 22's serving pass): vLLM's V0 engine (before 0.8) decodes past 8192 tokens of context
+eager (max_seq_len_to_capture), fitted to the Qwen2.5 vLLM 0.6.3 rows at 30k and 129k: the MI300X's TPOT at
+10k, 32k and 128k tokens x1.72 / x1.81 / x2.29 -> x1.45 / x1.53 / x1.94; 10 of 21, 17 within 2x.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from core.speed.published import (
 )
 
 FLOOR_WITHIN_25 = 10 / 21
-MAX_OUTSIDE_2X = 5
+MAX_OUTSIDE_2X = 4
 
 
 def test_the_fourth_held_out_table_is_sourced_fresh_and_never_fitted() -> None:

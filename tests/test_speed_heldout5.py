@@ -18,6 +18,10 @@ engines alike (vLLM's per-token MoE cost, fitted where prompt and decoded tokens
 prefill utilisation, fitted on an H20); on the A100, vLLM 0.6.0's offline 8B (x0.77), its TPOT at 17
 requests (x1.32) and SGLang's at 6 (x0.75: SGLang's decode bandwidth is fitted on the H20 alone); two TTFTs
 at x0.74 and x0.79.
+Then (servespeed, issue 22's serving pass): multi-head latent attention prefills over up-projected keys of 192
+and values of 128 per head, not hidden / heads = 56 (2.9x the attention FLOPs), and prefill attention over a
+16-bit cache runs at the BF16 peak, not FP8's: SGLang's DeepSeek-R1 rows x1.25-2.55 -> x1.24-1.94 (all within
+2x), vLLM's x0.46-0.66 -> x0.42-0.65. 18 of 28 within ±25%, 27 within 2x.
 """
 
 from __future__ import annotations
@@ -33,8 +37,8 @@ from core.speed.published import (
     HELD_OUT_TABLE,
 )
 
-FLOOR_WITHIN_25 = 17 / 28
-MAX_OUTSIDE_2X = 2
+FLOOR_WITHIN_25 = 18 / 28
+MAX_OUTSIDE_2X = 1
 
 
 def test_the_fifth_held_out_table_is_sourced_fresh_and_never_fitted() -> None:

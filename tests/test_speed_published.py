@@ -56,8 +56,8 @@ ONLY_FIGURE: dict[str, str] = {
     "trt-ttft-l40s-7b-2048": "TensorRT-LLM's only L40S prefill: the L40S's FP8 prefill comes from it",
     "trt-h100-70b-b64-2048-2048": (
         "the only fitted decode of a GQA model at long KV before TensorRT-LLM's XQA kernel: it sets "
-        "legacy_gqa_kv_read_factor (4.8); left out, the factor falls back to the XQA blog's 2.4x and the "
-        "row comes out 1.45x too fast"
+        "legacy_gqa_reread_share (0.58, 5.1x the KV at its group of 8); left out, the share falls back to "
+        "the XQA blog's 2.4x and the row comes out 1.45x too fast"
     ),
     "mb-gpt-oss-120b-bf16": (
         "MoE training is measured by Megatron-Bridge's rows alone: left out with its source, the expert "

@@ -39,13 +39,27 @@ class RuntimeSpeed(BaseModel):
     expands_kv_groups: bool = False  # copies the KV (torch.cat) and repeats it per query head (repeat_kv)
     # Releases before this one decode grouped-query attention without a GQA-aware kernel (TensorRT-LLM before
     # its new XQA kernel): each query head's thread block loads its KV head again, so a step touches the KV
-    # `legacy_gqa_kv_read_factor` times (part of the re-reads hit L2). None: every release reads it once.
+    # 1 + (group - 1) x legacy_gqa_reread_share times (the share of the re-reads that miss L2). None: every
+    # release reads it once.
     legacy_gqa_before: str | None = None
-    legacy_gqa_kv_read_factor: float = 1.0
+    legacy_gqa_reread_share: float = 0.0
+    # Releases from legacy_gqa_before up to xqa_any_group_from run the GQA-aware kernel only for these
+    # query heads per KV head (TensorRT-LLM's precompiled XQA kernels: 1, 8, 16); other groups decode the
+    # legacy way.
+    xqa_groups: tuple[int, ...] = ()
+    xqa_any_group_from: str | None = None
     # Releases before this one launch every kernel of a decode step one by one (no CUDA graph): each layer
     # costs launch_s_per_layer; later ones graph the step, saving graphs_saving_s_per_layer each (llama.cpp).
     graphs_before: str | None = None
     graphs_saving_s_per_layer: float = 0.0
+    # Releases before graph_context_cap_before capture decode in CUDA graphs only while every sequence's
+    # context is at most graph_max_context tokens (vLLM V0's max_seq_len_to_capture, 8192 by default: "When a
+    # sequence has context length larger than this, we fall back to eager mode"); an eager step adds
+    # eager_s_per_layer per layer (Python launching each kernel). None: no such cap (vLLM's V1 engine, the
+    # default since 0.8).
+    graph_max_context: int | None = None
+    graph_context_cap_before: str | None = None
+    eager_s_per_layer: float = 0.0
     prefill_mfu: float = 0.5  # share of the tensor peak a prompt's prefill reaches
     prefill_fixed_s: float = 0.0  # per request's prefill: scheduling, the first step's own fixed cost
     launch_overlaps: bool = False  # eager runtimes: the CPU launches kernels while the GPU runs earlier ones

@@ -51,6 +51,8 @@ PARAMS: tuple[Param, ...] = (
     _rt("vllm", "prefill_mfu", 0.55, 0.2, 0.9),
     _rt("vllm", "moe_s_per_layer", 2e-5, 1e-7, 1e-3),
     _rt("vllm", "moe_token_s", 1e-7, 1e-10, 1e-4),
+    # vLLM V0's eager decode past max_seq_len_to_capture (8192 tokens): Python launching each layer's kernels
+    _rt("vllm", "eager_s_per_layer", 1e-4, 1e-6, 1e-3),
     _rt("sglang", "moe_token_s", 1e-7, 1e-10, 1e-4),
     _rt("sglang", "launch_s_per_layer", 4e-5, 1e-6, 5e-4),
     _rt("sglang", "moe_s_per_layer", 2e-5, 1e-7, 5e-4),
@@ -63,7 +65,9 @@ PARAMS: tuple[Param, ...] = (
     _rt("tensorrt-llm", "prefill_mfu", 0.6, 0.2, 0.9),
     _rt("tensorrt-llm", "prefill_fixed_s", 3e-3, 1e-5, 2e-2),
     _rt("tensorrt-llm", "bandwidth_factor", 1.0, 0.4, 1.25),
-    _rt("tensorrt-llm", "legacy_gqa_kv_read_factor", 2.4, 1.0, 8.0),
+    # the share of a legacy GQA kernel's KV re-reads that miss L2: the XQA blog's 2.4x at Llama 2 70B's
+    # group of 8 gives (2.4 - 1) / 7 = 0.2 (the prior)
+    _rt("tensorrt-llm", "legacy_gqa_reread_share", 0.2, 0.0, 1.0),
     _rt("transformers", "launch_s_per_layer", 6e-4, 5e-5, 3e-3),
     _rt("transformers", "step_s", 2e-3, 1e-5, 2e-2),
     _rt("transformers", "launch_serial_share", 0.3, 0.01, 1.0),

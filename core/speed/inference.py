@@ -44,11 +44,14 @@ class Generation:
     hidden: int
     active_params: float
     kv_bytes_per_token: float  # all layers, all cards, at the KV dtype
+    kv_bytes_per_element: float  # the KV dtype's bytes (2: 16-bit, 1: FP8 / q8_0)
     kv_group_expansion: float  # query heads per KV head (what reading the KV per query head costs)
     attention_flops_per_token2: float  # prefill attention FLOPs per (prompt token)²: 2·L·h·d (causal)
     weight_bytes: dict[int, float] = field(default_factory=dict)  # batch -> weight bytes one step reads
     legacy_gqa: bool = False  # a release before the runtime's GQA-aware decode kernel (RuntimeSpeed)
     legacy_launch: bool = False  # a release before the runtime captured decode in CUDA graphs (graphs_before)
+    # a release whose decode steps run eager past this context (vLLM V0's max_seq_len_to_capture); 0: none
+    graph_max_context: int = 0
     # MoE: the bytes every step reads whatever its tokens (attention, shared experts, the router) and those of
     # one routed expert over all MoE layers, so that a step's read follows the tokens it routes (prompt
     # tokens prefilled in it included: a 128-token prompt touches nearly every expert of Mixtral)
@@ -92,6 +95,18 @@ def decode_weight_bytes(model: ModelArch, precision: Precision, batch: int) -> f
     return max((dense + expert_read) * per_param - skipped, 0.0)
 
 
+def attention_flops_per_token2(model: ModelArch, layers: int) -> float:
+    """Prefill attention FLOPs per (prompt token)², causal: per layer and head, the scores (2·d_qk per pair)
+    and the weighted values (2·d_v per pair) over half the pairs, L·h·(d_qk + d_v); 2·L·h·d where keys and
+    values share the head width. Multi-head latent attention (DeepSeek-V2/V3) prefills as multi-head attention
+    over up-projected keys of qk_nope + qk_rope = 192 and values of v_head_dim = 128 per head (DeepSeek-V2
+    report §2.1; config.json), not hidden / heads = 56."""
+    if model.is_mla and model.v_head_dim:
+        d_qk = model.qk_nope_head_dim + model.qk_rope_head_dim
+        return float(layers * model.heads * (d_qk + model.v_head_dim))
+    return 2.0 * layers * model.heads * model.dim_head
+
+
 def generation(
     model: ModelArch,
     card: Card,
@@ -103,6 +118,7 @@ def generation(
     batches: tuple[int, ...],
     legacy_gqa: bool = False,
     legacy_launch: bool = False,
+    graph_max_context: int = 0,
 ) -> Generation:
     layers = model.decoder_layers or model.layers
     compressed_mla = runtime != "transformers"
@@ -127,11 +143,13 @@ def generation(
         hidden=model.hidden,
         active_params=float(model.active_params),
         kv_bytes_per_token=float(kv_token),
+        kv_bytes_per_element=kv_dtype_bytes,
         kv_group_expansion=expansion,
-        attention_flops_per_token2=2.0 * layers * model.heads * model.dim_head,
+        attention_flops_per_token2=attention_flops_per_token2(model, layers),
         weight_bytes={b: decode_weight_bytes(model, precision, b) for b in set(batches) | {1}},
         legacy_gqa=legacy_gqa,
         legacy_launch=legacy_launch,
+        graph_max_context=graph_max_context,
         dense_weight_bytes=dense,
         expert_weight_bytes=expert,
         experts=model.experts if model.is_moe else 0,
@@ -153,6 +171,21 @@ def _peak(c: SpeedConstants, g: Generation) -> float:
     found = c.derived.get(key)
     if found is None:
         peak = speed_terms.tensor_peak_flops(g.card, g.precision, c.training.fp8_gain)
+        found = peak * c.runtime(g.runtime).prefill_mfu
+        c.derived[key] = found
+    return found
+
+
+def _attention_peak(c: SpeedConstants, g: Generation) -> float:
+    """The prefill attention kernel's FLOP/s: FP8 only where the KV cache is FP8 too (an FP8 context FMHA);
+    with FP8 weights over a 16-bit cache the scores and values run in BF16 (FlashAttention-3, FlashInfer),
+    as training's FP8 recipes keep attention in BF16 (core/speed/training.py)."""
+    if g.precision is not Precision.FP8 or g.kv_bytes_per_element <= 1:
+        return _peak(c, g)
+    key = ("attention_peak", g.runtime, g.card.id, g.card.tensor_tflops)
+    found = c.derived.get(key)
+    if found is None:
+        peak = speed_terms.tensor_peak_flops(g.card, Precision.BF16, c.training.fp8_gain)
         found = peak * c.runtime(g.runtime).prefill_mfu
         c.derived[key] = found
     return found
@@ -194,6 +227,7 @@ def decode_step_s(
         weights = (1.0 - share) * g.weights_read(batch) + share * g.weights_read(batch + chunk)
     bandwidth = g.ranks * _bandwidth(c, g)
     peak = g.ranks * _peak(c, g)
+    attention_peak = g.ranks * _attention_peak(c, g)
     tokens = batch + prefill_tokens
     # Each kernel meets its own roofline: the linear layers' GEMMs read the weights and compute 2·N FLOPs per
     # token, attention reads the KV and computes the prompt tokens' causal scores; they run one after the
@@ -201,7 +235,7 @@ def decode_step_s(
     linear_s = max(weights / bandwidth, 2.0 * g.active_params * tokens / peak)
     attention_s = max(
         kv_read_bytes(c, g, batch, kv_tokens) / bandwidth,
-        g.attention_flops_per_token2 * kv_tokens * prefill_tokens / peak,
+        g.attention_flops_per_token2 * kv_tokens * prefill_tokens / attention_peak,
     )
     comm_s = 0.0
     if g.ranks > 1:
@@ -213,6 +247,8 @@ def decode_step_s(
     recurrent_s = g.linear_layers * runtime.linear_attention_s_per_layer
     gpu_s = linear_s + attention_s + comm_s + host_s + routing_s + recurrent_s
     factor = speed_terms.per_layer_factor(c, g.card)
+    if g.graph_max_context and kv_tokens > g.graph_max_context:
+        gpu_s += speed_terms.eager_fallback_s(runtime, g.layers, factor)
     return speed_terms.step_s(
         runtime, gpu_s, g.layers, g.moe_layers, batch, factor=factor, graphs=not g.legacy_launch
     )
@@ -222,8 +258,9 @@ def prefill_s(c: SpeedConstants, g: Generation, prompt: int, prompts: int = 1) -
     """Time to prefill `prompts` prompts of `prompt` tokens at once: their FLOPs (linear layers and causal
     attention) over the peak × the runtime's prefill utilisation, or the one weight read, whichever is
     longer."""
-    flops = prompts * (2.0 * g.active_params * prompt + g.attention_flops_per_token2 * prompt * prompt)
-    compute = flops / (g.ranks * _peak(c, g))
+    linear = prompts * 2.0 * g.active_params * prompt / (g.ranks * _peak(c, g))
+    attention = prompts * g.attention_flops_per_token2 * prompt * prompt / (g.ranks * _attention_peak(c, g))
+    compute = linear + attention
     read = g.weights_read(prompts * prompt) / g.ranks / _bandwidth(c, g)
     comm = 0.0
     if g.ranks > 1:

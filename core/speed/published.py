@@ -491,8 +491,15 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
         kv_dtype_bytes=_kv_bytes(figure),
         ranks=ranks,
         batches=(figure.batch, concurrency),
-        legacy_gqa=release_before(runtime_version(figure.source), runtime.legacy_gqa_before),
+        legacy_gqa=speed_terms.decodes_gqa_legacy(
+            runtime, runtime_version(figure.source), model.heads // max(model.n_kv_heads, 1)
+        ),
         legacy_launch=release_before(runtime_version(figure.source), runtime.graphs_before),
+        graph_max_context=(
+            runtime.graph_max_context or 0
+            if release_before(runtime_version(figure.source), runtime.graph_context_cap_before)
+            else 0
+        ),
     )
     steps = _stated_scheduler_steps(figure.source)
     return PreparedFigure(figure=figure, generation=g, concurrency=concurrency, scheduler_steps=steps)

@@ -123,9 +123,28 @@ def kv_passes(runtime: RuntimeSpeed, group: float) -> float:
 
 
 def legacy_gqa_read_factor(runtime: RuntimeSpeed, group: float) -> float:
-    """KV bytes touched per KV byte held when a release decodes GQA without a GQA-aware kernel: the fitted
-    factor, never more than the query heads per KV head (each re-reading it) nor less than once."""
-    return min(max(runtime.legacy_gqa_kv_read_factor, 1.0), group)
+    """KV bytes touched per KV byte held when a release decodes GQA without a GQA-aware kernel: each query
+    head's thread block loads its KV head, so the group's other group - 1 heads re-read it, of which a fitted
+    share misses L2: 1 + (group - 1) x share, between once and the group size."""
+    share = min(max(runtime.legacy_gqa_reread_share, 0.0), 1.0)
+    return 1.0 + (max(group, 1.0) - 1.0) * share
+
+
+def decodes_gqa_legacy(runtime: RuntimeSpeed, version: str, group: int) -> bool:
+    """Whether a release decodes a model of `group` query heads per KV head without the GQA-aware kernel:
+    every release before legacy_gqa_before, and before xqa_any_group_from those whose group the precompiled
+    kernels do not cover (TensorRT-LLM's DecoderXQAImplPrecompiled::shouldUse: "nbQHeadsPerKV != 16 &&
+    nbQHeadsPerKV != 8 && nbQHeadsPerKV != 1" -> XQA is not used; the JIT path of 0.11 covers the rest). An
+    unstated release is current."""
+    if group <= 1:
+        return False
+    if release_before(version, runtime.legacy_gqa_before):
+        return True
+    return (
+        bool(runtime.xqa_groups)
+        and group not in runtime.xqa_groups
+        and release_before(version, runtime.xqa_any_group_from)
+    )
 
 
 def release_before(version: str, bound: str | None) -> bool:
@@ -195,6 +214,16 @@ def launch_s(
     if graphs and runtime.graphs_before:
         per_layer = max(per_layer - runtime.graphs_saving_s_per_layer, 0.0)
     return (layers * per_layer + moe_layers * runtime.moe_s_per_layer) * factor
+
+
+def eager_fallback_s(runtime: RuntimeSpeed, layers: int, factor: float = 1.0) -> float:
+    """What a decode step costs on top of its CUDA-graph launches when it runs eager: vLLM's V0 engine
+    (releases before 0.8) replays its captured graphs only while every sequence's context is at most
+    max_seq_len_to_capture (8192 by default; vLLM's ModelConfig: "When a sequence has context length larger
+    than this, we fall back to eager mode"), so a decode past 8k tokens launches each layer's kernels from
+    Python: eager_s_per_layer per layer (FITTED to the Qwen2.5 speed benchmark's vLLM 0.6.3 rows at 30k and
+    129k tokens), scaled like the other per-layer costs by the card's software stack."""
+    return layers * runtime.eager_s_per_layer * factor
 
 
 def per_layer_factor(constants: SpeedConstants, card: Card) -> float:
