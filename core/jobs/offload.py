@@ -150,6 +150,39 @@ def offload_plan(estimate: Estimate, model: ModelArch, card: Card, count: int) -
     )
     have = query.host_memory_bytes
     before = runtime_profile(query.runtime).layer_split_before
+
+    def split(
+        split_mode: Offload,
+        on_card: int,
+        gpu_bytes: float,
+        host_bytes: float,
+        step_s: float,
+        *,
+        expert_layers_on_gpu: int = 0,
+        whole: bool = False,
+        layer_split: InferenceOffload | None = None,
+    ) -> InferenceOffload:
+        """The split as an answer states it: the same host, KV dtype and layers for both schedulers."""
+        return InferenceOffload(
+            runtime=query.runtime or "",
+            mode=split_mode,
+            layers=layers,
+            gpu_layers=on_card,
+            gpu_bytes=int(gpu_bytes),
+            host_bytes=int(host_bytes),
+            host_memory_bytes=have,
+            host_fits=None if have is None else host_bytes + OS_RESERVE_BYTES <= have,
+            host_bandwidth_gb_s=round(memory.peak_bytes_s / 1e9, 1),
+            host_memory=memory.label,
+            host_assumed=memory.assumed,
+            decode_tokens_per_s=round(1.0 / step_s, 2),
+            kv_cache_dtype=query.kv_cache_dtype.value if query.kv_cache_dtype else "auto",
+            expert_layers_on_gpu=expert_layers_on_gpu,
+            whole=whole,
+            layer_split=layer_split,
+            layer_split_before=before if layer_split is not None else None,
+        )
+
     older = None
     if before is not None and mode is Offload.EXPERTS and not forced:
         # its older scheduler: whole layers, the output layer in RAM with the rest (it is not on the card)
@@ -166,39 +199,16 @@ def offload_plan(estimate: Estimate, model: ModelArch, card: Card, count: int) -
             host_read=(layers - old_layers) * read + output,
             gpu_share=old_layers / layers,
         )
-        older = InferenceOffload(
-            runtime=query.runtime or "",
-            mode=Offload.LAYERS,
-            layers=layers,
-            gpu_layers=old_layers,
-            gpu_bytes=int(old_layers * (block_bytes + kv_layer)),
-            host_bytes=int(old_host),
-            host_memory_bytes=have,
-            host_fits=None if have is None else old_host + OS_RESERVE_BYTES <= have,
-            host_bandwidth_gb_s=round(memory.peak_bytes_s / 1e9, 1),
-            host_memory=memory.label,
-            host_assumed=memory.assumed,
-            decode_tokens_per_s=round(1.0 / old_s, 2),
-            kv_cache_dtype=query.kv_cache_dtype.value if query.kv_cache_dtype else "auto",
-        )
-    return InferenceOffload(
-        runtime=query.runtime or "",
-        mode=mode,
-        layers=layers,
-        gpu_layers=gpu_layers,
-        gpu_bytes=int(gpu),
-        host_bytes=int(host),
-        host_memory_bytes=have,
-        host_fits=None if have is None else host + OS_RESERVE_BYTES <= have,
-        host_bandwidth_gb_s=round(memory.peak_bytes_s / 1e9, 1),
-        host_memory=memory.label,
-        host_assumed=memory.assumed,
-        decode_tokens_per_s=round(1.0 / seconds, 2),
-        kv_cache_dtype=query.kv_cache_dtype.value if query.kv_cache_dtype else "auto",
+        older = split(Offload.LAYERS, old_layers, old_layers * (block_bytes + kv_layer), old_host, old_s)
+    return split(
+        mode,
+        gpu_layers,
+        gpu,
+        host,
+        seconds,
         expert_layers_on_gpu=on_gpu,
         whole=gpu_layers >= layers and (mode is Offload.LAYERS or on_gpu >= model.moe_layers),
         layer_split=older,
-        layer_split_before=before if older is not None else None,
     )
 
 

@@ -167,10 +167,15 @@ def _bandwidth(c: SpeedConstants, g: Generation) -> float:
 
 
 def _peak(c: SpeedConstants, g: Generation) -> float:
-    key = ("peak", g.runtime, g.precision, g.card.id, g.card.tensor_tflops, g.card.fp8_tflops)
+    return _prefill_peak(c, g, g.precision)
+
+
+def _prefill_peak(c: SpeedConstants, g: Generation, precision: Precision) -> float:
+    """The prefill GEMMs' FLOP/s at `precision` on the generation's card and runtime (kept per card)."""
+    key = ("peak", g.runtime, precision, g.card.id, g.card.tensor_tflops, g.card.fp8_tflops)
     found = c.derived.get(key)
     if found is None:
-        peak = speed_terms.tensor_peak_flops(g.card, g.precision, c.training.fp8_gain)
+        peak = speed_terms.tensor_peak_flops(g.card, precision, c.training.fp8_gain)
         found = peak * c.runtime(g.runtime).prefill_mfu
         c.derived[key] = found
     return found
@@ -182,13 +187,7 @@ def _attention_peak(c: SpeedConstants, g: Generation) -> float:
     as training's FP8 recipes keep attention in BF16 (core/speed/training.py)."""
     if g.precision is not Precision.FP8 or g.kv_bytes_per_element <= 1:
         return _peak(c, g)
-    key = ("attention_peak", g.runtime, g.card.id, g.card.tensor_tflops)
-    found = c.derived.get(key)
-    if found is None:
-        peak = speed_terms.tensor_peak_flops(g.card, Precision.BF16, c.training.fp8_gain)
-        found = peak * c.runtime(g.runtime).prefill_mfu
-        c.derived[key] = found
-    return found
+    return _prefill_peak(c, g, Precision.BF16)
 
 
 def kv_read_bytes(c: SpeedConstants, g: Generation, sequences: int, kv_tokens: float) -> float:
