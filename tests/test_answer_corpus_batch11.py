@@ -34,8 +34,9 @@ KINDS = (
 )
 
 ENTRIES = load_entries((BATCH,))
-# FIRST LOOK: not yet run (the commit that adds this batch holds only the questions and their expectations)
-PASS_RATE = 0.0
+# FIRST LOOK: 71/89 passed (79.8%; tests/corpus/answers_batch11_first_look.txt, run after the commit that added the
+# batch, before any fix); the bar is what the batch passes now, so a regression shows
+PASS_RATE = 71 / 89
 
 
 def test_batch11_is_big_and_varied() -> None:
