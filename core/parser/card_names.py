@@ -74,11 +74,19 @@ def _resolve(typed: str) -> CardMatch | None:
     return catalog.resolve(alias) if alias else None
 
 
+# A name typed as a letter, a space and a number ('a 10', 'a 100') before a magnitude or a unit counted is
+# an amount written after the article 'a', not a card
+_A_COUNT = re.compile(r"[a-z]\s+\d")
+_MAGNITUDE_AFTER = re.compile(r"\s*(?:million|billion|thousand|万|亿|千|tokens?(?![a-z])|k\s*tokens?|m\s*tokens?)")
+
+
 def find_cards(text: str) -> list[CardMention]:
     """Every card named in normalized text, in order of appearance."""
     table = _table()
     found: list[CardMention] = []
     for match in table.pattern.finditer(text):
+        if _A_COUNT.match(match.group(0)) and _MAGNITUDE_AFTER.match(text, match.end()):
+            continue  # 'a 10 million token context' counts tokens, it names no A10
         resolved = _resolve(match.group(0))
         if resolved:
             found.append(_mention(resolved, match))

@@ -174,8 +174,9 @@ _TOKENS = (
 )
 _CAPACITY = _c(rf"(?<![a-z0-9.])(?P<num>{NUMBER_RE})\s*(?:gb|gib|g)(?![a-z0-9])")
 _NOT_VRAM = _c(
-    r"^\s*(?:的)?\s*(?:内存|ram|硬盘|disk|ssd|存储|数据|dataset|网络|带宽)|(?:内存|(?<![a-z])ram|硬盘|disk)\s*$"
-)  # 'ram' as a word: '16gb vram' is the card's memory
+    r"^\s*(?:的|of)?\s*(?:内存|ram|(?:system|host|cpu)\s+(?:ram|memory)|硬盘|disk|ssd|存储|数据|dataset|网络|带宽)"
+    r"|(?:内存|(?<![a-z])ram|硬盘|disk)\s*$"
+)  # 'ram' as a word: '16gb vram' is the card's memory; '16GB of system RAM' is not
 # '显存12g 内存64g': the word before says it is the card's memory, whatever follows
 _VRAM_BEFORE = _c(r"(?:显存|vram|gpu\s*memory|video\s*memory)\s*(?:是|有|为|:|=|只有|才)?\s*$")
 # '14G对吗', 'needs ~14GB': an amount of memory the job uses, not the card's capacity.
@@ -187,6 +188,9 @@ _USAGE_BEFORE = _c(
 _USAGE_AFTER = _c(r"^\s*(?:对吗|对不对|左右|够不够用?吗|是吗|吧)")
 
 
+_CONTEXT_AFTER = _c(r"\s*(?:的)?\s*(?:上下文|context|ctx(?![a-z])|窗口|window)")
+
+
 def _read_tokens(text: str, ex: Extraction) -> str:
     spans: list[tuple[int, int]] = []
     for pattern in _TOKENS:
@@ -194,7 +198,10 @@ def _read_tokens(text: str, ex: Extraction) -> str:
             unit = match.group("mag")
             value = magnitude(match.group("num"), unit)
             spans.append((match.start(), match.end()))
-            if value >= 1e6 and "tokens" not in ex.fields:
+            if _CONTEXT_AFTER.match(text, match.end()) and "seq" not in ex.fields:
+                # '10 million token context', '1000万 token 上下文': a context length, however long
+                ex.fields["seq"] = context_tokens(match.group("num"), unit) if value < 1e6 else int(value)
+            elif value >= 1e6 and "tokens" not in ex.fields:
                 ex.fields["tokens"] = value
             elif 0 < value < 1e6 and "seq" not in ex.fields:
                 ex.fields["seq"] = context_tokens(match.group("num"), unit)
@@ -267,7 +274,7 @@ def _read_capacity(text: str, ex: Extraction) -> str:
     spans: list[tuple[int, int]] = []
     for match in _CAPACITY.finditer(text):
         value = float(match.group("num"))
-        before, after = text[max(0, match.start() - 16) : match.start()], text[match.end() : match.end() + 6]
+        before, after = text[max(0, match.start() - 16) : match.start()], text[match.end() : match.end() + 16]
         said_vram = _VRAM_BEFORE.search(before) is not None
         if not 1 <= value <= 2048 or (
             not said_vram and (_NOT_VRAM.search(after) or _NOT_VRAM.search(before))
@@ -525,7 +532,7 @@ _SEQ_KW = (
     r"max[\s_-]*seq(?:uence)?[\s_-]*len(?:gth)?|max[\s_-]*(?:length|len|tokens)|cutoff[\s_-]*len|"
     r"model[\s_-]*max[\s_-]*length|输入长度|文本长度|长度|窗口|prompt[\s_-]*len(?:gth)?)"
 )
-_CTX_NUM = rf"(?P<num>{NUMBER_RE})\s*(?P<unit>k|m|w|万)?(?![a-z0-9])"
+_CTX_NUM = rf"(?P<num>{NUMBER_RE})\s*(?P<unit>k|m|w|万|million)?(?![a-z0-9])"
 _SEQ = (
     _c(
         rf"{_SEQ_KW}\s*(?:=|:|为|是|of|设为|设成|开到|到|用|at|要|需要|是)?\s*{_CTX_NUM}"
@@ -630,7 +637,7 @@ _PRECISIONS: tuple[tuple[re.Pattern[str], Precision], ...] = tuple(
         (rf"{_B}gguf{_E}|llama\.cpp|ollama", Precision.Q4_K_M),
     )
 )
-_QUANTIZED = _c(r"量化|quantiz|quantis|(?<![a-z])quant(?![a-z])")
+_QUANTIZED = _c(r"(?<!向)量化|quantiz|quantis|(?<![a-z])quant(?![a-z])")
 _NOT_QUANTIZED = _c(
     r"不量化|不做量化|不用量化|不要量化|没量化|no\s*quant|without\s*quant|unquantized|non[\s-]*quantized"
 )
@@ -695,7 +702,8 @@ _KV_DTYPE = (
     _c(rf"(?<![a-z])(?:-ctk|-ctv|--cache[\s_-]*type[\s_-]*[kv])\s*[=:]?\s*{_KV_DT}"),
     _c(rf"(?<![a-z0-9]){_KV_DT}\s*(?:的\s*)?{_KV_WORD}"),
     _c(
-        rf"(?<![a-z]){_KV_WORD}\s*(?:in|at|as|=|:|用|使用|采用|量化(?:到|为|成)?|设为|设置为|改成|换成|是|dtype)?\s*"
+        rf"(?<![a-z]){_KV_WORD}\s*(?:也|都|就|还|too|also)?\s*"
+        rf"(?:in|at|as|=|:|用|使用|采用|量化(?:到|为|成)?|设为|设置为|改成|换成|是|dtype)?\s*"
         rf"{_KV_DT}"
     ),
 )

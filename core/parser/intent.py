@@ -216,9 +216,20 @@ def is_gibberish(text: str) -> bool:
 _SYSTEM_RAM_JOB = _c(r"内存|(?<![a-z])ram(?![a-z])|offload|卸载|ollama|llama\.cpp|lm\s*studio|ktransformers")
 
 
+# '内存加到 64g 呢': the system RAM changed, not the card's memory (which no one can upgrade)
+_SYSTEM_RAM_WORD = _c(r"内存|(?<![a-z])ram(?![a-z])|(?:system|host|cpu)\s+memory")
+_VRAM_WORD = _c(r"显存|显卡内存|vram|gpu\s*memory|video\s*memory")
+
+
+def _about_system_ram(text: str, has_model: bool) -> bool:
+    if _SYSTEM_RAM_WORD.search(text) and not _VRAM_WORD.search(text):
+        return True
+    return has_model and _SYSTEM_RAM_JOB.search(text) is not None
+
+
 def faq(text: str, has_card: bool, has_model: bool) -> str | None:
     for faq_id, pattern, also in _FAQ:
-        if faq_id == "vram_upgrade" and has_model and _SYSTEM_RAM_JOB.search(text):
+        if faq_id == "vram_upgrade" and _about_system_ram(text, has_model):
             continue
         if faq_id in _FAQ_NEEDS_NO_CARD and has_card:
             continue

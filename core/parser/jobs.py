@@ -73,11 +73,19 @@ _OPTIMIZER_OFF = _c(
 _PARAM_OFF = _c(r"param(?:eter)?s?[\s_-]*offload|offload[\s_-]*param|参数.{0,6}(?:卸载|offload)")
 
 # -- host memory ----------------------------------------------------------------------------------------
-_RAM_WORD = r"(?:ram|内存|system\s+memory|系统内存|dram|ddr[45](?:[\s-]*\d{4})?|memory\s+ram)"
+_RAM_WORD = (
+    r"(?:(?:system|host|cpu)\s+ram|ram|内存|(?:system|host|cpu)\s+memory|系统内存|dram|ddr[45](?:[\s-]*\d{4})?"
+    r"|memory\s+ram)"
+)
+# a size the RAM is changed to ('内存加到 64g', 'RAM upgraded to 128GB'): a follow-up's new RAM
+_RAM_CHANGED_TO = (
+    r"(?:加到|升到|升级到|扩到|扩容到|增加到|加成|换成|改成|变成|upgraded\s+to|increased\s+to|bumped\s+to|raised\s+to)"
+)
 _HOST_RAM = (
     _c(rf"(?<![a-z0-9.])(?P<num>\d{{1,4}})\s*(?:gb|gib|g|t|tb)\s*(?:的|of)?\s*{_RAM_WORD}"),
     _c(
-        rf"{_RAM_WORD}\s*(?:是|有|为|:|=)?\s*(?:只有|才)?\s*(?P<num>\d{{1,4}})\s*(?:gb|gib|g|t|tb)(?![a-z0-9])"
+        rf"{_RAM_WORD}\s*(?:是|有|为|:|=|{_RAM_CHANGED_TO})?\s*(?:只有|才)?\s*(?P<num>\d{{1,4}})\s*(?:gb|gib|g|t|tb)"
+        r"(?![a-z0-9])"
     ),
 )
 _DDR = _c(r"ddr\s*([45])")

@@ -224,13 +224,13 @@ _MAG = r"(?P<mag>万|千|k|w|m|million|亿)?"
 _NUM = rf"(?P<num>\d+(?:\.\d+)?)\s*{_MAG}"
 _REQ = r"(?:个|次)?\s*(?:请求|调用|requests?|calls?|queries|reqs?|conversations?|chats?|对话|次)"
 _PER_DAY = r"(?:日均|平均每天|每天平均|一天|每天|每日|日|天|daily|per\s*day|a\s*day|/\s*day|/天)"
-_PER_SECOND = r"(?:每秒|一秒|per\s*second|a\s*second|/\s*s(?:ec)?(?![a-z])|/秒)"
+_PER_SECOND = r"(?:每秒|(?<![0-9.])(?:一|1)\s*秒|per\s*second|a\s*second|/\s*s(?:ec)?(?![a-z])|/秒)"
 _REQUESTS_PER_DAY = (
     _c(rf"{_PER_DAY}\s*(?:大概|大约|约|有|会有|要处理)?\s*{_NUM}\s*{_REQ}"),
     _c(rf"(?<![a-z0-9.]){_NUM}\s*{_REQ}\s*(?:每天|一天|每日|a\s*day|per\s*day|/\s*day|daily|/天)"),
 )
-_PER_MINUTE = r"(?:每分钟|一分钟|per\s*minute|a\s*minute|/\s*min(?:ute)?(?![a-z])|/分钟)"
-_PER_HOUR = r"(?:每小时|一小时|per\s*hour|an\s*hour|/\s*(?:h|hr|hour)(?![a-z])|/小时)"
+_PER_MINUTE = r"(?:每分钟|(?<![0-9.])(?:一|1)\s*分钟|per\s*minute|a\s*minute|/\s*min(?:ute)?(?![a-z])|/分钟)"
+_PER_HOUR = r"(?:每小时|(?<![0-9.])(?:一|1)\s*(?:个)?\s*小时|per\s*hour|an\s*hour|/\s*(?:h|hr|hour)(?![a-z])|/小时)"
 # '每分钟600个请求', '600 requests per minute', '3600 calls an hour': a rate over a minute or an hour
 _REQUESTS_PER_SPAN = (
     (_c(rf"{_PER_MINUTE}\s*(?:大概|大约|约|有)?\s*{_NUM}\s*{_REQ}"), 60),
@@ -314,6 +314,13 @@ def _rate_over_span(text: str) -> tuple[float, tuple[int, int]] | None:
     return None
 
 
+def _daily_users_and_requests(text: str) -> tuple[re.Match[str], re.Match[str]] | None:
+    """The daily users and the requests each makes a day ('日活1万 每人每天问20次'), when both are said."""
+    dau = next((d for p in _DAU if (d := p.search(text))), None)
+    per_user = next((u for p in _PER_USER_DAY if (u := p.search(text))), None)
+    return (dau, per_user) if dau is not None and per_user is not None else None
+
+
 def read_traffic(text: str) -> tuple[dict[str, object], str]:
     """Serving traffic fields (Query names: requests_per_s, prompt_tokens, response_tokens, ttft_ms,
     user_tokens_per_s), and the text with them masked."""
@@ -335,16 +342,15 @@ def read_traffic(text: str) -> tuple[dict[str, object], str]:
         fields["requests_per_s"] = per_span[0]
         fields["traffic_per_day"] = False
         spans.append(per_span[1])
+    elif (users := _daily_users_and_requests(text)) is not None:
+        # before a day's total: '日活2000人，每人每天15次' says 15 a day per user, not 15 in all
+        fields["requests_per_s"] = _count(users[0]) * _count(users[1]) / 86_400
+        fields["traffic_per_day"] = True
+        spans += [users[0].span(), users[1].span()]
     elif (m := first(_REQUESTS_PER_DAY)) is not None:
         fields["requests_per_s"] = _count(m) / 86_400
         fields["traffic_per_day"] = True
         spans.append(m.span())
-    else:
-        dau, per_user = next((d for p in _DAU if (d := p.search(text))), None), first(_PER_USER_DAY)
-        if dau is not None and per_user is not None:
-            fields["requests_per_s"] = _count(dau) * _count(per_user) / 86_400
-            fields["traffic_per_day"] = True
-            spans += [dau.span(), per_user.span()]
     if (m := first(_PROMPT)) is not None and 1 <= _lengths(m) <= 10_000_000:
         fields["prompt_tokens"] = _lengths(m)
         spans.append(m.span())

@@ -98,7 +98,8 @@ def magnitude(number: str, unit: str | None) -> float:
 
 
 def context_tokens(number: str, unit: str | None) -> int:
-    """Context lengths are binary when written with k/m: '8k' = 8192, '1m' = 1048576."""
+    """Context lengths are binary when written with k/m: '8k' = 8192, '1m' = 1048576 ('million' is
+    decimal)."""
     value = float(number)
     unit = (unit or "").lower()
     if unit == "k":
@@ -107,4 +108,6 @@ def context_tokens(number: str, unit: str | None) -> int:
         return int(value * 1024 * 1024)
     if unit in ("w", "万"):
         return int(value * 10_000)
+    if unit == "million":  # spelled out, as written: '10 million tokens' = 10,000,000
+        return int(value * 1_000_000)
     return int(value)

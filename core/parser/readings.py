@@ -178,11 +178,12 @@ def _billing_kind(m: Message) -> Parsed | None:
     if ex.has_model or "billing" not in ex.fields:
         return None
     fields = ex.fields
-    if not (m.cards or "hours_per_day" in fields):
+    if not m.cards:
+        # '包月 3500 呢，每天跑 18 小时' after '…按量 7块一小时': the chat's card and prices, these hours
         carried = _billing_carried(m)
-        if carried is None:
+        if carried is None and "hours_per_day" not in fields:
             return None
-        fields = carried | fields
+        fields = (carried or {}) | fields
     fields = fields | {"kind": Intent.BILLING}
     if not m.cards and "card" not in fields:
         return m.reply(Intent.CLARIFY, query=build_query(fields), clarify="card")

@@ -82,9 +82,12 @@ _AUDIO_HOURS = _c(r"(\d+(?:\.\d+)?)\s*(?:个\s*)?(?:小时|hours?|hrs?|h(?![a-z]
 _AUDIO_MINUTES = _c(r"(\d+(?:\.\d+)?)\s*(?:分钟|minutes?|mins?)")
 _TOKENS = _c(r"(\d{2,6})\s*(?:tokens?|个?\s*token|字)")
 _ITEMS = _c(
-    r"(?:生成|出|画|做|跑|处理|转|generate|make|render|produce|process)\s*(\d[\d,]*(?:\.\d+)?)\s*(万|k)?\s*"
-    r"(?:张|个|段|条|幅|images?|pictures?|pics?|videos?|clips?|texts?|documents?)"
+    r"(?:生成|出|画|做|跑|处理|转|generate|make|render|produce|process|embed|encode|index|嵌入|向量化|编码|索引)"
+    r"\s*(\d[\d,]*(?:\.\d+)?)\s*(万|亿|k|m|million)?\s*"
+    r"(?:张|个|段|条|幅|篇|images?|pictures?|pics?|videos?|clips?|texts?|documents?|docs?|passages?|chunks?|sentences?"
+    r"|段落|文档|句子?)"
 )
+_ITEM_MAGNITUDE = {"万": 10_000, "亿": 100_000_000, "k": 1_000, "m": 1_000_000, "million": 1_000_000}
 _OFFLOAD_GROUP = _c(r"group[\s_-]*offload|apply_group_offloading|分组卸载|组卸载")
 _OFFLOAD_SEQ = _c(r"sequential[\s_-]*(?:cpu[\s_-]*)?offload|逐层卸载|顺序卸载|novram")
 # ComfyUI's (and the WebUI's) --lowvram: part of the denoiser on the card, the rest streamed every step
@@ -263,8 +266,7 @@ def _stated(
         values["steps"] = steps
     items = _ITEMS.search(rest)
     if items:
-        count = float(items.group(1).replace(",", "")) * (10_000 if items.group(2) == "万" else 1)
-        count *= 1000 if items.group(2) == "k" else 1
+        count = float(items.group(1).replace(",", "")) * _ITEM_MAGNITUDE.get(items.group(2) or "", 1)
         if count >= 1 and int(count) != batch:
             values["items"] = int(count)
     if model.family == "speech":
