@@ -77,7 +77,9 @@ def _resolve(typed: str) -> CardMatch | None:
 # A name typed as a letter, a space and a number ('a 10', 'a 100') before a magnitude or a unit counted is
 # an amount written after the article 'a', not a card
 _A_COUNT = re.compile(r"[a-z]\s+\d")
-_MAGNITUDE_AFTER = re.compile(r"\s*(?:million|billion|thousand|万|亿|千|tokens?(?![a-z])|k\s*tokens?|m\s*tokens?)")
+_MAGNITUDE_AFTER = re.compile(
+    r"\s*(?:million|billion|thousand|万|亿|千|tokens?(?![a-z])|k\s*tokens?|m\s*tokens?)"
+)
 
 
 def find_cards(text: str) -> list[CardMention]:

@@ -230,7 +230,9 @@ _REQUESTS_PER_DAY = (
     _c(rf"(?<![a-z0-9.]){_NUM}\s*{_REQ}\s*(?:每天|一天|每日|a\s*day|per\s*day|/\s*day|daily|/天)"),
 )
 _PER_MINUTE = r"(?:每分钟|(?<![0-9.])(?:一|1)\s*分钟|per\s*minute|a\s*minute|/\s*min(?:ute)?(?![a-z])|/分钟)"
-_PER_HOUR = r"(?:每小时|(?<![0-9.])(?:一|1)\s*(?:个)?\s*小时|per\s*hour|an\s*hour|/\s*(?:h|hr|hour)(?![a-z])|/小时)"
+_PER_HOUR = (
+    r"(?:每小时|(?<![0-9.])(?:一|1)\s*(?:个)?\s*小时|per\s*hour|an\s*hour|/\s*(?:h|hr|hour)(?![a-z])|/小时)"
+)
 # '每分钟600个请求', '600 requests per minute', '3600 calls an hour': a rate over a minute or an hour
 _REQUESTS_PER_SPAN = (
     (_c(rf"{_PER_MINUTE}\s*(?:大概|大约|约|有)?\s*{_NUM}\s*{_REQ}"), 60),
