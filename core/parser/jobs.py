@@ -78,7 +78,10 @@ _RAM_WORD = (
     r"|memory\s+ram)"
 )
 # a size the RAM is changed to ('内存加到 64g', 'RAM upgraded to 128GB'): a follow-up's new RAM
-_RAM_CHANGED_TO = r"(?:加到|升到|升级到|扩到|扩容到|增加到|加成|换成|改成|变成|upgraded\s+to|increased\s+to|bumped\s+to|raised\s+to)"
+_RAM_CHANGED_TO = (
+    r"(?:加到|升到|升级到|扩到|扩容到|增加到|加成|换成|改成|变成"
+    r"|upgraded\s+to|increased\s+to|bumped\s+to|raised\s+to)"
+)
 _HOST_RAM = (
     _c(rf"(?<![a-z0-9.])(?P<num>\d{{1,4}})\s*(?:gb|gib|g|t|tb)\s*(?:的|of)?\s*{_RAM_WORD}"),
     _c(
