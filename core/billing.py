@@ -55,7 +55,10 @@ class BillingAdvice(BaseModel):
     platform: str | None
     options: list[BillingOption]
     best: BillingOption  # cheapest at the use said; the kind asked about when no use was said
-    break_even_hours_per_day: float | None  # monthly vs on-demand (None without both)
+    break_even_hours_per_day: float | None  # `break_even_kind` vs on-demand (None without both)
+    # the term the break-even is of: monthly; a weekly or daily term the question asks about or prices when
+    # there is no monthly one
+    break_even_kind: BillingKind | None = None
     monthly_vs_hourly: (
         tuple[float, float] | None
     )  # (on-demand for a month at the use said, the monthly price)
@@ -105,6 +108,10 @@ def _stated_prices(query: Query) -> dict[BillingKind, float]:
         stated["on-demand"] = query.stated_hourly_price
     if query.stated_monthly_price is not None:
         stated["monthly"] = query.stated_monthly_price
+    if query.stated_weekly_price is not None:
+        stated["weekly"] = query.stated_weekly_price
+    if query.stated_daily_price is not None:
+        stated["daily"] = query.stated_daily_price
     return stated
 
 
@@ -197,10 +204,18 @@ def billing_advice(
     hourly, monthly = by_kind.get("on-demand"), by_kind.get("monthly")
     break_even = None
     vs: tuple[float, float] | None = None
-    if hourly is not None and monthly is not None and hourly.per_hour > 0:
-        break_even = round(monthly.price / (DAYS_PER_MONTH * hourly.per_hour), 1)
-        if hours_per_day is not None and hourly.month_cost is not None and monthly.month_cost is not None:
-            vs = (hourly.month_cost, monthly.month_cost)
+    against = monthly or _term_asked_or_stated(by_kind, asked, stated)
+    if hourly is not None and against is not None and hourly.per_hour > 0:
+        break_even = round(against.price / (_TERM_DAYS[against.kind] * hourly.per_hour), 1)
+    if (
+        hourly is not None
+        and monthly is not None
+        and hourly.per_hour > 0
+        and hours_per_day is not None
+        and hourly.month_cost is not None
+        and monthly.month_cost is not None
+    ):
+        vs = (hourly.month_cost, monthly.month_cost)
     best = _best(options, by_kind, hours_per_day, asked)
     return BillingAdvice(
         card=card_id,
@@ -212,8 +227,22 @@ def billing_advice(
         options=options,
         best=best,
         break_even_hours_per_day=break_even,
+        break_even_kind=against.kind if break_even is not None and against is not None else None,
         monthly_vs_hourly=vs,
     )
+
+
+_TERM_DAYS: dict[BillingKind, float] = {"daily": 1, "weekly": 7, "monthly": DAYS_PER_MONTH}
+
+
+def _term_asked_or_stated(
+    by_kind: dict[BillingKind, BillingOption], asked: BillingKind | None, stated: dict[BillingKind, float]
+) -> BillingOption | None:
+    """A weekly or daily term the question asks about or states a price for ('包周 800，按量 6 一小时')."""
+    for kind in ("weekly", "daily"):
+        if kind in by_kind and (kind == asked or kind in stated):
+            return by_kind[kind]
+    return None
 
 
 def _stated_option(

@@ -216,6 +216,12 @@ class Query(BaseModel):
     stated_monthly_price: float | None = Field(
         default=None, gt=0, description="a monthly (包月) price the question states, in `currency`"
     )
+    stated_weekly_price: float | None = Field(
+        default=None, gt=0, description="a weekly (包周) price the question states, in `currency`"
+    )
+    stated_daily_price: float | None = Field(
+        default=None, gt=0, description="a daily (包天) price the question states, in `currency`"
+    )
     rental_days: float | None = Field(
         default=None, gt=0, le=3650, description="how many days the card is rented for ('连续跑两周')"
     )

@@ -83,6 +83,7 @@ def billing_facts(advice: BillingAdvice | None) -> dict[str, object] | None:
         "price": advice.best.price,
         "provider": advice.best.provider,
         "break_even_hours_per_day": advice.break_even_hours_per_day,
+        "break_even_kind": advice.break_even_kind,
         "hours_per_day": advice.hours_per_day,
         "days": advice.days,
         "currency": advice.currency.value,

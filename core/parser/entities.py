@@ -120,6 +120,10 @@ def _read_market(text: str, ex: Extraction) -> str:
             ex.fields["stated_hourly_price"] = prices["on-demand"]
         if "monthly" in prices:
             ex.fields["stated_monthly_price"] = prices["monthly"]
+        if "weekly" in prices:
+            ex.fields["stated_weekly_price"] = prices["weekly"]
+        if "daily" in prices:
+            ex.fields["stated_daily_price"] = prices["daily"]
         if unit:
             ex.fields["currency"] = Currency.CNY if unit in _CUR_CNY else Currency.USD
     traffic, text = read_traffic(text)

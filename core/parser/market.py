@@ -76,6 +76,8 @@ _PRICE_NUM = r"(?P<num>\d+(?:\.\d+)?)\s*(?P<mag>k|千|万)?"
 _PRICE_SUF = r"(?:\s*(?P<suf>块钱|块|元|rmb|usd|dollars?|bucks|刀|美元))?"
 _PRICE = rf"{_PRICE_CUR}\s*{_PRICE_NUM}{_PRICE_SUF}"
 _PRICE_PERIOD = {
+    "weekly": r"(?:\s*(?:/\s*(?:wk|week|周)(?![a-z])|每周|a\s+week|per\s+week))",
+    "daily": r"(?:\s*(?:/\s*(?:day|天)(?![a-z])|a\s+day|per\s+day))",
     "monthly": r"(?:\s*(?:/\s*(?:mo|month|月)(?![a-z])|(?:1|一)\s*个?\s*月|每个?月"
     r"|a\s+month|per\s+month))",
     "on-demand": r"(?:\s*(?:/\s*(?:h|hr|hour|小时|时)(?![a-z])|(?:1|一)\s*个?\s*小时|每小时"
@@ -83,6 +85,8 @@ _PRICE_PERIOD = {
 }
 _PRICE_WORDS = {
     "monthly": r"(?:包月|月租|按月(?:租|付|计费)?|monthly|by\s+the\s+month)",
+    "weekly": r"(?:包周|周租|按周(?:租|付|计费)?|weekly|by\s+the\s+week)",
+    "daily": r"(?:包天|包日|日租|按天(?:租|付|计费)?|by\s+the\s+day)",
     "on-demand": r"(?:按量(?:计费)?|按小时|按时(?:计费)?|按需|on[\s-]*demand|hourly"
     r"|pay[\s-]*as[\s-]*you[\s-]*go)",
 }
@@ -96,6 +100,8 @@ _FAR = (
     r"|(?<![a-z])(?:or|vs|versus|and)(?![a-z]))[^,;、])"
 )
 _PERIOD_FIRST = {
+    "weekly": r"(?:(?:1|一)\s*周|每周|a\s+week|per\s+week)",
+    "daily": r"(?!)",  # '每天' / '一天' first is how long a day's use is, not a price's period
     "monthly": r"(?:(?:1|一)\s*个?\s*月|每\s*个?\s*月|a\s+month|per\s+month)",
     "on-demand": r"(?:(?:1|一)\s*个?\s*小时|每\s*小时|an?\s+hour|per\s+hour)",
 }
@@ -124,7 +130,7 @@ _STATED_PRICES = {
         # ('per hour 3600' counts requests)
         (_c(rf"{_PERIOD_FIRST[kind]}{_NEAR}(?<![a-z0-9.]){_PRICE}{_NOT_A_COUNT}"), kind == "on-demand"),
     )
-    for kind in ("monthly", "on-demand")
+    for kind in ("monthly", "on-demand", "weekly", "daily")
 }
 
 

@@ -194,7 +194,7 @@ def _billing_kind(m: Message) -> Parsed | None:
 # already given.
 _BILLING_CARRIED = (
     "card", "gpus", "platform", "hours_per_day", "rental_days", "stated_hourly_price", "stated_monthly_price",
-    "currency",
+    "stated_weekly_price", "stated_daily_price", "currency",
 )  # fmt: skip
 
 
@@ -202,7 +202,7 @@ def _billing_carried(m: Message) -> dict[str, object] | None:
     """'那包月 1100 划算吗' after '4090 按量 1.98一小时 …每天开8小时': a price the follow-up states for a
     billing kind is weighed on the chat's card and hours (the job itself is not what is asked)."""
     previous, fields = m.previous, m.ex.fields
-    stated_price = "stated_monthly_price" in fields or "stated_hourly_price" in fields
+    stated_price = any(f"stated_{term}_price" in fields for term in ("hourly", "daily", "weekly", "monthly"))
     if previous is None or previous.card is None or not stated_price or not m.short_or_follow_up:
         return None
     said = previous.said()
