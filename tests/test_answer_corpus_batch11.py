@@ -35,9 +35,9 @@ KINDS = (
 
 ENTRIES = load_entries((BATCH,))
 # FIRST LOOK: 71/89 passed (79.8%; tests/corpus/answers_batch11_first_look.txt, run after the commit that
-# added the batch, before any fix); 83/89 now; the bar is what the batch passes now less one entry's slack,
+# added the batch, before any fix); 84/89 now; the bar is what the batch passes now less one entry's slack,
 # so a regression shows
-PASS_RATE = 82 / 89
+PASS_RATE = 83 / 89
 
 
 def test_batch11_is_big_and_varied() -> None:
