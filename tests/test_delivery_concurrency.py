@@ -175,20 +175,17 @@ async def test_a_parked_update_that_telegram_delivers_again_is_answered_once(
     # The bot is gone (killed): a question comes in, and the store holds it parked, as a bot killed between
     # the park's commit and the next poll leaves it.
     message = fake.send_text(HELD, HELD, FIRST_QUESTION)
-    update = {"update_id": fake.last_update_id, "message": message}
+    update_id = fake.last_update_id
+    update = {"update_id": update_id, "message": message}
     async with await SessionStore.open(db_path) as store:
-        assert await store.park_update(
-            int(fake.token.split(":")[0]), fake.last_update_id, HELD, json.dumps(update)
-        )
+        assert await store.park_update(int(fake.token.split(":")[0]), update_id, HELD, json.dumps(update))
     async with BotProcess(botapi_server, db_path, log):
         await fake.wait_for(lambda: len(fake.bot_messages(HELD)) == 1, within=WAIT * 2, what="the answer")
-        await fake.wait_for(
-            lambda: fake.confirmed_offset > update["update_id"], within=WAIT, what="confirmed"
-        )
+        await fake.wait_for(lambda: fake.confirmed_offset > update_id, within=WAIT, what="confirmed")
         fake.send_text(CONTROL, CONTROL, "/help")
         await fake.wait_for(lambda: len(fake.bot_messages(CONTROL)) == 2, within=WAIT, what="a late reply")
         await fake.wait_for(lambda: _parked(db_path) == [], within=WAIT, what="unparked")
-    assert fake.deliveries[update["update_id"]] >= 1  # Telegram handed it too
+    assert fake.deliveries[update_id] >= 1  # Telegram handed it too
     assert [m.text for m in fake.bot_messages(HELD)] == [expected], "answered once"
 
 
