@@ -29,7 +29,7 @@ from telegram.request import BaseRequest
 
 from bot import buttons, checklist, errors, groups, inline, private, throttle
 from bot.answer.hub import learn_cached
-from bot.delivery import ConfirmAfterHandling, OnceOnlyUpdates, PollWindow, replay_parked
+from bot.delivery import POLL_WINDOW_KEY, ConfirmAfterHandling, OnceOnlyUpdates, PollWindow, replay_parked
 from bot.hub.cache import SqliteModelCache
 from bot.hub.lookup import HUB_LOOKUP_KEY, HubLookup
 from bot.hub.settings import HubSettings
@@ -99,6 +99,7 @@ def build_application(
     updates_request.watch(app)
     processor.watch(app)
     app.bot_data["settings"] = settings
+    app.bot_data[POLL_WINDOW_KEY] = window
     app.bot_data[HUB_LOOKUP_KEY] = HubLookup(HubSettings.from_env(), SqliteModelCache(settings.db_path))
     app.bot_data[throttle.THROTTLE_KEY] = throttle.Throttle(
         burst=settings.throttle_burst, rate=settings.throttle_rate

@@ -77,6 +77,7 @@ MAX_CONCURRENT_UPDATES = 256
 # queue), and a young update's repeats last at most this long plus one STUCK_POLL_SECONDS.
 PARK_SECONDS = 0.1
 OrderKey = tuple[str, int]
+POLL_WINDOW_KEY = "poll_window"  # bot_data: the Application's PollWindow (whether anything is still in hand)
 _NO_BOUND = 2**63  # above any update id: every update looked up
 
 
