@@ -62,6 +62,9 @@ class InferenceOffload(BaseModel):
     # the output layer and the rest in RAM (Ollama before 0.30); None where the engine never did otherwise
     layer_split: InferenceOffload | None = None
     layer_split_before: str | None = None
+    # the engine's own setting that puts these layers on the card ("-ngl 20", Ollama's "num_gpu 20"); None
+    # where the engine has none to quote (data/runtimes.toml gpu_layers_knob)
+    gpu_layers_knob: str | None = None
 
     @property
     def runs(self) -> bool:
@@ -163,6 +166,7 @@ def offload_plan(estimate: Estimate, model: ModelArch, card: Card, count: int) -
         layer_split: InferenceOffload | None = None,
     ) -> InferenceOffload:
         """The split as an answer states it: the same host, KV dtype and layers for both schedulers."""
+        knob = runtime_profile(query.runtime).gpu_layers_knob
         return InferenceOffload(
             runtime=query.runtime or "",
             mode=split_mode,
@@ -181,6 +185,9 @@ def offload_plan(estimate: Estimate, model: ModelArch, card: Card, count: int) -
             whole=whole,
             layer_split=layer_split,
             layer_split_before=before if layer_split is not None else None,
+            gpu_layers_knob=(
+                knob.format(ngl=on_card, gpu_fraction=f"{on_card / max(layers, 1):.2f}") if knob else None
+            ),
         )
 
     older = None
