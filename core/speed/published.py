@@ -162,6 +162,9 @@ HELD_OUT_5_TABLE = "speed_heldout5"  # a fifth (SGLang and vLLM serving on A100,
 # a sixth (vLLM on 8x H100 / 8x MI300X, FP8 KV on an H100, DeepSeek-R1 on 8x H20, llama.cpp on a 3090 Ti),
 # from sources none of the tables above use, committed before it was predicted: issue 22's outside check
 HELD_OUT_6_TABLE = "speed_heldout6"
+# a seventh (vLLM 0.7.3 and 0.10.0 on 8x MI300X: Llama 3.1 70B / 405B FP8 batch latency), from sources none
+# of the tables above use, committed before it was predicted: issue 22's outside check
+HELD_OUT_7_TABLE = "speed_heldout7"
 # speed_heldout_training.csv + its sources: training figures recorded before the training terms were built
 TRAINING_HELD_OUT_TABLE = "speed_heldout_training"
 # speed_heldout_training3.csv + its sources: a third training set (v3), recorded before it was predicted
@@ -174,6 +177,10 @@ TRAINING_HELD_OUT_5_TABLE = "speed_heldout_training5"
 # speed_heldout_training6.csv + its sources: a sixth training set (pretraining GPU-hours of whole runs,
 # ZeRO-3 / FSDP 65B-70B runs), from sources none of the tables above use, committed before it was predicted
 TRAINING_HELD_OUT_6_TABLE = "speed_heldout_training6"
+# speed_heldout_training7.csv + its sources: a seventh training set (Llama 3 / 3.2 / 4 GPU-hours, BLOOM-176B
+# on 384 A100s, XTuner ZeRO-3 and VectorLM FSDP fine-tunes), from sources none of the tables above use,
+# committed before it was predicted
+TRAINING_HELD_OUT_7_TABLE = "speed_heldout_training7"
 TABLES = (
     FITTED_TABLE,
     HELD_OUT_TABLE,
@@ -182,11 +189,13 @@ TABLES = (
     HELD_OUT_4_TABLE,
     HELD_OUT_5_TABLE,
     HELD_OUT_6_TABLE,
+    HELD_OUT_7_TABLE,
     TRAINING_HELD_OUT_TABLE,
     TRAINING_HELD_OUT_3_TABLE,
     TRAINING_HELD_OUT_4_TABLE,
     TRAINING_HELD_OUT_5_TABLE,
     TRAINING_HELD_OUT_6_TABLE,
+    TRAINING_HELD_OUT_7_TABLE,
 )
 
 
@@ -306,10 +315,16 @@ def _read(figure: PublishedFigure, columns: dict[str, str], **fixed: object) -> 
 
 
 def _serving_concurrency(
-    figure: PublishedFigure, catalog: Catalog, batch_cap: int | None, free_share: float | None = None
+    figure: PublishedFigure,
+    catalog: Catalog,
+    batch_cap: int | None,
+    free_share: float | None = None,
+    *,
+    on_demand: bool = False,
 ) -> int:
-    """Requests that run at once: the asked concurrency, at most what the KV pool holds of I + O tokens each
-    and the runtime's own batch cap (`batch_cap`: TensorRT-LLM's max_batch_size 2048; None: the pool's
+    """Requests that run at once: the asked concurrency, at most what the KV pool holds (of I + O tokens each,
+    or of their present length where the runtime allocates KV on demand: terms.resident_sequences) and the
+    runtime's own batch cap (`batch_cap`: TensorRT-LLM's max_batch_size 2048; None: the pool's
     default scheduler cap, vLLM's max_num_seqs 256, as the estimator applies it).
 
     `free_share`: a pool sized as TensorRT-LLM sizes it, that share of the memory left free once the engine
@@ -324,13 +339,19 @@ def _serving_concurrency(
     pool = estimate(Query.model_validate(fields)).vllm
     if pool is None:
         return figure.batch
-    if batch_cap is None:
-        return max(1, pool.concurrent_sequences)
-    held = pool.max_sequences
+    pool_bytes = float(pool.kv_pool_bytes)
     if free_share is not None and pool.kv_bytes_per_sequence:
         context = int(load_calibration().runtime.cuda_context_gib * GIB) * max(figure.gpus, 1)
-        held = int(max(0, pool.kv_pool_bytes - context) * free_share) // pool.kv_bytes_per_sequence
-    return max(1, min(figure.batch, held, batch_cap))
+        pool_bytes = max(0, pool.kv_pool_bytes - context) * free_share
+    held = speed_terms.resident_sequences(
+        pool_bytes,
+        pool.kv_bytes_per_sequence,
+        figure.input_len,
+        figure.output_len,
+        on_demand=on_demand,
+    )
+    cap = batch_cap if batch_cap is not None else load_calibration().vllm.max_num_seqs
+    return max(1, min(figure.batch, held, cap))
 
 
 def _prepare_diffusion(figure: PublishedFigure, card: Card, c: SpeedConstants) -> PreparedFigure:
@@ -501,7 +522,9 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
     cap = runtime.max_num_seqs
     share = _stated_kv_share(figure.source) or runtime.kv_free_memory_share
     concurrency = (
-        _serving_concurrency(figure, catalog, cap, share) if figure.kind == "serve" else figure.batch
+        _serving_concurrency(figure, catalog, cap, share, on_demand=runtime.kv_on_demand)
+        if figure.kind == "serve" or (figure.kind == "generate" and runtime.continuous_batching)
+        else figure.batch
     )
     g = generation(
         model,
@@ -546,10 +569,13 @@ def predict(c: SpeedConstants, prepared: PreparedFigure) -> float:
     if f.kind == "serve":
         n = prepared.concurrency
         return n / serving_step_s(c, g, n, f.input_len, f.output_len)
+    # A batch larger than the pool holds runs as the pool allows: `concurrency` at once (prepare), the rest
+    # waiting for their turn, so the batch takes batch / concurrency turns of a generation of that many.
+    n = min(prepared.concurrency, f.batch)
     if f.metric == "decode_tok_s":
         kv = f.input_len + f.output_len / 2
-        return 1.0 / decode_step_s(c, g, f.batch, kv)
-    seconds = generation_s(c, g, f.batch, f.input_len, f.output_len)
+        return 1.0 / decode_step_s(c, g, n, kv)
+    seconds = f.batch / n * generation_s(c, g, n, f.input_len, f.output_len)
     if f.metric == "total_tok_s":
         return f.batch * (f.input_len + f.output_len) / seconds
     if f.metric == "output_tok_s_per_gpu":
