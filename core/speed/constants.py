@@ -27,6 +27,13 @@ class RuntimeSpeed(BaseModel):
     )
     moe_s_per_layer: float = 0.0  # extra per MoE layer per step: router, top-k, grouped-GEMM dispatch
     moe_token_s: float = 0.0  # per token per MoE layer: permuting tokens to their experts and back
+    # Releases from moe_kernels_from on run a MoE layer of any architecture but DeepSeek-V3's (multi-head
+    # latent attention with DeepSeekMoE: DeepSeek-V2/V3/R1, Kimi K2) at these costs instead of the two above,
+    # which a runtime's fitted figures may measure on DeepSeek-V3 and older releases only
+    # (inference.runtime_for). None: the two above for every model and release.
+    moe_kernels_from: str | None = None
+    current_moe_s_per_layer: float | None = None
+    current_moe_token_s: float | None = None
     # per linear-attention layer (Gated DeltaNet: Qwen3-Next) per decode step: its many small recurrent-state
     # kernels (convolution, norms, the delta rule) that a softmax layer does not launch
     linear_attention_s_per_layer: float = 0.0
@@ -301,6 +308,10 @@ class SpeedConstants(BaseModel):
 
     @cached_property
     def derived(self) -> dict[tuple[object, ...], float]:
+        return {}
+
+    @cached_property
+    def derived_runtimes(self) -> dict[str, RuntimeSpeed]:
         return {}
 
     def vision_utilisation(self, card: Card) -> float:

@@ -22,7 +22,7 @@ from core.query import Precision
 from core.registry import ModelArch, load_registry
 from core.runtimes import load_runtimes, runtime_profile
 from core.speed import terms as speed_terms
-from core.speed.constants import SpeedConstants, load_speed_constants
+from core.speed.constants import RuntimeSpeed, SpeedConstants, load_speed_constants
 from core.speed.memo import IdentityMemo
 
 # The answer's generation when the user gives only a context: its last DEFAULT_OUTPUT_TOKENS tokens are
@@ -60,6 +60,10 @@ class Generation:
     experts: int = 0
     experts_active: int = 0
     linear_layers: int = 0  # linear-attention layers (Gated DeltaNet), each with its own fixed cost a step
+    # MoE layers at the runtime's fitted costs (RuntimeSpeed.moe_s_per_layer): DeepSeek-V3's layers (MLA with
+    # DeepSeekMoE) in every release, any other MoE in releases before the runtime's moe_kernels_from; False:
+    # at its current_moe_* costs (runtime_for)
+    fitted_moe: bool = True
     # layers whose attention stops at a window (sliding window) or a chunk (Llama 4): (share of the KV bytes
     # per token and of the attention FLOPs, the window in tokens); the rest attend to the whole context
     windows: tuple[tuple[float, int], ...] = ()
@@ -148,6 +152,7 @@ def generation(
     legacy_gqa: bool = False,
     legacy_launch: bool = False,
     graph_max_context: int = 0,
+    legacy_moe: bool = False,
 ) -> Generation:
     layers = model.decoder_layers or model.layers
     compressed_mla = runtime != "transformers"
@@ -183,6 +188,7 @@ def generation(
         expert_weight_bytes=expert,
         experts=model.experts if model.is_moe else 0,
         experts_active=model.experts_active if model.is_moe else 0,
+        fitted_moe=model.is_mla or legacy_moe,
         windows=attention_windows(model, layers),
     )
 
@@ -200,6 +206,28 @@ def attention_windows(model: ModelArch, layers: int) -> tuple[tuple[float, int],
     if model.attention_chunk and model.chunked_layers:
         found.append((model.chunked_layers / layers, model.attention_chunk))
     return tuple(found)
+
+
+def runtime_for(c: SpeedConstants, g: Generation) -> RuntimeSpeed:
+    """The runtime's terms for this generation: its MoE layers at the fitted costs where those measure
+    them (g.fitted_moe), else at the runtime's current_moe_* costs. vLLM's fitted MoE figures are all
+    DeepSeek-V3 / R1 (MLA with 256 fine-grained experts), and the cost they measure is that architecture's
+    more than vLLM's: dstack's SGLang runs of DeepSeek-R1 (excluded in speed.csv, 2.3-3.1x too fast with
+    SGLang's Qwen3-MoE costs) come within 0.84-1.21x with vLLM's in their place. Applied to every MoE model,
+    they made gpt-oss-20b on vLLM 0.19 2.2-2.5x too slow (speed_heldout6)."""
+    runtime = c.runtime(g.runtime)
+    if g.fitted_moe or not g.experts or not runtime.moe_kernels_from:
+        return runtime
+    found = c.derived_runtimes.get(g.runtime)
+    if found is None:
+        update: dict[str, float] = {}
+        if runtime.current_moe_s_per_layer is not None:
+            update["moe_s_per_layer"] = runtime.current_moe_s_per_layer
+        if runtime.current_moe_token_s is not None:
+            update["moe_token_s"] = runtime.current_moe_token_s
+        found = runtime.model_copy(update=update)
+        c.derived_runtimes[g.runtime] = found
+    return found
 
 
 def _bandwidth(c: SpeedConstants, g: Generation) -> float:
@@ -237,7 +265,7 @@ def _attention_peak(c: SpeedConstants, g: Generation) -> float:
 
 def kv_read_bytes(c: SpeedConstants, g: Generation, sequences: int, kv_tokens: float) -> float:
     """KV bytes a step touches for `sequences` sequences of `kv_tokens` cached tokens each."""
-    runtime = c.runtime(g.runtime)
+    runtime = runtime_for(c, g)
     passes = speed_terms.kv_passes(runtime, g.kv_group_expansion)
     factor = runtime.kv_read_factor
     if g.legacy_gqa and g.kv_group_expansion > 1:
@@ -260,7 +288,7 @@ def decode_step_s(
     split over tensor-parallel ranks) and computing (the decoded tokens plus `prefill_tokens` prompt tokens
     sharing the step), plus the all-reduces and the runtime's fixed costs. `host_bytes` are weights read from
     host memory at `host_bytes_s` (layers offloaded to the CPU), sequentially after the card's part."""
-    runtime = c.runtime(g.runtime)
+    runtime = runtime_for(c, g)
     weights = g.weight_bytes[1]
     if g.experts:
         # A prompt is prefilled in one step (chunked prefill's budget, 2k-8k tokens, holds a chat prompt), so
@@ -312,7 +340,7 @@ def prefill_s(c: SpeedConstants, g: Generation, prompt: int, prompts: int = 1) -
         comm = speed_terms.tensor_parallel_comm_s(
             g.card, c.link, g.layers, g.hidden, prompts * prompt, ranks=g.ranks
         )
-    runtime = c.runtime(g.runtime)
+    runtime = runtime_for(c, g)
     comm += speed_terms.moe_routing_s(runtime, g.moe_layers, prompts * prompt)
     factor = speed_terms.per_layer_factor(c, g.card)
     gpu_s = max(compute, read) + comm
@@ -334,7 +362,7 @@ def serving_step_s(c: SpeedConstants, g: Generation, concurrency: int, prompt: i
     prompts of the requests that replace the finished ones (concurrency·prompt/output tokens on average)."""
     kv = speed_terms.average_kv_tokens(prompt, output)
     prefill_tokens = concurrency * prompt / max(output, 1)
-    runtime = c.runtime(g.runtime)
+    runtime = runtime_for(c, g)
     if runtime.mixes_prefill:
         return decode_step_s(c, g, concurrency, kv, prefill_tokens=prefill_tokens, prefill_prompt=prompt)
     # Prefill batches of their own: the decode step reads the weights for the running requests alone, and the
@@ -356,7 +384,7 @@ def loaded_ttft_s(
     prefill requests will only start at every n steps" (vLLM RFC #6854, the multi-step design). Then its
     prompt runs in the next step beside the running decodes (vLLM's chunked prefill, TensorRT-LLM's in-flight
     batching), or in a prefill batch of its own while they wait (SGLang), whose end emits the first token."""
-    runtime = c.runtime(g.runtime)
+    runtime = runtime_for(c, g)
     if running <= 1 or not runtime.continuous_batching:
         return prefill_s(c, g, prompt, 1)
     kv = float(prompt)
@@ -365,6 +393,18 @@ def loaded_ttft_s(
         first = decode_step_s(c, g, running, kv, prefill_tokens=prompt, prefill_prompt=prompt)
         return wait + max(first, prefill_s(c, g, prompt, 1))
     return wait + prefill_s(c, g, prompt, 1)
+
+
+def _band(c: SpeedConstants, g: Generation, runtime: str, card: Card) -> float:
+    """The answer's ± band: the runtime's and card family's (calibration.band_for), and the uncalibrated one
+    where the MoE layers run at costs no fitted figure of this runtime measures (runtime_for: a MoE other than
+    DeepSeek-V3's on a release past the runtime's moe_kernels_from takes another runtime's fitted costs)."""
+    from core.speed.calibration import band_for
+
+    band = band_for(c, runtime, card, training=False)
+    if g.experts and not g.fitted_moe and c.runtime(g.runtime).moe_kernels_from:
+        band = max(band, c.band.uncalibrated)
+    return band
 
 
 class InferenceSpeed(BaseModel):
@@ -420,7 +460,7 @@ def inference_speed(estimate: Estimate, card: Card, gpus: int) -> InferenceSpeed
 def _inference_speed(
     estimate: Estimate, card: Card, gpus: int, c: SpeedConstants, model: ModelArch
 ) -> InferenceSpeed:
-    from core.speed.calibration import band_for, calibrated_on
+    from core.speed.calibration import calibrated_on
 
     query = estimate.query
     precision = query.precision or Precision.BF16
@@ -485,7 +525,7 @@ def _inference_speed(
         kv_cache_dtype=(query.kv_cache_dtype.value if query.kv_cache_dtype else "auto"),
         average_kv_tokens=int(kv),
         output_tokens=output,
-        band=band_for(c, name, card, training=False),
+        band=_band(c, g, name, card),
         calibrated_on=calibrated_on(name, card, training=False),
         notes=notes,
     )

@@ -543,6 +543,7 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
             if release_before(runtime_version(figure.source), runtime.graph_context_cap_before)
             else 0
         ),
+        legacy_moe=release_before(runtime_version(figure.source), runtime.moe_kernels_from),
     )
     steps = _stated_scheduler_steps(figure.source)
     return PreparedFigure(figure=figure, generation=g, concurrency=concurrency, scheduler_steps=steps)
