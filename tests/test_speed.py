@@ -412,3 +412,33 @@ def test_a_whole_pretraining_run_steps_at_millions_of_tokens_with_its_optimizer_
     assert job.tokens_per_optimizer_step == pytest.approx(4.0e6 / 512)
     assert job.optimizer_bytes < 2e9  # 671 GB over 512 ranks
     assert rows["t6-deepseek-v2-hours-per-t"].training.zero_bubble  # type: ignore[union-attr]
+
+
+def test_gpu_hours_that_are_a_steady_rate_carry_no_goodput() -> None:
+    """A source's GPU-hours that are its tokens over its own throughput (DeepSeek's rate per trillion tokens,
+    fms-fsdp's 2.2T tokens at 3,700 tokens/s/GPU) hold no restarts or failures: goodput is not applied;
+    the wall-clock GPU-hours of the Llama 2 paper keep it."""
+    from core.speed.published import (
+        FITTED_TABLE,
+        TRAINING_HELD_OUT_6_TABLE,
+        TRAINING_HELD_OUT_TABLE,
+        predict,
+        prepared_figures,
+    )
+
+    c = load_speed_constants()
+    rows = {
+        p.figure.id: p
+        for table in (FITTED_TABLE, TRAINING_HELD_OUT_TABLE, TRAINING_HELD_OUT_6_TABLE)
+        for p in prepared_figures(table)
+    }
+    for steady in ("fms-l2-7b-2.2t-hours", "t6-deepseek-v2-hours-per-t", "dsv3-hours"):
+        assert not rows[steady].wall_clock_hours, steady
+    wall = rows["l2-7b-hours"]
+    assert wall.wall_clock_hours
+    job = wall.training
+    assert job is not None
+    from core.speed.training import tokens_per_s_per_gpu
+
+    steady_hours = wall.figure.tokens / tokens_per_s_per_gpu(c, job) / 3600
+    assert predict(c, wall) == pytest.approx(steady_hours / c.training.goodput)

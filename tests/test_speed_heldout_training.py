@@ -32,7 +32,9 @@ from speed_heldout_checks import predicted_at_level, sourced_and_unseen
 from core.speed.published import FITTED_TABLE, HELD_OUT_TABLE
 
 TABLE = "speed_heldout_training"
-FLOOR_WITHIN_25 = 12 / 15  # the level reached (first look 11 / 15); it may only rise
+# the level reached (first look 11 / 15; 13 / 15 once the fms run's GPU-hours are read as its tokens over its
+# own 3,700 tokens/s/GPU, no goodput: published.Source.hours_from_throughput); it may only rise
+FLOOR_WITHIN_25 = 13 / 15
 
 
 def test_the_training_held_out_table_is_sourced_new_and_never_fitted() -> None:

@@ -20,6 +20,7 @@ from core.catalog import Card
 from core.cost import PriceBook
 from core.query import Currency, Query, Task
 from core.speed.constants import load_speed_constants
+from core.speed.training import TrainingLayout
 
 GPUS_PER_NODE = 8
 MONTH_HOURS = 720.0  # a job longer than this on the count asked is answered as a cluster
@@ -46,6 +47,9 @@ class Cluster(BaseModel):
     network_said: bool = False  # the network between nodes is the question's, echoed as said, not assumed
     asked: bool  # the count is the one the question gave
     fits: bool
+    # the 3D layout the time assumes (a pretraining cluster: tensor parallel inside each node, pipeline and
+    # data parallel across them); None: ZeRO-3 / FSDP over all the cards
+    layout: TrainingLayout | None = None
 
 
 def _cluster(
@@ -83,6 +87,7 @@ def _cluster(
         network_said=network is not None and nodes > 1,
         asked=asked,
         fits=job.fits,
+        layout=job.training.layout if job.training is not None else None,
     )
 
 

@@ -184,6 +184,14 @@ class TrainingConstants(BaseModel):
     launch_serial_share: float = 0.0
     zero3_hook_s_per_layer: float = 0.0
 
+    # the layout a cluster pretraining answer assumes (core/speed/training.py pretraining_layout): Megatron's
+    # bytes per parameter replicated on each data-parallel rank and sharded over them, and the share of a
+    # card those states may take (the rest: activations, buffers, the CUDA context)
+    layout_replicated_bytes_per_param: float = 6.0
+    layout_sharded_bytes_per_param: float = 12.0
+    layout_states_share: float = 0.75
+    layout_source: str = ""
+
     def pretrain_batch_sequences(self, seq: int) -> float:
         """Sequences of `seq` tokens in one optimizer step of a pretraining run that states no batch."""
         return max(self.pretrain_batch_tokens / max(seq, 1), 1.0)

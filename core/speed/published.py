@@ -151,6 +151,13 @@ class Source(BaseModel):
     # training sources whose full fine-tunes keep no fp32 master weights (torchtune's bf16, PEFT's runs
     # without AMP): the optimizer step updates 16-bit weights and states
     pure_bf16: bool = False
+    # pretraining sources whose GPU-hours are their tokens over their own steady throughput, not a run's
+    # wall clock: a rate "per trillion tokens" (DeepSeek-V2 §3.4: "for training on each trillion tokens ...
+    # DeepSeek-V2 needs only 172.8K GPU hours"; DeepSeek-V3 Table 1: 180K per trillion x 14.8T = 2.664M), or
+    # hours the source itself equates to its throughput (fms-fsdp: 2.2T tokens in 162k GPU-hours "achieving
+    # an efficiency of 3700 tokens/sec/GPU", 2.2T / 3,700 = 165k). No restart, evaluation or failure is in
+    # them, so goodput (data/speed.toml, the wall clock's share of useful steps) is not applied.
+    hours_from_throughput: bool = False
 
 
 FITTED_TABLE = "speed"  # speed.csv + speed_sources.toml: what tools/fit_speed.py fits
@@ -248,6 +255,9 @@ class PreparedFigure:
     # scales it by the utilisation and FP8 factor being tried (diffusion is compute-bound)
     diffusion_bf16_s: float = 0.0
     at_mfu: float = 0.0
+    # pretrain_hours: the source's GPU-hours are a run's wall clock (goodput applies), not tokens over its
+    # steady throughput (Source.hours_from_throughput)
+    wall_clock_hours: bool = True
 
 
 @cache
@@ -516,7 +526,7 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
                 max(global_batch, figure.mbs * data_parallel) * figure.seq / data_parallel
             ),
         )
-        return PreparedFigure(figure=figure, training=job)
+        return PreparedFigure(figure=figure, training=job, wall_clock_hours=not source.hours_from_throughput)
     runtime = c.runtime(figure.runtime)
     ranks = figure.tp if runtime.tensor_parallel else 1
     cap = runtime.max_num_seqs
@@ -561,7 +571,8 @@ def predict(c: SpeedConstants, prepared: PreparedFigure) -> float:
     if prepared.training is not None:
         per_gpu = tokens_per_s_per_gpu(c, prepared.training)
         if f.kind == "pretrain_hours":
-            return f.tokens / (per_gpu * c.training.goodput) / 3600
+            goodput = c.training.goodput if prepared.wall_clock_hours else 1.0
+            return f.tokens / (per_gpu * goodput) / 3600
         return per_gpu if f.metric == "tokens_per_s_per_gpu" else per_gpu * f.gpus
     g = prepared.generation
     assert g is not None

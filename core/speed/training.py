@@ -14,6 +14,9 @@ lower. An eager Hugging Face stack launches a LoRA / QLoRA micro-batch's kernels
 ZeRO-3 runs its fetch hooks on every module) while the GPU works: at a few hundred tokens a micro-batch the
 host, not the GPU, sets the pace. `TrainingJob` holds the job's shape; `tokens_per_s_per_gpu` is the one
 formula both the answers (`training_speed`) and the published-figure check (core/speed/published.py) use.
+A cluster pretraining answer runs as such clusters pretrain, Megatron-LM / NeMo's 3D parallelism (tensor
+parallel inside each NVLink node, pipeline and data parallel across the nodes: `pretraining_layout`), not
+ZeRO-3 flat over every card across the network; the answer says the layout it assumed.
 Each term's formula and source: core/speed/terms.py.
 """
 
@@ -33,6 +36,19 @@ from core.speed.constants import SpeedConstants, load_speed_constants
 from core.speed.memo import IdentityMemo
 
 
+class TrainingLayout(BaseModel):
+    """How a cluster pretraining answer splits the job over its cards: Megatron-LM / NeMo's 3D parallelism,
+    tensor parallel inside each node, pipeline stages and data-parallel replicas across the nodes
+    (pretraining_layout)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    framework: str = "megatron"
+    tensor_parallel: int
+    pipeline_parallel: int
+    data_parallel: int
+
+
 class TrainingSpeed(BaseModel):
     """Training throughput over all cards, and the wall-clock hours for `tokens` when given."""
 
@@ -49,6 +65,8 @@ class TrainingSpeed(BaseModel):
     band: float = 0.3
     calibrated_on: list[str] = []
     notes: list[str] = []
+    # the 3D layout the time assumes (a cluster pretraining answer); None: ZeRO-3 / FSDP over all the cards
+    layout: TrainingLayout | None = None
 
 
 def training_flops_per_token(query: Query, active_params: int, trainable_params: int) -> float:
@@ -358,6 +376,33 @@ def _communication_bytes_per_micro_batch(
     )
 
 
+def _layout_traffic(
+    estimate: Estimate, layout: TrainingLayout, seq: int, c: SpeedConstants
+) -> tuple[float, float, float, float]:
+    """A 3D layout's data-parallel bytes per micro-batch (inside the node, across nodes), its micro-batches
+    per pipeline per step and one replica's tokens per optimizer step, as the published Megatron rows count
+    them (core/speed/published.py): a pretraining step of pretrain_batch_tokens, each tensor x pipeline
+    shard's gradients reduce-scattered and its weights all-gathered over its data-parallel ranks once per
+    step (the distributed optimizer), hierarchically."""
+    query = estimate.query
+    shards = layout.tensor_parallel * layout.pipeline_parallel
+    replicas = layout.data_parallel
+    global_batch = c.training.pretrain_batch_sequences(seq)
+    micro_batches = global_batch / max((query.batch or 1) * replicas, 1)
+    node = c.link.gpus_per_node
+    inside, across = speed_terms.data_parallel_traffic(
+        replicas,
+        max(1, node // min(layout.tensor_parallel, node)),
+        sharded=False,
+        flat=True,
+        weight_bytes=2.0 * estimate.params / shards,
+        grad_bytes=2.0 * (estimate.trainable_params or estimate.params) / shards,
+        micro_batches=micro_batches,
+    )
+    tokens_per_step = max(global_batch, (query.batch or 1) * replicas) * seq / replicas
+    return inside, across, micro_batches, tokens_per_step
+
+
 def optimizer_step_bytes(estimate: Estimate) -> float:
     """The bytes one card's optimizer step updates, as the memory estimate holds them (after sharding): the
     trained weights (all of them in a full fine-tune, the adapters for LoRA), their gradients and the
@@ -370,6 +415,58 @@ def optimizer_step_bytes(estimate: Estimate) -> float:
         share = estimate.trainable_params / estimate.params if estimate.params else 1.0
         trained = b.weights * min(1.0, share)
     return trained + b.gradients + b.optimizer
+
+
+def pretraining_layout(
+    query: Query, model: ModelArch, card: Card, gpus: int, c: SpeedConstants
+) -> TrainingLayout | None:
+    """The layout a cluster pretraining job runs in: Megatron-LM / NeMo's 3D parallelism, as real teams
+    pretrain on several 8-card NVLink nodes, not ZeRO-3 flat over every card across the network. Tensor
+    parallelism first, up to the node's cards (over NVLink), then pipeline stages across the nodes, data
+    parallelism over the rest (Narayanan et al. 2021, Takeaways #1-#2): the smallest tensor width, then the
+    fewest stages, whose states fit (Megatron's distributed optimizer: 6 bytes a parameter on each
+    data-parallel rank, 12 sharded over them; data/speed.toml layout_*). None, and ZeRO-3 / FSDP over all
+    the cards as before, for a fine-tune, LoRA, one node, cards without NVLink, a question that names a
+    trainer or a ZeRO stage, or a model no layout holds."""
+    node = c.link.gpus_per_node
+    named = ("zero_stage" not in query.defaulted) or (
+        query.runtime is not None and "runtime" not in query.defaulted
+    )
+    if (
+        query.task is not Task.PRETRAIN
+        or (query.method or Method.FULL) is not Method.FULL
+        or gpus <= node
+        or not card.has_nvlink
+        or named
+    ):
+        return None
+    t = c.training
+    params = float(model.total_params)
+    budget = t.layout_states_share * card.memory_bytes
+
+    def fits(tp: int, pp: int) -> bool:
+        shards = tp * pp
+        replicas = gpus // shards
+        per_card = params * (
+            t.layout_replicated_bytes_per_param / shards
+            + t.layout_sharded_bytes_per_param / (shards * replicas)
+        )
+        return per_card <= budget
+
+    widths = [w for w in (1, 2, 4, 8) if w <= node and model.tensor_parallel_ok(w) and gpus % w == 0]
+    layers = model.decoder_layers or model.layers
+    for tp in widths:
+        if fits(tp, 1):
+            return TrainingLayout(tensor_parallel=tp, pipeline_parallel=1, data_parallel=gpus // tp)
+    if not widths:
+        return None
+    tp = widths[-1]
+    pp = 2
+    while pp <= layers and gpus % (tp * pp) == 0:
+        if fits(tp, pp):
+            return TrainingLayout(tensor_parallel=tp, pipeline_parallel=pp, data_parallel=gpus // (tp * pp))
+        pp *= 2
+    return None
 
 
 _SPEEDS: IdentityMemo[TrainingSpeed] = IdentityMemo()
@@ -424,7 +521,19 @@ def _training_speed(
     attention = attention_flops_per_token(model, seq, method, recompute)
     flops += attention
     tokens_per_card_step = (query.batch or 1) * seq
-    node_bytes, network_bytes = _communication_bytes_per_micro_batch(estimate, model, gpus, c)
+    layout = pretraining_layout(query, model, card, gpus, c)
+    if layout is None:
+        node_bytes, network_bytes = _communication_bytes_per_micro_batch(estimate, model, gpus, c)
+        framework = c.training.framework_of(query.runtime)
+        micro_batches = 1.0
+        tokens_per_optimizer_step = float(tokens_per_card_step * c.training.gradient_accumulation)
+    else:
+        framework = layout.framework
+        node_bytes, network_bytes, micro_batches, tokens_per_optimizer_step = _layout_traffic(
+            estimate, layout, seq, c
+        )
+    # the states the optimizer steps are sharded over every card either way (ZeRO-3's, or the distributed
+    # optimizer over the data-parallel ranks of each tensor x pipeline shard)
     optimizer = optimizer_step_bytes(estimate)
     job = TrainingJob(
         card=card,
@@ -432,14 +541,17 @@ def _training_speed(
         precision=query.precision or Precision.BF16,
         method=method,
         flops_per_token=flops,
-        framework=c.training.framework_of(query.runtime),
+        framework=framework,
+        tensor_parallel=layout.tensor_parallel if layout else 1,
+        pipeline_parallel=layout.pipeline_parallel if layout else 1,
+        micro_batches=micro_batches,
         hidden=model.hidden,
         layers=model.decoder_layers or model.layers,
         recompute=recompute,
         dequantised_params=float(estimate.params) if method is Method.QLORA else 0.0,
         communication_bytes=node_bytes,
         network_bytes=network_bytes,
-        one_ring=(query.zero_stage or 0) >= 3,
+        one_ring=layout is None and (query.zero_stage or 0) >= 3,
         tokens_per_card_step=tokens_per_card_step,
         attention_flops_per_token=attention,
         # a MoE's routed experts run as grouped GEMMs, slower the narrower they are (the term fitted to
@@ -449,11 +561,12 @@ def _training_speed(
         expert_width=model.moe_intermediate if model.is_moe else 0,
         expert_flops_share=expert_share(model),
         optimizer_bytes=optimizer,
-        tokens_per_optimizer_step=tokens_per_card_step * c.training.gradient_accumulation,
+        tokens_per_optimizer_step=tokens_per_optimizer_step,
         # Hugging Face stacks run ZeRO-3 through DeepSpeed (LLaMA-Factory's ds_z3_config.json)
-        zero3_hooks=(query.zero_stage or 0) >= 3
+        zero3_hooks=layout is None
+        and (query.zero_stage or 0) >= 3
         and gpus > 1
-        and c.training.framework_of(query.runtime) == "hf-trainer",
+        and framework == "hf-trainer",
     )
     times = step_times(c, job)
     per_gpu = 1.0 / times.per_token_s(c.training.dp_exposed, c.training.launch_serial_share)
@@ -482,6 +595,7 @@ def _training_speed(
         band=band_for(c, "training", card, training=True),
         calibrated_on=calibrated_on("training", card, training=True, framework=job.framework),
         notes=notes,
+        layout=layout,
     )
 
 
