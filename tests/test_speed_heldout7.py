@@ -10,6 +10,10 @@ First look (main 1d9d8d1, data/measured/speed_heldout7_first_look.txt): 22 of 32
 within 2x, median x0.90, worst x0.66. The floor below is that level, so main stays green while the
 speed model changes; it may only rise. The issue's bar (speed_heldout_checks.TARGET_WITHIN_25: at
 least 80% within ±25%, all within 2x) is not met.
+
+Second batch (3 rows, v7b-*: llama.cpp tg512 of three Q5_K_M models on an RTX 3060 12GB), committed (d156b75)
+after that first look and before its own, which ran at main ed483f8: 3 of 3 within ±25%. The whole table: 25
+of 35 within ±25%, 35 within 2x, median x0.90, worst x0.66. The floor is that level.
 """
 
 from __future__ import annotations
@@ -22,16 +26,16 @@ from core.speed.published import FITTED_TABLE, HELD_OUT_7_TABLE, TABLES, load_so
 
 TABLE = HELD_OUT_7_TABLE
 ROOT = Path(__file__).resolve().parent.parent
-FLOOR_WITHIN_25 = 22 / 32  # the first look; it may only rise
+FLOOR_WITHIN_25 = 25 / 35  # the two batches' first looks together (22 / 32, then 3 / 3); it may only rise
 MAX_OUTSIDE_2X = 0
 
 
 def test_the_seventh_held_out_table_is_sourced_unseen_and_never_fitted() -> None:
     older = [other for other in TABLES if other != TABLE]
-    figures = sourced_and_unseen(TABLE, older, at_least=32)
+    figures = sourced_and_unseen(TABLE, older, at_least=35)
     assert not any(figure.is_training for figure in figures)
-    assert {f.card for f in figures} == {"mi300x"}
-    assert {f.model for f in figures} == {"llama-3.1-70b", "llama-3.1-405b"}
+    assert {f.card for f in figures} == {"mi300x", "rtx-3060-12gb"}
+    assert {f.runtime for f in figures} == {"vllm", "llama.cpp"}
     assert {f.batch for f in figures} == {1, 8, 32, 128}
     assert {f.kv_dtype for f in figures} == {None, "fp8"}  # 0.10.0's 16-bit KV, 0.7.3's FP8 KV
     urls = {source.url for source in load_sources(TABLE).values()}
