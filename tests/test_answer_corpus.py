@@ -293,7 +293,7 @@ def assert_facts_well_formed(e: Entry, cards: Collection[str], models: Collectio
             assert all(n in cards for n in names), (e.id, path, value)
         if path in ("query.model",) or path.endswith("examples"):
             arg = value.get("contains") if isinstance(value, dict) else value
-            assert arg is None or arg == "present" or arg in models, (e.id, path, value)
+            assert arg is None or arg in ("present", "absent") or arg in models, (e.id, path, value)
 
 
 def assert_batch_varied(entries: list[Entry], kinds: Collection[str], at_least: int) -> None:

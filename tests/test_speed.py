@@ -381,3 +381,34 @@ def test_transformers_kv_passes_repeat_only_under_grouped_query_attention() -> N
     assert speed_terms.kv_passes(hf, 1) == 3  # Qwen1.5 / Llama 2 7B: multi-head attention
     assert speed_terms.kv_passes(hf, 7) == 17  # Qwen2.5-7B: 28 query heads over 4 KV heads
     assert speed_terms.kv_passes(c.runtime("vllm"), 7) == 1
+
+
+def test_latent_attention_trains_over_its_up_projected_head_widths() -> None:
+    """MLA's scores run over qk_nope + qk_rope = 192 and its values over v_head_dim = 128 per head, not
+    hidden / heads (DeepSeek-V2 report §2.1): the same widths serving's prefill counts."""
+    from core.speed.training import attention_flops_per_token, attention_width
+
+    registry = load_registry()
+    v2, llama = registry.get("deepseek-v2"), registry.get("llama-2-7b")
+    assert attention_width(v2) == 192 + 128
+    assert attention_width(llama) == 2 * llama.dim_head
+    layers = v2.decoder_layers or v2.layers
+    forward = layers * v2.heads * 320 * 4096
+    flops = attention_flops_per_token(v2, 4096, Method.FULL, False)
+    assert flops == pytest.approx(forward * (1 + load_speed_constants().training.attention_backward_passes))
+
+
+def test_a_whole_pretraining_run_steps_at_millions_of_tokens_with_its_optimizer_sharded() -> None:
+    """A pretraining GPU-hours row that states no batch steps at pretrain_batch_tokens (LLaMA's 4M), not one
+    sequence, and shards its optimizer over its data-parallel ranks: Phi-3.5-MoE's 671 GB of states are not
+    stepped on each of 512 cards for every 4,096 tokens."""
+    from core.speed.published import TRAINING_HELD_OUT_6_TABLE, prepared_figures
+
+    t = load_speed_constants().training
+    assert t.pretrain_batch_sequences(4096) == pytest.approx(4.0e6 / 4096)
+    rows = {p.figure.id: p for p in prepared_figures(TRAINING_HELD_OUT_6_TABLE)}
+    job = rows["t6b-phi35-moe-hours"].training
+    assert job is not None
+    assert job.tokens_per_optimizer_step == pytest.approx(4.0e6 / 512)
+    assert job.optimizer_bytes < 2e9  # 671 GB over 512 ranks
+    assert rows["t6-deepseek-v2-hours-per-t"].training.zero_bubble  # type: ignore[union-attr]

@@ -27,7 +27,9 @@ from core.speed.published import TABLES, TRAINING_HELD_OUT_6_TABLE, load_sources
 
 TABLE = TRAINING_HELD_OUT_6_TABLE
 FLOOR_WITHIN_25 = 10 / 16  # the two batches' first looks together (6 / 11, then 4 / 5); it may only rise
-MAX_OUTSIDE_2X = 2  # the HF FSDP 70B fine-tune (x11.78) and Phi-3.5-MoE's GPU-hours (x3.54)
+# the HF FSDP 70B fine-tune (x13.10); Phi-3.5-MoE's GPU-hours (x3.68) came inside (x0.98) once a whole
+# pretraining run shards its optimizer over its data-parallel ranks and steps at 4M tokens
+MAX_OUTSIDE_2X = 1
 
 
 def test_the_sixth_training_held_out_table_is_sourced_unseen_and_never_fitted() -> None:

@@ -140,6 +140,8 @@ class TrainingConstants(BaseModel):
     expert_width_half: float  # expert FFN width at which grouped GEMMs reach half the dense utilisation
     cpu_offload_factor: float  # optimizer state offloaded to host memory (torchtune's 70B full fine-tune)
     goodput: float  # share of a whole pretraining run's GPU-hours spent in useful steps
+    # tokens in one optimizer step of a pretraining run that states no batch (LLaMA's 4M)
+    pretrain_batch_tokens: float = 4.0e6
     power_exponent: float  # a card held under its board power keeps (limit / TDP) ** this of its peak
     power_source: str
     parallel_source: str
@@ -169,6 +171,10 @@ class TrainingConstants(BaseModel):
     framework_launch_s_per_layer: dict[str, float] = {}
     launch_serial_share: float = 0.0
     zero3_hook_s_per_layer: float = 0.0
+
+    def pretrain_batch_sequences(self, seq: int) -> float:
+        """Sequences of `seq` tokens in one optimizer step of a pretraining run that states no batch."""
+        return max(self.pretrain_batch_tokens / max(seq, 1), 1.0)
 
     def launch_s_per_layer_for(self, framework: str) -> float:
         """CPU seconds an eager stack spends launching one layer's kernels for one pass (none listed for

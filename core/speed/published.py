@@ -365,10 +365,14 @@ def _sharded(figure: PublishedFigure, framework: str) -> bool:
 def _optimizer_shards(figure: PublishedFigure, framework: str, node: int) -> int:
     """Over how many cards a figure's optimizer step is split: its tensor and pipeline ranks, and its data
     parallel ones where they shard the states (FSDP / ZeRO, over one node's cards under HSDP; Megatron's
-    distributed optimizer, NeMo's and Megatron-Bridge's default, and the labs' own stacks likewise)."""
+    distributed optimizer, NeMo's and Megatron-Bridge's default, and the labs' own stacks likewise). A whole
+    pretraining run (its GPU-hours) shards them over its data-parallel ranks whatever stack it names or
+    leaves unsaid: at hundreds of cards the unsharded states do not fit a card (Phi-3.5-MoE's 41.9B
+    parameters hold 671 GB of fp32 master weights and Adam moments), and every stack that pretrains at that
+    scale shards them (ZeRO-1, Megatron's --use-distributed-optimizer, FSDP)."""
     ranks = max(figure.tp * figure.pp, 1)
     data_parallel = max(figure.gpus // ranks, 1)
-    if framework in _OPTIMIZER_SHARDING_FRAMEWORKS:
+    if framework in _OPTIMIZER_SHARDING_FRAMEWORKS or figure.kind == "pretrain_hours":
         return ranks * data_parallel
     if not _sharded(figure, framework):
         return ranks
@@ -413,6 +417,20 @@ _SELECTIVE_OP_AC = re.compile(r"selective (op )?ac\b|per-op|selective op", re.IG
 _OPTIMIZER_OFFLOAD = re.compile(r"offload of the optimizer|optimizer offload", re.IGNORECASE)
 
 
+# A pipeline schedule that fills its bubble: "zero-bubble pipeline parallelism" (DeepSeek-V2's HAI-LLM, after
+# Qi et al. 2024), DeepSeek-V3's DualPipe
+_ZERO_BUBBLE = re.compile(r"zero[- ]bubble|dualpipe", re.IGNORECASE)
+
+
+def _global_batch(figure: PublishedFigure, c: SpeedConstants) -> float:
+    """The sequences of one optimizer step: the row's, or for a whole pretraining run that states none the
+    batch such runs use (data/speed.toml pretrain_batch_tokens over the row's sequence length), not one
+    sequence a step."""
+    if figure.gbs > 1 or figure.kind != "pretrain_hours":
+        return float(figure.gbs)
+    return c.training.pretrain_batch_sequences(figure.seq)
+
+
 def prepare(figure: PublishedFigure) -> PreparedFigure:
     c = load_speed_constants()  # only the runtimes' structural flags (tensor parallel or not), none fitted
     catalog = load_catalog()
@@ -436,7 +454,8 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
         framework = source.framework or c.training.default_framework
         ranks = max(figure.tp * figure.pp, 1)
         data_parallel = max(figure.gpus // ranks, 1)
-        micro_batches = figure.gbs / max(figure.mbs * data_parallel, 1)
+        global_batch = _global_batch(figure, c)
+        micro_batches = global_batch / max(figure.mbs * data_parallel, 1)
         node = c.link.gpus_per_node
         node_bytes, network_bytes = _data_parallel_bytes(
             figure, framework, result.params, result.trainable_params, node
@@ -452,6 +471,7 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
             pipeline_parallel=figure.pp,
             expert_parallel=figure.ep,
             virtual_stages=figure.vp,
+            zero_bubble=bool(_ZERO_BUBBLE.search(figure.note)),
             micro_batches=micro_batches,
             hidden=model.hidden,
             layers=model.decoder_layers or model.layers,
@@ -472,7 +492,7 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
             tp_overlapped="asynctp" in figure.note.lower().replace(" ", ""),
             optimizer_bytes=optimizer_step_bytes(result) / _optimizer_shards(figure, framework, node),
             tokens_per_optimizer_step=(
-                max(figure.gbs, figure.mbs * data_parallel) * figure.seq / data_parallel
+                max(global_batch, figure.mbs * data_parallel) * figure.seq / data_parallel
             ),
         )
         return PreparedFigure(figure=figure, training=job)

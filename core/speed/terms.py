@@ -33,7 +33,8 @@ said):
 - Prefill and training are compute-bound: FLOPs over the tensor peak × utilisation; FP8 GEMMs on Hopper, Ada
   and Blackwell run at up to twice the BF16 rate (cards.toml fp8_tflops), of which a step keeps `fp8_gain`.
 - Pipeline parallelism idles (p − 1) / (m·v) of each step (Narayanan et al. 2021, §2.2: the bubble of the
-  interleaved 1F1B schedule with m micro-batches and v virtual stages).
+  interleaved 1F1B schedule with m micro-batches and v virtual stages); a zero-bubble schedule (Qi et al.
+  2024, arXiv 2401.10241; DeepSeek's HAI-LLM, DualPipe) fills it with the backward's weight half.
 - Grouped-query attention decoded without a GQA-aware kernel re-reads each KV head once per query head of
   its group (TensorRT-LLM before the XQA kernel: its 0.6.1 performance.md calls the GQA kernels experimental
   and off by default; the XQA blog of 2024-01-30 gives 2.4x the Llama-70B throughput): the KV bytes a step

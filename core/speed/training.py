@@ -74,6 +74,16 @@ def training_flops_per_token(query: Query, active_params: int, trainable_params:
     return flops
 
 
+def attention_width(model: ModelArch) -> float:
+    """One head's FLOPs per causal (query, key) pair over 2: the score product's width (d_qk) plus the
+    value product's (d_v), 2·d where keys and values share the head width; multi-head latent attention
+    computes its scores over qk_nope + qk_rope and its values over v_head_dim (the same widths as
+    core/speed/inference.py's prefill)."""
+    if model.is_mla and model.v_head_dim:
+        return float(model.qk_nope_head_dim + model.qk_rope_head_dim + model.v_head_dim)
+    return 2.0 * model.dim_head
+
+
 def attention_flops_per_token(model: ModelArch, seq: int, method: Method, recompute: bool) -> float:
     """Causal attention's score and value products per trained token: 2·L·h·d·s forward (half of the full
     4·L·h·d·s; Megatron-LM's model-FLOPs count, Narayanan et al. 2021 appendix), then the backward and +1
@@ -81,9 +91,13 @@ def attention_flops_per_token(model: ModelArch, seq: int, method: Method, recomp
     flash kernel keeps no scores, so its backward computes Q·Kᵀ again before dV, dP, dQ and dK, 2.5× the
     forward (data/speed.toml attention_backward_passes; FlashAttention's benchmark_flash_attention.py counts
     it so). Attention has no weights, so LoRA's backward through it is the full one (every layer holds
-    adapters below it); freeze tuning's stops at the first trained block (one pass counted, as before)."""
+    adapters below it); freeze tuning's stops at the first trained block (one pass counted, as before).
+    Multi-head latent attention (DeepSeek-V2 / V3) trains as multi-head attention over up-projected keys
+    of qk_nope + qk_rope = 192 and values of v_head_dim = 128 per head (DeepSeek-V2 report §2.1;
+    config.json), not hidden / heads (40 for V2, 56 for V3): the scores' and the values' widths
+    (attention_width)."""
     layers = model.decoder_layers or model.layers
-    forward = 2.0 * layers * model.heads * model.dim_head * seq
+    forward = layers * model.heads * attention_width(model) * seq
     backward = 1.0 if method is Method.FREEZE else load_speed_constants().training.attention_backward_passes
     passes = 1.0 + backward
     if recompute:
@@ -112,6 +126,10 @@ class TrainingJob:
     pipeline_parallel: int = 1
     expert_parallel: int = 1
     virtual_stages: int = 1
+    # a zero-bubble schedule (Qi et al. 2024, "Zero Bubble Pipeline Parallelism", ICLR, arXiv 2401.10241:
+    # the backward split into its input and weight halves, the weight half scheduled into the bubble;
+    # DeepSeek's HAI-LLM and DualPipe): the pipeline keeps no idle share
+    zero_bubble: bool = False
     micro_batches: float = 1.0  # micro-batches per pipeline per step (GBS / (MBS · data-parallel ranks))
     hidden: int = 0
     layers: int = 0
@@ -138,10 +156,13 @@ class TrainingJob:
 
 def utilisation(c: SpeedConstants, job: TrainingJob) -> float:
     """The MFU the job's GEMMs reach: the segment's under Megatron-Core, × the framework's share, less the
-    pipeline bubble and an offloaded optimizer."""
+    pipeline bubble (none under a zero-bubble schedule) and an offloaded optimizer."""
     t = c.training
     mfu = c.mfu.for_card(job.card) * t.framework_factor(job.framework)
-    mfu *= speed_terms.pipeline_bubble_factor(job.pipeline_parallel, job.micro_batches, job.virtual_stages)
+    if not job.zero_bubble:
+        mfu *= speed_terms.pipeline_bubble_factor(
+            job.pipeline_parallel, job.micro_batches, job.virtual_stages
+        )
     if job.cpu_offload:
         mfu *= t.cpu_offload_factor
     return mfu
