@@ -68,6 +68,11 @@ class RuntimeSpeed(BaseModel):
     # the KV pool as a share of the memory free once the engine is loaded (TensorRT-LLM); None: of the card
     kv_free_memory_share: float | None = None
     continuous_batching: bool = False
+    # The scheduler gives a request KV pages as its tokens arrive and preempts when the pool runs out (vLLM's
+    # PagedAttention block manager, SGLang's token-ratio admission), so a full pool holds sequences at their
+    # present length, I + O/2 on average over their lives, not at their final I + O (TensorRT-LLM's default
+    # GUARANTEED_NO_EVICT scheduler reserves the final length): terms.resident_sequences
+    kv_on_demand: bool = False
     # Continuous batching that runs arriving prompts in the decode steps (vLLM's chunked prefill,
     # TensorRT-LLM's in-flight batching), or in prefill batches of their own of up to prefill_chunk_tokens
     # tokens while the running requests wait (SGLang unless --enable-mixed-chunk): inference.serving_step_s

@@ -60,6 +60,35 @@ class Generation:
     experts: int = 0
     experts_active: int = 0
     linear_layers: int = 0  # linear-attention layers (Gated DeltaNet), each with its own fixed cost a step
+    # layers whose attention stops at a window (sliding window) or a chunk (Llama 4): (share of the KV bytes
+    # per token and of the attention FLOPs, the window in tokens); the rest attend to the whole context
+    windows: tuple[tuple[float, int], ...] = ()
+
+    def attended_tokens(self, kv_tokens: float) -> float:
+        """Cached tokens a decoded token attends to, in whole-context layers' units: a sliding-window layer
+        reads at most its window of the cache (vLLM's and SGLang's sliding-window attention read only the
+        blocks inside it, and their managers free the rest; gpt-oss alternates 128-token windows with full
+        layers, Mistral 7B v0.1 slides 4,096)."""
+        if not self.windows:
+            return kv_tokens
+        capped = sum(share for share, _ in self.windows)
+        return (1.0 - capped) * kv_tokens + sum(
+            share * min(kv_tokens, window) for share, window in self.windows
+        )
+
+    def attended_pairs_share(self, prompt: float) -> float:
+        """Share of a causal prefill's query-key pairs (prompt²/2 in whole-context layers) that the layers
+        compute: a window of w keeps w·P − w²/2 pairs of P²/2 once the prompt is longer than it."""
+        if not self.windows or prompt <= 0:
+            return 1.0
+        capped = sum(share for share, _ in self.windows)
+        kept = 1.0 - capped
+        for share, window in self.windows:
+            if prompt > window:
+                kept += share * (2.0 * window * prompt - window * window) / (prompt * prompt)
+            else:
+                kept += share
+        return kept
 
     def weights_read(self, tokens: float) -> float:
         """Weight bytes a forward pass over `tokens` tokens reads: for MoE the experts they route to."""
@@ -154,7 +183,23 @@ def generation(
         expert_weight_bytes=expert,
         experts=model.experts if model.is_moe else 0,
         experts_active=model.experts_active if model.is_moe else 0,
+        windows=attention_windows(model, layers),
     )
+
+
+def attention_windows(model: ModelArch, layers: int) -> tuple[tuple[float, int], ...]:
+    """The layers whose attention is capped, as (share of the layers, tokens): sliding-window layers at the
+    window, chunked-attention layers (Llama 4) at the chunk; the same layer kinds the KV pool counts
+    (core/estimator/terms.py kv_bytes_per_sequence). MLA and linear-attention models list none here (a
+    linear layer's fixed state is not read per cached token; Gated DeltaNet has its own per-layer cost)."""
+    if model.is_mla or not layers:
+        return ()
+    found: list[tuple[float, int]] = []
+    if model.sliding_window and model.sliding_layers:
+        found.append((model.sliding_layers / layers, model.sliding_window))
+    if model.attention_chunk and model.chunked_layers:
+        found.append((model.chunked_layers / layers, model.attention_chunk))
+    return tuple(found)
 
 
 def _bandwidth(c: SpeedConstants, g: Generation) -> float:
@@ -197,7 +242,7 @@ def kv_read_bytes(c: SpeedConstants, g: Generation, sequences: int, kv_tokens: f
     factor = runtime.kv_read_factor
     if g.legacy_gqa and g.kv_group_expansion > 1:
         factor *= speed_terms.legacy_gqa_read_factor(runtime, g.kv_group_expansion)
-    return sequences * kv_tokens * g.kv_bytes_per_token * factor * passes
+    return sequences * g.attended_tokens(kv_tokens) * g.kv_bytes_per_token * factor * passes
 
 
 def decode_step_s(
@@ -234,7 +279,7 @@ def decode_step_s(
     linear_s = max(weights / bandwidth, 2.0 * g.active_params * tokens / peak)
     attention_s = max(
         kv_read_bytes(c, g, batch, kv_tokens) / bandwidth,
-        g.attention_flops_per_token2 * kv_tokens * prefill_tokens / attention_peak,
+        g.attention_flops_per_token2 * g.attended_tokens(kv_tokens) * prefill_tokens / attention_peak,
     )
     comm_s = 0.0
     if g.ranks > 1:
@@ -258,7 +303,8 @@ def prefill_s(c: SpeedConstants, g: Generation, prompt: int, prompts: int = 1) -
     attention) over the peak × the runtime's prefill utilisation, or the one weight read, whichever is
     longer."""
     linear = prompts * 2.0 * g.active_params * prompt / (g.ranks * _peak(c, g))
-    attention = prompts * g.attention_flops_per_token2 * prompt * prompt / (g.ranks * _attention_peak(c, g))
+    pairs = prompt * prompt * g.attended_pairs_share(prompt)
+    attention = prompts * g.attention_flops_per_token2 * pairs / (g.ranks * _attention_peak(c, g))
     compute = linear + attention
     read = g.weights_read(prompts * prompt) / g.ranks / _bandwidth(c, g)
     comm = 0.0

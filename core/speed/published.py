@@ -306,10 +306,16 @@ def _read(figure: PublishedFigure, columns: dict[str, str], **fixed: object) -> 
 
 
 def _serving_concurrency(
-    figure: PublishedFigure, catalog: Catalog, batch_cap: int | None, free_share: float | None = None
+    figure: PublishedFigure,
+    catalog: Catalog,
+    batch_cap: int | None,
+    free_share: float | None = None,
+    *,
+    on_demand: bool = False,
 ) -> int:
-    """Requests that run at once: the asked concurrency, at most what the KV pool holds of I + O tokens each
-    and the runtime's own batch cap (`batch_cap`: TensorRT-LLM's max_batch_size 2048; None: the pool's
+    """Requests that run at once: the asked concurrency, at most what the KV pool holds (of I + O tokens each,
+    or of their present length where the runtime allocates KV on demand: terms.resident_sequences) and the
+    runtime's own batch cap (`batch_cap`: TensorRT-LLM's max_batch_size 2048; None: the pool's
     default scheduler cap, vLLM's max_num_seqs 256, as the estimator applies it).
 
     `free_share`: a pool sized as TensorRT-LLM sizes it, that share of the memory left free once the engine
@@ -324,13 +330,19 @@ def _serving_concurrency(
     pool = estimate(Query.model_validate(fields)).vllm
     if pool is None:
         return figure.batch
-    if batch_cap is None:
-        return max(1, pool.concurrent_sequences)
-    held = pool.max_sequences
+    pool_bytes = float(pool.kv_pool_bytes)
     if free_share is not None and pool.kv_bytes_per_sequence:
         context = int(load_calibration().runtime.cuda_context_gib * GIB) * max(figure.gpus, 1)
-        held = int(max(0, pool.kv_pool_bytes - context) * free_share) // pool.kv_bytes_per_sequence
-    return max(1, min(figure.batch, held, batch_cap))
+        pool_bytes = max(0, pool.kv_pool_bytes - context) * free_share
+    held = speed_terms.resident_sequences(
+        pool_bytes,
+        pool.kv_bytes_per_sequence,
+        figure.input_len,
+        figure.output_len,
+        on_demand=on_demand,
+    )
+    cap = batch_cap if batch_cap is not None else load_calibration().vllm.max_num_seqs
+    return max(1, min(figure.batch, held, cap))
 
 
 def _prepare_diffusion(figure: PublishedFigure, card: Card, c: SpeedConstants) -> PreparedFigure:
@@ -501,7 +513,9 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
     cap = runtime.max_num_seqs
     share = _stated_kv_share(figure.source) or runtime.kv_free_memory_share
     concurrency = (
-        _serving_concurrency(figure, catalog, cap, share) if figure.kind == "serve" else figure.batch
+        _serving_concurrency(figure, catalog, cap, share, on_demand=runtime.kv_on_demand)
+        if figure.kind == "serve" or (figure.kind == "generate" and runtime.continuous_batching)
+        else figure.batch
     )
     g = generation(
         model,
@@ -546,10 +560,13 @@ def predict(c: SpeedConstants, prepared: PreparedFigure) -> float:
     if f.kind == "serve":
         n = prepared.concurrency
         return n / serving_step_s(c, g, n, f.input_len, f.output_len)
+    # A batch larger than the pool holds runs as the pool allows: `concurrency` at once (prepare), the rest
+    # waiting for their turn, so the batch takes batch / concurrency turns of a generation of that many.
+    n = min(prepared.concurrency, f.batch)
     if f.metric == "decode_tok_s":
         kv = f.input_len + f.output_len / 2
-        return 1.0 / decode_step_s(c, g, f.batch, kv)
-    seconds = generation_s(c, g, f.batch, f.input_len, f.output_len)
+        return 1.0 / decode_step_s(c, g, n, kv)
+    seconds = f.batch / n * generation_s(c, g, n, f.input_len, f.output_len)
     if f.metric == "total_tok_s":
         return f.batch * (f.input_len + f.output_len) / seconds
     if f.metric == "output_tok_s_per_gpu":

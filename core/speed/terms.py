@@ -164,6 +164,27 @@ def average_kv_tokens(prompt: int, output: int) -> float:
     return prompt + output / 2
 
 
+def resident_sequences(
+    pool_bytes: float, final_bytes_per_sequence: float, prompt: int, output: int, *, on_demand: bool
+) -> int:
+    """Sequences a full KV pool holds while requests of `prompt` + `output` tokens stream through it.
+
+    A scheduler that reserves each request's final length (TensorRT-LLM's GUARANTEED_NO_EVICT capacity
+    scheduler, its default) holds pool / (I + O) of them. One that allocates KV pages as tokens arrive and
+    preempts when the pool runs out holds them at their present length: vLLM "allocates physical blocks on
+    demand as new tokens are generated" and swaps or recomputes a request when none is free (Kwon et al.
+    2023, PagedAttention, arXiv 2309.06180, §4.2 and §4.5); SGLang admits by a decaying new-token ratio and
+    retracts decodes when memory runs short (python/sglang/srt/managers/schedule_policy.py, scheduler.py
+    `retract_decode`). With the requests at every point of their lives, a sequence holds I + O/2 tokens on
+    average (average_kv_tokens), so the pool holds (I + O) / (I + O/2) times as many."""
+    if final_bytes_per_sequence <= 0:
+        return 0
+    per_sequence = final_bytes_per_sequence
+    if on_demand and prompt + output > 0:
+        per_sequence *= average_kv_tokens(prompt, output) / (prompt + output)
+    return int(pool_bytes // per_sequence)
+
+
 def link_one_way_bytes_s(card: Card, link: LinkConstants) -> float:
     """Card-to-card one-way bytes/s that collectives reach (interconnect_gb_s is bidirectional): NCCL's
     all-reduce bus bandwidth is a smaller share of a PCIe link than of NVLink (collective_efficiency_pcie)."""
