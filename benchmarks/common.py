@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import functools
-import inspect
 import os
 import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from core.warm import clear_question_caches, question_caches
+
+__all__ = ["clear_question_caches", "question_caches"]  # shared with the bot's start (core/warm.py)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -48,44 +49,6 @@ def proc_status() -> dict[str, int]:
     except OSError:
         pass
     return found
-
-
-def question_caches() -> list[Any]:
-    """Bounded caches (`lru_cache(maxsize=N)`) in loaded core modules that remember results for a question's
-    inputs: cleared, a question is new to the process again.
-
-    Left warm, as a running bot has them: the data loaders, unbounded (`@cache`: catalog, registry,
-    templates) or `lru_cache(maxsize=1)` without parameters (load_runtimes, load_job_constants): they read
-    a table once per process, whatever is asked, so clearing them between questions would charge each
-    answer a reload that a real bot never pays.
-    """
-    found = []
-    for name, module in list(sys.modules.items()):
-        if not name.startswith("core") or module is None:
-            continue
-        for value in vars(module).values():
-            info = getattr(value, "cache_info", None)
-            if (
-                isinstance(value, functools._lru_cache_wrapper)
-                and info is not None
-                and info().maxsize is not None
-                and _takes_inputs(value)
-                and value not in found
-            ):
-                found.append(value)
-    return found
-
-
-def _takes_inputs(cached: Any) -> bool:
-    """Whether a cached function has parameters (a loader has none: it remembers one table, not answers)."""
-    return bool(inspect.signature(cached.__wrapped__).parameters)
-
-
-def clear_question_caches() -> int:
-    caches = question_caches()
-    for cache in caches:
-        cache.cache_clear()
-    return len(caches)
 
 
 def env_for_children() -> dict[str, str]:

@@ -220,6 +220,10 @@ def rows_from(runs: dict[str, dict[str, Any]], *, verbose: bool = True) -> list[
             if r["unmatched"] or r["refused"]:
                 print(f"     !! unmatched replies {r['unmatched']}, refused by the stand-in {r['refused']}")
             print(
+                f"     polls {r.get('polls', 0)}, updates delivered again {r.get('repeats', 0)}"
+                f" ({r.get('repeat_bytes', 0) / 1e6:.2f} MB)"
+            )
+            print(
                 "     first 20 (ms): " + " ".join(f"{v * 1e3:.0f}" for v in r["first_s"]),
                 f"(machine load {r['load_average']:.1f})",
             )
@@ -268,6 +272,12 @@ def rows_from(runs: dict[str, dict[str, Any]], *, verbose: bool = True) -> list[
             "CPU at start (imports, build, init), gpufit / echo",
             "-",
             f"{gpufit['start_cpu_s']:.2f} s / {echo['start_cpu_s']:.2f} s",
+        ),
+        Row(
+            "5 fresh start",
+            "polls / updates delivered again (gpufit)",
+            "-",
+            f"{gpufit.get('polls', 0)} / {gpufit.get('repeats', 0)}",
         ),
         Row("5 fresh start", "replies lost", "0", str(lost), lost == 0),
     ]

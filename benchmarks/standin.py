@@ -46,12 +46,22 @@ class TimedTelegram(FakeTelegram):
         self.unmatched = 0
         self.last_reply = 0.0
         self.polling = False
+        # getUpdates answers, and the updates they carried again (already delivered once) with their JSON size
+        self.polls = 0
+        self.repeats = 0
+        self.repeat_bytes = 0
 
     async def _get_updates(self, params: dict[str, Any]) -> list[dict[str, Any]]:
         if not self.polling:
             self.polling = True  # calls are recorded when they end; a long poll ends much later
             self._changed_event().set()
-        return await super()._get_updates(params)
+        batch = await super()._get_updates(params)
+        self.polls += 1
+        for update in batch:
+            if self.deliveries[update["update_id"]] > 1:
+                self.repeats += 1
+                self.repeat_bytes += len(json.dumps(update, ensure_ascii=False).encode())
+        return batch
 
     def ask(self, chat_id: int, text: str) -> None:
         self.pending[chat_id].append((self.asked, time.perf_counter()))
@@ -94,6 +104,7 @@ async def drive(
     fake.by_index.clear()
     fake.asked = 0
     fake.unmatched = 0
+    fake.polls = fake.repeats = fake.repeat_bytes = 0
     before = fake.replies
     start = time.perf_counter()
     for index, (chat_id, text) in enumerate(plan):
@@ -121,6 +132,9 @@ async def drive(
         "p99_s": percentile(lat, 99),
         "max_s": max(lat) if lat else float("nan"),
         "refused": len(fake.refused()),
+        "polls": fake.polls,
+        "repeats": fake.repeats,
+        "repeat_bytes": fake.repeat_bytes,
         "first_s": [fake.by_index.get(i, float("nan")) for i in range(min(FIRST, len(plan)))],
         "rest_p50_s": percentile([v for i, v in fake.by_index.items() if i >= FIRST], 50),
         "rest_p99_s": percentile([v for i, v in fake.by_index.items() if i >= FIRST], 99),

@@ -29,7 +29,7 @@ from telegram.request import BaseRequest
 
 from bot import buttons, checklist, errors, groups, inline, private, throttle
 from bot.answer.hub import learn_cached
-from bot.delivery import ConfirmAfterHandling, OnceOnlyUpdates, PollWindow
+from bot.delivery import POLL_WINDOW_KEY, ConfirmAfterHandling, OnceOnlyUpdates, PollWindow, replay_parked
 from bot.hub.cache import SqliteModelCache
 from bot.hub.lookup import HUB_LOOKUP_KEY, HubLookup
 from bot.hub.settings import HubSettings
@@ -99,6 +99,7 @@ def build_application(
     updates_request.watch(app)
     processor.watch(app)
     app.bot_data["settings"] = settings
+    app.bot_data[POLL_WINDOW_KEY] = window
     app.bot_data[HUB_LOOKUP_KEY] = HubLookup(HubSettings.from_env(), SqliteModelCache(settings.db_path))
     app.bot_data[throttle.THROTTLE_KEY] = throttle.Throttle(
         burst=settings.throttle_burst, rate=settings.throttle_rate
@@ -126,7 +127,8 @@ def register(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
 
 async def on_start(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     """Load what answers need (bot/warm.py: the first user should not wait for it), open the session store
-    (answers still work without it) and publish the command menus."""
+    (answers still work without it), queue the updates parked before a restart and publish the command
+    menus."""
     warm()
     if STORE_KEY not in app.bot_data:
         settings: Settings = app.bot_data["settings"]
@@ -144,6 +146,8 @@ async def on_start(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
     if isinstance(lookup, HubLookup) and isinstance(lookup.cache, SqliteModelCache):
         # Models looked up before a restart stay known to stored queries and buttons.
         await asyncio.to_thread(learn_cached, lookup.cache)
+    # Updates parked before a restart (bot/delivery.py) are answered first: queued before the first poll.
+    await replay_parked(app)
     await publish_commands(app)
 
 

@@ -127,6 +127,24 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """CREATE TRIGGER sessions_update_unblocks AFTER UPDATE ON sessions
            BEGIN DELETE FROM blocked_chats WHERE chat_id = NEW.chat_id; END""",
     ),
+    (
+        # Updates parked: in hand for a while (a send held by flood control, a Hub lookup), so kept here and
+        # confirmed to Telegram before they are answered (bot/delivery.py), then answered after a restart.
+        # The update's JSON as Telegram sent it. An update is unparked by the very statement that remembers
+        # it handled (the trigger): answered and no longer parked in one transaction, never one without the
+        # other.
+        """CREATE TABLE parked_updates (
+            bot_id INTEGER NOT NULL,
+            update_id INTEGER NOT NULL,
+            user_id INTEGER,
+            payload TEXT NOT NULL,
+            parked_at REAL NOT NULL,
+            PRIMARY KEY (bot_id, update_id))""",
+        "CREATE INDEX parked_updates_by_user ON parked_updates (user_id)",
+        """CREATE TRIGGER handled_updates_unpark AFTER INSERT ON handled_updates
+           BEGIN DELETE FROM parked_updates
+                 WHERE bot_id = NEW.bot_id AND update_id = NEW.update_id; END""",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -149,6 +167,7 @@ USER_TABLES: tuple[UserTable, ...] = (
     UserTable(name="checklists", user_column="user_id", time_column="updated_at"),
     UserTable(name="keyboard_queries", user_column="chat_id", time_column="created_at"),
     UserTable(name="blocked_chats", user_column="chat_id", time_column="blocked_at"),
+    UserTable(name="parked_updates", user_column="user_id", time_column="parked_at"),
 )
 # Tables about no person: a group's settings (set by its admins) and the update ids already handled.
 OTHER_TABLES = ("group_settings", "handled_updates", "schema_version")
@@ -535,7 +554,39 @@ class SessionStore:
         row = await self._fetchone("SELECT MAX(update_id) FROM handled_updates WHERE bot_id = ?", (bot_id,))
         return None if row is None or row[0] is None else int(row[0])
 
-    async def mark_handled(self, bot_id: int, update_id: int) -> None:
+    async def park_update(self, bot_id: int, update_id: int, user_id: int | None, payload: str) -> bool:
+        """Keep an update in hand (its JSON as Telegram sent it) until it is marked handled, so the poll may
+        confirm it before it is answered (bot/delivery.py); returns once committed. Not parked, and False,
+        when it is remembered handled already (its mark committed first)."""
+        now = self._clock()
+
+        async def op(db: aiosqlite.Connection) -> bool:
+            cursor = await db.execute(
+                """INSERT INTO parked_updates (bot_id, update_id, user_id, payload, parked_at)
+                   SELECT ?, ?, ?, ?, ?
+                   WHERE NOT EXISTS (SELECT 1 FROM handled_updates WHERE bot_id = ? AND update_id = ?)
+                   ON CONFLICT (bot_id, update_id) DO NOTHING""",
+                (bot_id, update_id, user_id, payload, now, bot_id, update_id),
+            )
+            return cursor.rowcount == 1
+
+        return await self._write(op, one_statement=True)
+
+    async def parked_updates(self, bot_id: int) -> list[tuple[int, str]]:
+        """The updates parked and not yet handled, oldest first: (update id, JSON), answered on start."""
+        reader = self._reader
+        if reader is None:
+            raise StoreUnavailable("session store is closed")
+        try:
+            rows = await reader.execute_fetchall(
+                "SELECT update_id, payload FROM parked_updates WHERE bot_id = ? ORDER BY update_id", (bot_id,)
+            )
+        except (sqlite3.Error, ValueError) as exc:
+            self._report_failure(exc, writing=False)
+            raise StoreUnavailable(_describe(exc)) from exc
+        return [(int(row[0]), str(row[1])) for row in rows]
+
+    async def mark_handled(self, bot_id: int, update_id: int, *, at_once: bool = False) -> None:
         """Remember an update as answered; returns once that is committed.
 
         The mark rides in the next commit another write makes (a reply's session and keyboard, usually
@@ -544,12 +595,16 @@ class SessionStore:
         go in one statement (`executemany`), after the commit's other writes. The mark only matters for an
         update Telegram delivers again after a crash, and a crash between an answer and its mark repeats
         that one answer (bot/delivery.py: at least once, never lost); riding widens that window by at most
-        MARK_RIDE_SECONDS. `close` commits the marks still waiting."""
+        MARK_RIDE_SECONDS. `close` commits the marks still waiting. `at_once`: a parked update's mark (the
+        statement that unparks it) goes into the next commit without waiting for a ride: until it is
+        committed a crash answers that update again after the restart."""
         self._connection()  # a closed store refuses at once
         loop = asyncio.get_running_loop()
         done: asyncio.Future[None] = loop.create_future()
         self._marks.append(((bot_id, update_id, self._clock()), done))
-        if self._mark_timer is None and not self._marks_due:
+        if at_once:
+            self._commit_marks()
+        elif self._mark_timer is None and not self._marks_due:
             self._mark_timer = loop.call_later(MARK_RIDE_SECONDS, self._commit_marks)
         await done
 
@@ -688,8 +743,11 @@ class SessionStore:
             self._committing = asyncio.ensure_future(self._commit_queued())
 
     def _commit_marks(self) -> None:
-        """The waiting handled-marks waited long enough (or the store closes): into the next commit now."""
-        self._mark_timer = None
+        """The waiting handled-marks waited long enough (or the store closes, or one must not wait): into the
+        next commit now."""
+        if self._mark_timer is not None:
+            self._mark_timer.cancel()  # a no-op when it is the timer calling
+            self._mark_timer = None
         if self._marks:
             self._marks_due = True
             self._start_committing()

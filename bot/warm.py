@@ -7,8 +7,27 @@ from functools import cache
 from typing import Any
 
 import core.warm
+from bot.answer.service import answer_message
 from bot.hub.lookup import import_hub_client
 from bot.render import compile_all
+
+# Asked once at start, in both languages and of each answer kind, as a group asks (the compact form too): what
+# an answer is first to need beyond the tables and templates is paid here, not by the first users. Measured
+# (answer_message in a thread, after the tables and templates): the first answer after a start took 22-38 ms
+# of CPU, the later ones 7-11 ms; it was the first to build a regex (the runtime names' screened pattern),
+# read jobs.toml, validate a few pydantic models and run the templates' macros. With these asked first
+# (~130 ms at start), the first ones after them cost what later ones do. None is a question users are
+# likely to send word for word, nor one of the benchmarks' (tests/test_bench_question_caches.py).
+REHEARSAL = (
+    "can I full fine-tune mistral 7b on 2x a6000?",
+    "用一张4090跑qwen2.5 14b推理，32k上下文",
+    "cheapest card to serve llama 3.1 70b at int4",
+    "how many H100s to train a 34b model with LoRA?",
+    "stable diffusion xl 1024x1024 on a 3060 12GB",
+    "4090 vs 3090 for qwen2.5 7b inference",
+    "两张3090能做QLoRA微调130亿参数的模型吗",
+    "hi there bot",
+)
 
 # How the garbage collector is set for a process that answers many people. What an answer allocates is
 # nearly all freed by reference counting; what survives a young collection is nearly all cache entries
@@ -33,8 +52,9 @@ _freezes = [0]
 
 @cache
 def warm() -> None:
-    """Core's tables (core.warm) and every template compiled, before the first question arrives; then the
-    garbage collector set for a process that answers many people (above).
+    """Core's tables (core.warm), every template compiled and a few questions answered (`rehearse`), before
+    the first question arrives; then the garbage collector set for a process that answers many people
+    (above).
 
     Without it the first ~20 answers after a start each paid for what they were first to need (a template
     compiled, a name table built: 100–400 ms) while later answers took ~10 ms; the bot and the console chat
@@ -45,12 +65,22 @@ def warm() -> None:
     core.warm.warm()
     compile_all()
     import_hub_client()  # the Hub client, imported by the first lookup otherwise (inside someone's answer)
+    rehearse()
     # What was just loaded lives as long as the process: out of the cyclic collector's sight, so that its
     # first full collection (tens of milliseconds, on whichever answer happens to trigger it) and every
     # later one do not walk the tables and templates again.
     gc.freeze()
     gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
     gc.callbacks.append(_freeze_survivors)
+
+
+def rehearse() -> None:
+    """Answer REHEARSAL (no Hub lookup, no chat context), then forget the results core cached for those
+    questions' inputs (core.warm.clear_question_caches; the tables stay): what is left warm is what any
+    answer needs the first time, and no later question gets any part of its answer from the rehearsal."""
+    for question in REHEARSAL:
+        answer_message(question, compact=True).compact.rendered()
+    core.warm.clear_question_caches()
 
 
 def _freeze_survivors(phase: str, info: dict[str, Any]) -> None:

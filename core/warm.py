@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
+import sys
+from typing import Any
+
 from core.advisor.card_advice import advice_rules
 from core.advisor.largest_model import preferred_examples
 from core.advisor.scenarios import load_scenarios
@@ -49,3 +54,41 @@ def warm() -> None:
     find_vision_model("")  # and for vision model names
     read_platform("")  # and for platform names
     read_unknown_model("run plonk", follow_up=True)  # the serving engines' words of the model's slot
+
+
+def question_caches() -> list[Any]:
+    """Bounded caches (`lru_cache(maxsize=N)`) in loaded core modules that remember results for a question's
+    inputs: cleared, a question is new to the process again.
+
+    Left warm, as a running bot has them: the data loaders, unbounded (`@cache`: catalog, registry,
+    templates) or `lru_cache(maxsize=1)` without parameters (load_runtimes, load_job_constants): they read
+    a table once per process, whatever is asked, so clearing them between questions would charge each
+    answer a reload that a real bot never pays.
+    """
+    found = []
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("core") or module is None:
+            continue
+        for value in vars(module).values():
+            info = getattr(value, "cache_info", None)
+            if (
+                isinstance(value, functools._lru_cache_wrapper)
+                and info is not None
+                and info().maxsize is not None
+                and _takes_inputs(value)
+                and value not in found
+            ):
+                found.append(value)
+    return found
+
+
+def _takes_inputs(cached: Any) -> bool:
+    """Whether a cached function has parameters (a loader has none: it remembers one table, not answers)."""
+    return bool(inspect.signature(cached.__wrapped__).parameters)
+
+
+def clear_question_caches() -> int:
+    caches = question_caches()
+    for cache in caches:
+        cache.cache_clear()
+    return len(caches)

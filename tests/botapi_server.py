@@ -32,6 +32,7 @@ from telegram.ext import Application, ContextTypes
 from telegram.request import BaseRequest, HTTPXRequest
 
 from bot.app import build_application
+from bot.delivery import POLL_WINDOW_KEY, PollWindow
 from bot.fake_telegram import ConnectionDroppedError, FakeTelegram, StoredMessage
 from bot.settings import Settings
 from bot.transport import LeanRequest, RetryingRequest
@@ -358,6 +359,13 @@ class BotHarness:
         query_id = self.fake.inline_query(user_id, query)
         await self.wait_until(lambda: query_id in self.fake.inline_answers, f"inline answer to {query!r}")
         return self.fake.inline_answers[query_id]
+
+    def settled(self) -> bool:
+        """Every update Telegram holds was fetched and handled: none pending at the stand-in, none in hand.
+        (An update fetched is confirmed once handled or once parked in the store, bot/delivery.py, so nothing
+        pending alone does not say it was handled.)"""
+        window = self.app.bot_data.get(POLL_WINDOW_KEY)
+        return self.fake.pending_updates == 0 and (not isinstance(window, PollWindow) or not window.in_hand)
 
     async def wait_until(self, predicate: Callable[[], bool], what: str) -> None:
         await self.fake.wait_for(lambda: predicate() or bool(self.errors), within=WAIT, what=what)

@@ -215,7 +215,7 @@ async def test_two_group_members_at_once(running_bot: BotHarness) -> None:
     # A group message that is not a reply to one's own prompt is not taken as an answer.
     await h.say(GROUP, BOB, "int4 please", replies=0)
     await h.say(GROUP, ANN, "bf16", reply_to=bob_next.message_id, replies=0)
-    await h.wait_until(lambda: h.fake.pending_updates == 0, "the bot to read the group messages")
+    await h.wait_until(h.settled, "the bot to read the group messages")
     assert (await store.get_checklist(GROUP, BOB)).step == 2  # type: ignore[union-attr]
     assert (await store.get_checklist(GROUP, ANN)).step == 2  # type: ignore[union-attr]
 

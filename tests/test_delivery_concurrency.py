@@ -1,14 +1,18 @@
 """Updates of different chats handled at once, each chat's in order, each answered once (bot/delivery.py).
 
 Through the real Application polling the loopback stand-in: one chat's send is held at the stand-in (as a
-slow Telegram or flood control would hold it) while other chats go on; the getUpdates offset stays below the
-held update, so Telegram hands it again with every poll, and it is still answered once. A `kill -9` while it
-is held redelivers it (and the others not yet confirmed) after the restart: only it is answered again.
+slow Telegram or flood control would hold it) while other chats go on. Once it is in hand for PARK_SECONDS
+it is parked (kept in the real SQLite store) and the polls confirm past it, so Telegram stops handing it, and
+every update after it, back again; it is still answered once, and unparked by the same statement that marks
+it handled. A `kill -9` while it is held (a real `python -m bot` on a real SQLite file) answers it after the
+restart from the store, once, and nothing else again. One that Telegram also delivers again (killed before
+the poll that confirmed it) is answered once too.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
@@ -19,6 +23,7 @@ from botapi_server import WAIT, BotApiServer, BotHarness
 
 from bot.delivery import ChatOrder, order_keys
 from bot.fake_telegram import FakeTelegram
+from bot.store import SessionStore
 
 HELD = 7001  # the chat whose sends the stand-in holds
 OTHERS = (7002, 7003, 7004)
@@ -61,7 +66,9 @@ async def _expected_answers(bot: BotHarness, *questions: str) -> list[str]:
     return [(await bot.say(CONTROL, CONTROL, question))[0].text for question in questions]
 
 
-async def test_other_chats_are_answered_while_one_chats_send_is_held(running_bot: BotHarness) -> None:
+async def test_a_held_update_is_parked_confirmed_and_answered_once_while_other_chats_go_on(
+    running_bot: BotHarness, db_path: Path
+) -> None:
     fake = running_bot.fake
     _users(fake, CONTROL, HELD, *OTHERS)
     [expected] = await _expected_answers(running_bot, FIRST_QUESTION)
@@ -69,12 +76,15 @@ async def test_other_chats_are_answered_while_one_chats_send_is_held(running_bot
     fake.send_text(HELD, HELD, FIRST_QUESTION)
     held_update = fake.last_update_id
     await running_bot.wait_until(lambda: held.waiting == 1, "the held chat's answer at the stand-in")
+    # Held past PARK_SECONDS: kept in the store, and the polls confirm past it before it is answered.
+    await running_bot.wait_until(lambda: _parked(db_path) == [held_update], "the held update parked")
+    await running_bot.wait_until(lambda: fake.confirmed_offset > held_update, "the held update confirmed")
+    delivered_when_parked = fake.deliveries[held_update]
+    others: list[int] = []
     for chat in OTHERS:
         await running_bot.say(chat, chat, FIRST_QUESTION)  # answered while the held one waits
+        others.append(fake.last_update_id)
     assert fake.bot_messages(HELD) == []
-    # The held update is not confirmed, so every poll since brought it again; it was not answered again.
-    assert fake.confirmed_offset <= held_update
-    assert fake.deliveries[held_update] > 1
     held.release.set()
     await running_bot.wait_until(lambda: len(fake.bot_messages(HELD)) == 1, "the held answer")
     await running_bot.wait_until(lambda: fake.confirmed_offset > fake.last_update_id, "all confirmed")
@@ -82,6 +92,10 @@ async def test_other_chats_are_answered_while_one_chats_send_is_held(running_bot
     assert [m.text for m in fake.bot_messages(HELD)] == [expected]
     for chat in OTHERS:
         assert [m.text for m in fake.bot_messages(chat)] == [expected]
+    # Confirmed while unanswered: Telegram never handed it again once parked.
+    assert fake.deliveries[held_update] == delivered_when_parked
+    await running_bot.wait_until(lambda: _marked(db_path, [held_update]), "the held update marked handled")
+    assert _parked(db_path) == [], "answered, and unparked by the same statement that marked it handled"
 
 
 async def test_one_chats_updates_keep_their_order(running_bot: BotHarness) -> None:
@@ -100,7 +114,7 @@ async def test_one_chats_updates_keep_their_order(running_bot: BotHarness) -> No
     assert [m.text for m in fake.bot_messages(HELD)] == expected
 
 
-async def test_kill_9_while_one_update_is_in_hand_redelivers_and_answers_only_the_unhandled(
+async def test_kill_9_mid_answer_answers_the_parked_update_once_after_the_restart(
     botapi_server: BotApiServer, db_path: Path, tmp_path: Path
 ) -> None:
     fake = botapi_server.fake
@@ -114,6 +128,9 @@ async def test_kill_9_while_one_update_is_in_hand_redelivers_and_answers_only_th
         fake.send_text(HELD, HELD, FIRST_QUESTION)
         held_update = fake.last_update_id
         await fake.wait_for(lambda: held.waiting == 1, within=WAIT, what="the held answer at the stand-in")
+        await fake.wait_for(
+            lambda: _parked(db_path) == [held_update], within=WAIT, what="the held one parked"
+        )
         others: list[int] = []
         for chat in OTHERS:
             fake.send_text(chat, chat, FIRST_QUESTION)
@@ -122,20 +139,66 @@ async def test_kill_9_while_one_update_is_in_hand_redelivers_and_answers_only_th
             lambda: all(len(fake.bot_messages(chat)) == 1 for chat in OTHERS), within=WAIT, what="the others"
         )
         await fake.wait_for(lambda: _marked(db_path, others), within=WAIT, what="the others marked handled")
-        # Handled but not confirmed: the offset stays at the held update, below them.
-        assert fake.confirmed_offset <= held_update
+        await fake.wait_for(lambda: fake.confirmed_offset > others[-1], within=WAIT, what="all confirmed")
+        # Mid-answer (its reply held at Telegram), parked, and confirmed to Telegram: only the store has it.
+        assert _parked(db_path) == [held_update]
+        delivered_before_kill = fake.deliveries[held_update]
         await first.kill()
     held.undo(fake)  # the restarted bot's sends go through
     fake.release_held()
     async with BotProcess(botapi_server, db_path, log):
         await fake.wait_for(lambda: len(fake.bot_messages(HELD)) == 1, within=WAIT * 2, what="the held one")
-        await fake.wait_for(lambda: fake.confirmed_offset > others[-1], within=WAIT, what="all confirmed")
         fake.send_text(CONTROL, CONTROL, "/help")
         await fake.wait_for(lambda: len(fake.bot_messages(CONTROL)) == 2, within=WAIT, what="a late reply")
-    assert all(fake.deliveries[update_id] > 1 for update_id in others), "the others came again"
+        await fake.wait_for(lambda: _parked(db_path) == [], within=WAIT, what="the held one unparked")
+    assert "answering 1 updates parked before the restart" in log.read_text()
+    assert fake.deliveries[held_update] == delivered_before_kill, (
+        "confirmed before the kill: only the store had it"
+    )
     assert [m.text for m in fake.bot_messages(HELD)] == [expected]
     for chat in OTHERS:
         assert [m.text for m in fake.bot_messages(chat)] == [expected], f"chat {chat} answered twice"
+
+
+async def test_a_parked_update_that_telegram_delivers_again_is_answered_once(
+    botapi_server: BotApiServer, db_path: Path, tmp_path: Path
+) -> None:
+    """Killed after parking an update but before the poll that confirmed it: after the restart the store
+    replays it and Telegram delivers it again; one answer."""
+    fake = botapi_server.fake
+    _users(fake, CONTROL, HELD)
+    log = tmp_path / "bot.log"
+    async with BotProcess(botapi_server, db_path, log):
+        fake.send_text(CONTROL, CONTROL, FIRST_QUESTION)
+        await fake.wait_for(lambda: len(fake.bot_messages(CONTROL)) == 1, within=WAIT, what="control")
+        expected = fake.bot_messages(CONTROL)[0].text
+    # The bot is gone (killed): a question comes in, and the store holds it parked, as a bot killed between
+    # the park's commit and the next poll leaves it.
+    message = fake.send_text(HELD, HELD, FIRST_QUESTION)
+    update_id = fake.last_update_id
+    update = {"update_id": update_id, "message": message}
+    async with await SessionStore.open(db_path) as store:
+        assert await store.park_update(int(fake.token.split(":")[0]), update_id, HELD, json.dumps(update))
+    async with BotProcess(botapi_server, db_path, log):
+        await fake.wait_for(lambda: len(fake.bot_messages(HELD)) == 1, within=WAIT * 2, what="the answer")
+        await fake.wait_for(lambda: fake.confirmed_offset > update_id, within=WAIT, what="confirmed")
+        fake.send_text(CONTROL, CONTROL, "/help")
+        await fake.wait_for(lambda: len(fake.bot_messages(CONTROL)) == 2, within=WAIT, what="a late reply")
+        await fake.wait_for(lambda: _parked(db_path) == [], within=WAIT, what="unparked")
+    assert fake.deliveries[update_id] >= 1  # Telegram handed it too
+    assert [m.text for m in fake.bot_messages(HELD)] == [expected], "answered once"
+
+
+def _parked(db_path: Path) -> list[int]:
+    """The update ids the bot's store holds parked (read beside the running bot, as WAL allows)."""
+    db = sqlite3.connect(db_path)
+    try:
+        rows = db.execute("SELECT update_id FROM parked_updates ORDER BY update_id").fetchall()
+    except sqlite3.Error:
+        return []
+    finally:
+        db.close()
+    return [row[0] for row in rows]
 
 
 def _marked(db_path: Path, update_ids: list[int]) -> bool:

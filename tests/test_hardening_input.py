@@ -249,7 +249,7 @@ async def test_corpus_over_http(running_bot: BotHarness) -> None:
     for text in CORPUS:
         expected = len(bot.fake.bot_messages(ANN)) + (0 if text.startswith("/") else 1)
         bot.fake.send_text(ANN, ANN, text)
-        await bot.wait_until(lambda: bot.fake.pending_updates == 0, f"the bot to read {text[:40]!r}")
+        await bot.wait_until(bot.settled, f"the bot to read {text[:40]!r}")
         await bot.wait_until(
             lambda n=expected: len(bot.fake.bot_messages(ANN)) >= n,  # type: ignore[misc]
             f"a reply to {text[:40]!r}",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sqlite3
 from collections.abc import AsyncIterator
@@ -9,7 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from bot.store import SCHEMA_VERSION, GroupSettings, KeyboardRow, SessionStore, StoreUnavailable
+import bot.store
+from bot.store import (
+    SCHEMA_VERSION,
+    GroupSettings,
+    KeyboardRow,
+    SessionStore,
+    StoreUnavailable,
+)
 from core.checklist import ChecklistState, start
 from core.query import Method, Query, Task
 
@@ -273,3 +281,37 @@ async def test_a_vision_job_is_kept_across_a_restart(tmp_path: Path, clock: Cloc
     await again.set_last_question(1, 10, query, None)
     assert await again.get_last_vision(1, 10) is None
     await again.close()
+
+
+async def test_a_parked_update_is_kept_until_the_statement_that_marks_it_handled(
+    store: SessionStore, tmp_path: Path
+) -> None:
+    """bot/delivery.py parks an update held up in hand; marking it handled unparks it in the same statement
+    (a trigger), so a crash leaves it either parked (answered on start) or handled, never both or neither."""
+    bot = 42
+    assert await store.park_update(bot, 7, 10, '{"update_id": 7}')
+    assert await store.park_update(bot, 5, 11, '{"update_id": 5}')
+    assert not await store.park_update(bot, 7, 10, '{"update_id": 7}')  # parked already
+    assert await store.parked_updates(bot) == [(5, '{"update_id": 5}'), (7, '{"update_id": 7}')]
+    assert await store.parked_updates(43) == []
+    await store.mark_handled(bot, 7, at_once=True)
+    assert await store.parked_updates(bot) == [(5, '{"update_id": 5}')]
+    assert await store.was_handled(bot, 7)
+    # A park that comes after the mark (the update finished while its park was on the way) parks nothing.
+    assert not await store.park_update(bot, 7, 10, '{"update_id": 7}')
+    assert await store.parked_updates(bot) == [(5, '{"update_id": 5}')]
+    # A parked update holds the user's words: /forget removes it.
+    assert await store.forget_user(11) == 1
+    assert await store.parked_updates(bot) == []
+
+
+async def test_a_mark_at_once_does_not_wait_for_a_ride(
+    store: SessionStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A parked update's mark is committed at once (until it is, a crash answers the update again), not
+    after MARK_RIDE_SECONDS (made an hour here)."""
+    monkeypatch.setattr(bot.store, "MARK_RIDE_SECONDS", 3600.0)
+    commits = store.commits
+    await asyncio.wait_for(store.mark_handled(1, 1, at_once=True), 60)
+    assert store.commits == commits + 1
+    assert await store.was_handled(1, 1)

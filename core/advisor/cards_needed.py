@@ -15,6 +15,7 @@ Every figure comes from `assess`, the same assessment fit answers show.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -108,6 +109,45 @@ def candidate_counts() -> list[int]:
     return [*range(1, NODE_SIZE + 1), *range(2 * NODE_SIZE, MAX_NODES * NODE_SIZE + 1, NODE_SIZE)]
 
 
+def floor_shrinks_over_nodes(query: Query) -> bool:
+    """Whether the bytes every card holds whatever the card (`short_floor`) can only shrink from one count
+    of whole nodes to a larger one, so that the first count of nodes the screen lets through can be found
+    by bisection (`_counts_to_try`).
+
+    Over whole nodes (16, 24, … cards) each term of a card's floor is either the same at every count — the
+    CUDA context, NCCL and an engine's tensor-parallel buffers, ZeRO-3's gathered parameters and reduce
+    bucket, one micro-batch's activations and logits — or a share that shrinks with the count: ZeRO-3 / FSDP
+    shards (states ÷ count), tensor-parallel weights (÷ count) and KV heads (⌈heads ÷ count⌉), a sequence
+    split over min(said degree, count) cards; the allocator's slack is a share of what is tracked. Nothing
+    on a count's layout (which counts of one node tensor parallelism accepts) enters the floor. The one
+    exception is RL training: its rollout engine's tensor-parallel size is the largest divisor of the count
+    the model's heads allow (core/jobs/rl.py), 6 on 24 cards but 4 on 32 for 12 heads, so its weights per
+    card can grow with the count: those jobs are screened count by count. tests/test_cards_needed_pruning.py
+    holds the property, and the search's results, against the exhaustive screen over many jobs."""
+    return query.algorithm is None
+
+
+def _counts_to_try(base: Query, card: Card) -> Iterator[int]:
+    """The counts `cards_needed` tries, in order: every count of one node, then the counts of whole nodes
+    from the first that `short_of` does not rule out. Those before it are all ruled out when the floor only
+    shrinks over nodes (floor_shrinks_over_nodes): found by bisection, a job that no count holds costs two
+    screens of whole nodes instead of 63 (each a card-free estimate). The bisection runs only when the
+    search gets past one node."""
+    counts = candidate_counts()
+    yield from (count for count in counts if count <= NODE_SIZE)
+    nodes = [count for count in counts if count > NODE_SIZE]
+    low = 0
+    if floor_shrinks_over_nodes(base):
+        high = len(nodes)
+        while low < high:
+            middle = (low + high) // 2
+            if short_of(base.model_copy(update={"gpus": nodes[middle]}), card, nodes[middle]):
+                low = middle + 1
+            else:
+                high = middle
+    yield from nodes[low:]
+
+
 def _queued(job: Assessment) -> int:
     """Requests a serving job leaves waiting in the engine's queue (0 when every one runs at once)."""
     pool = job.estimate.vllm
@@ -130,7 +170,7 @@ def cards_needed(
     model = resolve_model(base, load_registry())
     memory_count: int | None = None
     first: CardsNeeded | None = None
-    for count in candidate_counts():
+    for count in _counts_to_try(base, card):
         trial = base.model_copy(update={"gpus": count})
         if short_of(trial, card, count):
             continue  # too few of the card, known without its estimate

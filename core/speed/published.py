@@ -162,6 +162,9 @@ HELD_OUT_5_TABLE = "speed_heldout5"  # a fifth (SGLang and vLLM serving on A100,
 # a sixth (vLLM on 8x H100 / 8x MI300X, FP8 KV on an H100, DeepSeek-R1 on 8x H20, llama.cpp on a 3090 Ti),
 # from sources none of the tables above use, committed before it was predicted: issue 22's outside check
 HELD_OUT_6_TABLE = "speed_heldout6"
+# a seventh (vLLM 0.7.3 and 0.10.0 on 8x MI300X: Llama 3.1 70B / 405B FP8 batch latency), from sources none
+# of the tables above use, committed before it was predicted: issue 22's outside check
+HELD_OUT_7_TABLE = "speed_heldout7"
 # speed_heldout_training.csv + its sources: training figures recorded before the training terms were built
 TRAINING_HELD_OUT_TABLE = "speed_heldout_training"
 # speed_heldout_training3.csv + its sources: a third training set (v3), recorded before it was predicted
@@ -174,6 +177,10 @@ TRAINING_HELD_OUT_5_TABLE = "speed_heldout_training5"
 # speed_heldout_training6.csv + its sources: a sixth training set (pretraining GPU-hours of whole runs,
 # ZeRO-3 / FSDP 65B-70B runs), from sources none of the tables above use, committed before it was predicted
 TRAINING_HELD_OUT_6_TABLE = "speed_heldout_training6"
+# speed_heldout_training7.csv + its sources: a seventh training set (Llama 3 / 3.2 / 4 GPU-hours, BLOOM-176B
+# on 384 A100s, XTuner ZeRO-3 and VectorLM FSDP fine-tunes), from sources none of the tables above use,
+# committed before it was predicted
+TRAINING_HELD_OUT_7_TABLE = "speed_heldout_training7"
 TABLES = (
     FITTED_TABLE,
     HELD_OUT_TABLE,
@@ -182,11 +189,13 @@ TABLES = (
     HELD_OUT_4_TABLE,
     HELD_OUT_5_TABLE,
     HELD_OUT_6_TABLE,
+    HELD_OUT_7_TABLE,
     TRAINING_HELD_OUT_TABLE,
     TRAINING_HELD_OUT_3_TABLE,
     TRAINING_HELD_OUT_4_TABLE,
     TRAINING_HELD_OUT_5_TABLE,
     TRAINING_HELD_OUT_6_TABLE,
+    TRAINING_HELD_OUT_7_TABLE,
 )
 
 
