@@ -173,6 +173,9 @@ class Query(BaseModel):
     host_memory_bytes: int | None = Field(default=None, gt=0, description="system RAM the user has")
     host_memory_type: HostMemoryType | None = None
     host_memory_channels: int | None = Field(default=None, ge=1, le=24)
+    cpu_only: bool | None = Field(
+        default=None, description="no GPU ('纯CPU', '没有显卡', 'CPU only'): the job runs on the CPU and RAM"
+    )
     algorithm: Algorithm | None = None
     num_generations: int | None = Field(default=None, ge=1, le=1024, description="completions per prompt")
     rollout: Literal["colocated", "separate"] | None = Field(

@@ -136,6 +136,8 @@ def _job_facts(jobs: JobFacts | None) -> dict[str, object]:
         facts["verdict"] = jobs.verdict
     if jobs.context_rule is not None:
         facts["context_rule"] = jobs.context_rule.model_dump(mode="json")
+    if jobs.cpu is not None:
+        facts["cpu"] = jobs.cpu.model_dump(mode="json") | {"runs": jobs.cpu.runs}
     return facts
 
 

@@ -23,6 +23,7 @@ from core.contract import JobSpeed, OffloadSpeed, speed_json
 from core.cost import price_book_in_force
 from core.estimator import COMPONENTS, Estimate, Fit, Verdict, estimate
 from core.jobs.apple import AppleFacts, apple_facts
+from core.jobs.cpu import CpuRun
 from core.jobs.facts import JobFacts, job_facts
 from core.jobs.offload import InferenceOffload
 from core.query import Currency, Method, Precision, Query, SortKey, Task
@@ -120,6 +121,8 @@ class FitAdvice:
     def speed(self) -> JobSpeed | None:
         """The answer's `speed`: the decode split with system RAM for an offloaded job, else the job's (on
         the stand-in card when only a size was given: `speed_stand_in`)."""
+        if self.jobs is not None and self.jobs.cpu is not None:
+            return cpu_speed(self.jobs.cpu)
         if self.jobs is not None and self.jobs.inference_offload is not None:
             return offload_speed(self.jobs.inference_offload)
         if self.job is not None:
@@ -243,6 +246,18 @@ def offload_speed(plan: InferenceOffload) -> OffloadSpeed:
     )
 
 
+def cpu_speed(run: CpuRun) -> OffloadSpeed:
+    """The answers' `speed` for a job on the CPU and system RAM alone (core/jobs/cpu.py): bandwidth
+    arithmetic with the same band as a split with the card."""
+    return OffloadSpeed(
+        decode_tokens_per_s=run.decode_tokens_per_s,
+        aggregate_tokens_per_s=run.decode_tokens_per_s,
+        parallelism="cpu",
+        band=OFFLOAD_SPEED_BAND,
+        kv_cache_dtype="auto",
+    )
+
+
 def smallest_change_that_runs(fixes: list[Fix], currency: Currency) -> Instead | None:
     """Speed, time and cost of the first fix (smallest first) that makes the job run, for a setup that
     does not."""
@@ -284,7 +299,7 @@ def advise_fit(query: Query, currency: Currency, *, light: bool = False) -> FitA
     if card is None and filled.card_memory_bytes and not light and not filled.card_name:
         # (a card the catalogue lacks, named with its memory, gets no stand-in: its speed is not known)
         typical = load_catalog().typical_of(filled.card_memory_bytes)
-    jobs = job_facts(est, card or typical, filled.gpus or 1, verdict.fits if verdict else None)
+    jobs = job_facts(est, card or typical, filled.gpus or 1, verdict.fits if verdict else None, query)
     apple = apple_facts(card, query, est)
     if light:
         return FitAdvice(
@@ -307,7 +322,9 @@ def advise_fit(query: Query, currency: Currency, *, light: bool = False) -> FitA
         fit_fixes(query, currency=currency) if verdict is not None and verdict.fits is not Fit.FITS else []
     )
     unpinned = card is None and memory.capacity is None
-    plans = search_plans(query, limit=PLANS_SHOWN, currency=currency, sort=sort) if unpinned else []
+    # no GPU: the cards to rent instead run the same engine and weights as the CPU answer
+    searched = query.model_copy(update={"runtime": filled.runtime}) if jobs.cpu is not None else query
+    plans = search_plans(searched, limit=PLANS_SHOWN, currency=currency, sort=sort) if unpinned else []
     cheaper = None
     if card is not None and verdict is not None and verdict.fits is Fit.FITS:
         cheaper = cheaper_plan(query, card, currency)
@@ -323,7 +340,8 @@ def advise_fit(query: Query, currency: Currency, *, light: bool = False) -> FitA
         without_budget = query.model_copy(update={"budget": None})
         plans = search_plans(without_budget, limit=PLANS_SHOWN, currency=currency, sort=sort)
         over_budget = True
-    planned = plan_job(plans[0], currency) if plans and job is None else None
+    # (a CPU-only answer's speed is the CPU's: the plans are what to rent instead)
+    planned = plan_job(plans[0], currency) if plans and job is None and jobs.cpu is None else None
     cluster = None
     if job is not None and card is not None:
         cluster = cluster_for(query, card, job, book=book, currency=currency)
@@ -381,6 +399,7 @@ __all__ = [
     "advise_fit",
     "assumptions",
     "card_named",
+    "cpu_speed",
     "main_verdict",
     "memory_shown",
     "offload_speed",

@@ -20,7 +20,7 @@ from core.estimator import terms
 from core.estimator.calibration import ActivationCoefficients, Calibration, load_calibration
 from core.estimator.result import Breakdown, Estimate, Fit, FolkRule, Verdict, VllmPool
 from core.jobs import rl, zero_offload
-from core.jobs.defaults import device_defaults, runtime_defaults
+from core.jobs.defaults import cpu_defaults, device_defaults, on_cpu, runtime_defaults
 from core.query import Method, Optimizer, Precision, Query, Task
 from core.registry import ModelArch, Registry, load_registry
 from core.runtimes import runtime_profile
@@ -304,6 +304,8 @@ def per_card(query: Query, model: ModelArch, gpus: int, cal: Calibration) -> tup
         trainable = 0
     else:
         breakdown, phase, trainable = _training(query, model, cal, gpus)
+    if on_cpu(query):
+        return breakdown, phase, trainable  # no GPU: no CUDA context nor caching allocator
     return _with_overhead(breakdown, cal, gpus, query.runtime), phase, trainable
 
 
@@ -472,7 +474,7 @@ def short_floor(query: Query, count: int) -> int | None:
     """The bytes `short_of` weighs against a card's memory for `count` cards (the same for every card that is
     not a Mac), or None when the screen cannot tell (every card then gets its estimate): a search over many
     cards works it out once."""
-    job = query.model_copy(update={"card": None, "card_memory_bytes": None, "gpus": count})
+    job = query.model_copy(update={"card": None, "card_memory_bytes": None, "gpus": count, "cpu_only": None})
     if job.task is Task.INFERENCE and job.runtime is not None and runtime_profile(job.runtime).host_offload:
         return None
     try:
@@ -523,8 +525,11 @@ def _estimate(
     capacity = card.memory_bytes if card else query.card_memory_bytes
     arch = resolve_model(query, registry)
     query = device_defaults(query, card)  # a Mac: a Metal engine on its one device
+    query = cpu_defaults(query)  # no GPU: a CPU engine (llama.cpp) in system RAM
     query = runtime_defaults(query, capacity * (query.gpus or 1) if capacity else None, arch)
-    shared = job(query.model_copy(update={"card": None, "card_memory_bytes": None}))
+    # the job's memory on no card; "no GPU" beside a card named is answered for the card
+    cpu_only = query.cpu_only if card is None and not capacity else None
+    shared = job(query.model_copy(update={"card": None, "card_memory_bytes": None, "cpu_only": cpu_only}))
     base, model, breakdown, phase, trainable = shared
     filled = base.model_copy(
         update={

@@ -48,6 +48,12 @@ class HostConstants(_Section):
     pcie_gb_s: float
 
 
+class CpuConstants(_Section):
+    desktop_prompt_tflops: float
+    server_prompt_tflops: float
+    prompt_tokens: int
+
+
 class ZeroConstants(_Section):
     host_bytes_params: float
     host_bytes_optimizer: float
@@ -95,6 +101,7 @@ class JobConstants(BaseModel):
     llama_cpp: LlamaCppConstants
     ktransformers: KTransformersConstants
     host: HostConstants
+    cpu: CpuConstants
     zero: ZeroConstants
     rl: RlConstants
     unsloth: UnslothConstants

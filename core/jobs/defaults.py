@@ -92,6 +92,37 @@ def device_defaults(query: Query, card: Card | None) -> Query:
     return query.model_copy(update={**update, "defaulted": defaulted})
 
 
+def on_cpu(query: Query) -> bool:
+    """An inference job asked for the CPU alone, with no card named (by name or by its memory)."""
+    named = query.card or query.card_memory_bytes
+    return bool(query.cpu_only) and query.task is Task.INFERENCE and not named
+
+
+def cpu_runtime(query: Query) -> str:
+    """The engine a CPU-only job runs in: the one asked when it runs without a GPU (llama.cpp and what is
+    built on it: Ollama, LM Studio), else the engine GGUF files run in (llama.cpp)."""
+    if query.runtime is not None and runtime_profile(query.runtime).host_offload == "layers":
+        return query.runtime
+    return next(p.id for p in load_runtimes().profiles if p.gguf_default)
+
+
+def cpu_defaults(query: Query) -> Query:
+    """A CPU-only inference job runs in a CPU engine, on no card: the answer states the engine. A card named
+    beside "no GPU" is the card asked about (the job is answered for it)."""
+    if not on_cpu(query):
+        return query
+    update: dict[str, object] = {}
+    runtime = cpu_runtime(query)
+    if query.runtime != runtime:
+        update["runtime"] = runtime
+    if (query.gpus or 1) > 1:
+        update["gpus"] = 1  # one machine's RAM
+    if not update:
+        return query
+    defaulted = (*query.defaulted, *(k for k in update if k not in query.defaulted))
+    return query.model_copy(update={**update, "defaulted": defaulted})
+
+
 def runtime_defaults(query: Query, total_vram_bytes: int | None, model: ModelArch) -> Query:
     """`query` with its runtime profile's defaults for what was not said (data/runtimes.toml; the card's
     total memory picks Ollama's context; None when no card is known)."""

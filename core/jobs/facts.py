@@ -12,17 +12,18 @@ from pydantic import BaseModel, ConfigDict
 from core.catalog import Card
 from core.estimator import Estimate, Fit
 from core.jobs import rl, zero_offload
-from core.jobs.defaults import OllamaContextRule, ollama_context_rule
+from core.jobs.cpu import CpuRun, cpu_run
+from core.jobs.defaults import OllamaContextRule, ollama_context_rule, on_cpu
 from core.jobs.host import effective_bytes_s, host_memory
 from core.jobs.launch import Launch, launch_line
 from core.jobs.offload import InferenceOffload, offload_plan
 from core.jobs.tables import TableFigure, size_tables, table_figures
-from core.query import Offload, Task
+from core.query import Offload, Query, Task
 from core.registry import ModelArch, load_registry
 from core.runtimes import runtime_profile
 from core.speed import training_speed
 
-Verdict = Literal["fits", "tight", "no", "offload"]
+Verdict = Literal["fits", "tight", "no", "offload", "cpu"]
 
 
 class TrainingOffload(BaseModel):
@@ -98,6 +99,7 @@ class JobFacts(BaseModel):
     estimate_bytes: int = 0  # the per-card figure the tables are set beside, and its activations and logits
     context_bytes: int = 0
     context_rule: OllamaContextRule | None = None  # Ollama's context by VRAM, when it was not said
+    cpu: CpuRun | None = None  # no GPU: the job on the CPU and system RAM (core/jobs/cpu.py)
 
     def offload_json(self) -> dict[str, object] | None:
         """The answer's JSON `offload`: the split (with whether it runs) or the offloaded states."""
@@ -119,13 +121,19 @@ def _arch(est: Estimate) -> ModelArch | None:
         return None
 
 
-def job_facts(est: Estimate, card: Card | None, count: int, fits: Fit | None) -> JobFacts:
+def job_facts(
+    est: Estimate, card: Card | None, count: int, fits: Fit | None, asked: Query | None = None
+) -> JobFacts:
+    """`asked`: the question as asked (the engine it named, which a CPU-only answer may not run on)."""
     q = est.query
     runtime = q.runtime or runtime_profile(None).id
     model = _arch(est)
     verdict: Verdict | None = None
     offload: InferenceOffload | TrainingOffload | None = None
     plan: InferenceOffload | None = None
+    cpu = cpu_run(est, model, asked or q) if model is not None and card is None and on_cpu(q) else None
+    if cpu is not None:
+        verdict = "cpu" if cpu.runs else "no"
     asked_split = q.gpu_layers is not None or q.offload is Offload.EXPERTS  # -ngl N, -ot exps=CPU, --cpu-moe
     if model is not None and card is not None and (fits is Fit.NO or asked_split):
         plan = offload_plan(est, model, card, count)
@@ -140,7 +148,7 @@ def job_facts(est: Estimate, card: Card | None, count: int, fits: Fit | None) ->
         if q.host_memory_bytes is not None and offload.host_bytes > q.host_memory_bytes:
             verdict = "no"
     rl_facts = _rl_facts(est, model, card, count) if q.algorithm is not None and model is not None else None
-    launch = launch_line(est, model, count, plan)
+    launch = launch_line(est, model, count, plan, on_cpu=cpu is not None)
     tables: list[TableFigure] = []
     named = q.runtime in size_tables()  # the trainer whose own table it is
     if model is not None and count == 1 and (fits in (Fit.NO, Fit.TIGHT) or named):
@@ -156,6 +164,7 @@ def job_facts(est: Estimate, card: Card | None, count: int, fits: Fit | None) ->
         estimate_bytes=est.breakdown.total,
         context_bytes=est.breakdown.activations + est.breakdown.logits,
         context_rule=_context_rule(est, card, count),
+        cpu=cpu,
     )
 
 

@@ -51,7 +51,12 @@ def _gguf(model: ModelArch | None, query: Query) -> str:
 
 
 def launch_line(
-    estimate: Estimate, model: ModelArch | None, count: int, offload: InferenceOffload | None
+    estimate: Estimate,
+    model: ModelArch | None,
+    count: int,
+    offload: InferenceOffload | None,
+    *,
+    on_cpu: bool = False,
 ) -> Launch | None:
     """The command for the runtime the answer assumed (its profile's `launch` template, data/runtimes.toml);
     a DeepSpeed launch with its config for ZeRO offload; None for a plain transformers / peft job."""
@@ -69,7 +74,7 @@ def launch_line(
     if q.runtime is None or profile.launch is None:
         return None
     seq = q.seq or 2048
-    fields = _fields(q, model, count, seq, offload)
+    fields = _fields(q, model, count, seq, offload, on_cpu=on_cpu)
     flags = {"kv": "", "ep": "", "dp": "", "experts": ""}
     if q.kv_cache_dtype is not None and profile.launch_kv:
         flags["kv"] = profile.launch_kv.format(**fields)
@@ -83,12 +88,20 @@ def launch_line(
 
 
 def _fields(
-    q: Query, model: ModelArch | None, count: int, seq: int, offload: InferenceOffload | None
+    q: Query,
+    model: ModelArch | None,
+    count: int,
+    seq: int,
+    offload: InferenceOffload | None,
+    *,
+    on_cpu: bool = False,
 ) -> dict[str, object]:
-    """What the profiles' launch templates may name."""
+    """What the profiles' launch templates may name; `on_cpu`: no layer on a GPU (there is none)."""
     gguf = _gguf(model, q)
     layers = offload.gpu_layers if offload is not None and offload.mode is Offload.LAYERS else 999
     fraction = "max" if offload is None else f"{offload.gpu_layers / max(offload.layers, 1):.2f}"
+    if on_cpu:
+        layers, fraction = 0, "off"
     cpu_moe = offload.layers - offload.expert_layers_on_gpu if offload is not None else 0
     return {
         "repo": _repo(model, q),

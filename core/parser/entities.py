@@ -931,6 +931,11 @@ def extract(text: str) -> Extraction:
     text = _read_tokens(text, ex)
     text = _read_data_amount(text, ex)
     text = _read_capacity(text, ex)
+    if ex.fields.get("cpu_only") and not ex.cards and "card_memory_bytes" in ex.fields:
+        # 'no gpu, 512gb ddr5': with no GPU a memory size is the system RAM's, never a card's
+        size = ex.fields.pop("card_memory_bytes")
+        if isinstance(size, int):
+            ex.fields.setdefault("host_memory_bytes", round(size / GIB) * 1000**3)
     if ex.cards:
         ex.fields.pop("card_memory_bytes", None)
         ex.fields["card"] = ex.cards[0].card_id

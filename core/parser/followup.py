@@ -26,6 +26,11 @@ def merge(previous: Query, stated: dict[str, object], gpus_added: int = 0) -> di
             merged.pop(first, None)
     if ("card" in stated or "card_memory_bytes" in stated) and "card_name" not in stated:
         merged.pop("card_name", None)  # "那4090呢", "and on a 24 GB card?": the unlisted card's name goes
+    if stated.get("cpu_only"):
+        for name in ("card", "card_memory_bytes", "card_name", "gpus"):
+            merged.pop(name, None)  # "那纯CPU呢": no card any more
+    elif "card" in stated or "card_memory_bytes" in stated:
+        merged.pop("cpu_only", None)  # "换成4090呢" after a CPU-only question: on the card now
     if "network" in stated and "network_gbit_s" not in stated:
         merged.pop("network_gbit_s", None)  # "what about InfiniBand?" after 100G Ethernet: no speed for IB
     if "method" in stated and "task" not in stated and merged.get("task") is not Task.PRETRAIN:

@@ -90,6 +90,16 @@ _HOST_RAM = (
     ),
 )
 _DDR = _c(r"ddr\s*([45])")
+# No GPU at all: the job runs on the CPU and system RAM ('纯CPU', '没有显卡', 'CPU only', 'no GPU'); a card
+# named beside it still gets its answer for the card. Not '-ot exps=CPU' / 'experts on the CPU' (a split).
+_CPU_ONLY = _c(
+    r"(?<![a-z])cpu[\s_-]*only(?![a-z])|(?<![a-z])(?:only|just)\s+(?:a\s+|the\s+|my\s+)?cpus?(?![a-z])|"
+    r"(?<![a-z])no\s+(?:dedicated\s+|discrete\s+)?(?:gpus?|graphics\s+cards?|video\s+cards?)(?![a-z])|"
+    r"without\s+(?:a\s+|any\s+)?(?:dedicated\s+|discrete\s+)?(?:gpus?|graphics\s+cards?)(?![a-z])|"
+    r"(?:don'?\s?t|do\s+not)\s+have\s+(?:a\s+|any\s+)?(?:gpus?|graphics\s+cards?)(?![a-z])|"
+    r"纯\s*cpu|只有\s*cpu|只用\s*cpu|仅用?\s*cpu|光用\s*cpu|cpu\s*推理|"
+    r"(?:没有|没|无|不用)\s*(?:独立)?(?:显卡|gpu|独显)"
+)
 _CHANNELS = _c(r"(双|四|八|十二|\d{1,2})\s*通道|(dual|quad|\d{1,2})[\s-]*channel")
 _CHANNEL_WORDS = {"双": 2, "四": 4, "八": 8, "十二": 12, "dual": 2, "quad": 4}
 
@@ -265,6 +275,8 @@ def read_jobs(text: str, fields: dict[str, object]) -> str:
     _read_offload(text, fields)
     if fields.get("offload") in (Offload.NVME, Offload.PARAMS):
         fields.setdefault("zero_stage", 3)  # only ZeRO-3 offloads parameters (DeepSpeed config-json)
+    if take(_CPU_ONLY):  # masked: 'no GPU, 16GB RAM' names no card count nor card memory
+        fields["cpu_only"] = True
     fields.update(read_host_memory(text))
     for pattern, algorithm in _ALGORITHMS:
         if pattern.search(text):

@@ -30,7 +30,7 @@ _FIT_FIELDS = frozenset(
         "samples", "sample_chars", "epochs", "text_bytes", "kv_cache_dtype", "expert_parallel", "gpu_layers",
         "offload", "host_memory_bytes", "host_memory_type", "host_memory_channels", "algorithm",
         "num_generations", "completion_tokens", "rollout", "master_weights", "chunked_loss",
-        "offload_activations", "launch", "sequence_parallel", "network", "network_gbit_s",
+        "offload_activations", "launch", "sequence_parallel", "network", "network_gbit_s", "cpu_only",
     }
 )  # fmt: skip
 
