@@ -130,21 +130,31 @@ def floor_shrinks_over_nodes(query: Query) -> bool:
 def _counts_to_try(base: Query, card: Card) -> Iterator[int]:
     """The counts `cards_needed` tries, in order: every count of one node, then the counts of whole nodes
     from the first that `short_of` does not rule out. Those before it are all ruled out when the floor only
-    shrinks over nodes (floor_shrinks_over_nodes): found by bisection, a job that no count holds costs two
-    screens of whole nodes instead of 63 (each a card-free estimate). The bisection runs only when the
-    search gets past one node."""
+    shrinks over nodes (floor_shrinks_over_nodes), so it is found by a galloping search: whole nodes probed
+    at the 1st, 2nd, 4th, 8th … count until one is not ruled out, then bisection between the last two
+    probes. A job that needs two nodes costs the one screen the count-by-count search makes, a job that no
+    count holds 7 screens instead of 63 (each a card-free estimate). It runs only when the search gets past
+    one node."""
     counts = candidate_counts()
     yield from (count for count in counts if count <= NODE_SIZE)
     nodes = [count for count in counts if count > NODE_SIZE]
-    low = 0
-    if floor_shrinks_over_nodes(base):
-        high = len(nodes)
-        while low < high:
-            middle = (low + high) // 2
-            if short_of(base.model_copy(update={"gpus": nodes[middle]}), card, nodes[middle]):
-                low = middle + 1
-            else:
-                high = middle
+    if not floor_shrinks_over_nodes(base):
+        yield from nodes
+        return
+
+    def ruled_out(index: int) -> bool:
+        return short_of(base.model_copy(update={"gpus": nodes[index]}), card, nodes[index])
+
+    low, probe = 0, 0  # every count before `low` is ruled out
+    while probe < len(nodes) and ruled_out(probe):
+        low, probe = probe + 1, min(2 * probe + 1, len(nodes) - 1) if probe < len(nodes) - 1 else len(nodes)
+    high = probe  # nodes[high] is not ruled out (or high is past the last count)
+    while low < high:
+        middle = (low + high) // 2
+        if ruled_out(middle):
+            low = middle + 1
+        else:
+            high = middle
     yield from nodes[low:]
 
 
