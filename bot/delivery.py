@@ -119,11 +119,15 @@ class PollWindow:
         return not self._holding or self._finished_since_poll
 
     def park(self, update_id: int) -> None:
-        """This update in hand is kept in the store now: the next poll may confirm it, answered or not."""
+        """This update in hand is kept in the store now: the next poll may confirm it, answered or not. It is
+        news for the polls only when it was the lowest holding the offset down (the offset can go up now):
+        any other's park leaves the offset where it was, and a poll for it would bring the same back."""
         if update_id in self._holding:
+            lowest = update_id == min(self._holding)
             self._holding.discard(update_id)
-            self._finished_since_poll = True
-            self._changed.set()
+            if lowest:
+                self._finished_since_poll = True
+                self._changed.set()
 
     async def wait_for_news(self, seconds: float) -> None:
         """Until an update finishes, or `seconds` pass."""
