@@ -18,7 +18,7 @@ from core.estimator import Estimate, terms
 from core.jobs.constants import load_job_constants
 from core.jobs.defaults import cpu_runtime
 from core.jobs.host import effective_bytes_s, host_memory
-from core.jobs.offload import OS_RESERVE_BYTES, layer_bytes_read_per_token
+from core.jobs.offload import OS_RESERVE_BYTES, layer_bytes_read_per_token, weight_split
 from core.query import Precision, Query
 from core.registry import ModelArch
 from core.runtimes import runtime_profile
@@ -61,13 +61,8 @@ def cpu_run(est: Estimate, model: ModelArch, asked: Query) -> CpuRun:
     query = est.query
     c = load_job_constants()
     precision = query.precision or Precision.Q4_K_M
-    per = terms.weight_bytes(model, precision) / max(model.total_params, 1)
+    per, _, output, block = weight_split(model, precision)
     layers = model.decoder_layers or model.layers
-    embedding = model.embedding_params * per
-    output = (model.lm_head_params or model.embedding_params) * per
-    block = (
-        terms.weight_bytes(model, precision) - embedding - (0 if model.tied_embeddings else output)
-    ) / layers
     seq = query.seq or 4096
     kv_total = terms.kv_cache_bytes(model, seq, 2, sequences=1, gpus=1, compressed_mla=True)
     kv_per_token = kv_total * terms.kv_dtype_factor(query.kv_cache_dtype) / seq

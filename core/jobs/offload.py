@@ -17,6 +17,7 @@ where a MoE token reads only its routed experts (experts_active of experts per l
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -71,8 +72,25 @@ class InferenceOffload(BaseModel):
         return self.host_fits is not False
 
 
-def _per_weight(model: ModelArch, precision: Precision) -> float:
-    return terms.weight_bytes(model, precision) / max(model.total_params, 1)
+class WeightSplit(NamedTuple):
+    """A GGUF model's weights as llama.cpp places them: the token embedding, the output layer and one
+    repeating block, with the bytes per weight they were sized at (the offload split's and CPU runs')."""
+
+    per_weight: float
+    embedding: float
+    output: float
+    block: float
+
+
+def weight_split(model: ModelArch, precision: Precision) -> WeightSplit:
+    total = terms.weight_bytes(model, precision)
+    per = total / max(model.total_params, 1)
+    embedding = model.embedding_params * per
+    output = (model.lm_head_params or model.embedding_params) * per
+    block = (total - embedding - (0 if model.tied_embeddings else output)) / (
+        model.decoder_layers or model.layers
+    )
+    return WeightSplit(per, embedding, output, block)
 
 
 def layer_bytes_read_per_token(model: ModelArch, block_bytes: float, per_weight: float) -> float:
@@ -108,13 +126,8 @@ def offload_plan(estimate: Estimate, model: ModelArch, card: Card, count: int) -
         return None
     c = load_job_constants()
     precision = query.precision or Precision.Q4_K_M
-    per = _per_weight(model, precision)
+    per, embedding, output, block_bytes = weight_split(model, precision)
     layers = model.decoder_layers or model.layers
-    embedding = model.embedding_params * per
-    output = (model.lm_head_params or model.embedding_params) * per
-    block_bytes = (
-        terms.weight_bytes(model, precision) - embedding - (0 if model.tied_embeddings else output)
-    ) / layers
     kv_total = terms.kv_cache_bytes(model, query.seq or 4096, 2, sequences=1, gpus=1, compressed_mla=True)
     kv_total = int(kv_total * terms.kv_dtype_factor(query.kv_cache_dtype))
     kv_layer = kv_total / layers
