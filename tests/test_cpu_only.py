@@ -57,6 +57,17 @@ def test_experts_kept_on_the_cpu_are_a_split_not_cpu_only(text: str) -> None:
     assert query is not None and query.cpu_only is None, text
 
 
+@pytest.mark.parametrize(
+    "text", ["没有显卡 32g内存 跑qwen2.5 14b", "没有独立显卡，32G内存，能用llama.cpp跑qwen2.5 14b吗"]
+)
+def test_no_card_right_before_a_ram_size_is_still_cpu_only(text: str) -> None:
+    query = parse(text).query
+    assert query is not None
+    assert query.cpu_only
+    assert query.card_memory_bytes is None
+    assert query.host_memory_bytes == 32 * 10**9
+
+
 def test_a_size_beside_no_gpu_is_the_system_ram() -> None:
     query = parse("serve qwen3-30b-a3b, no gpu, 512gb ddr5 8 channel").query
     assert query is not None

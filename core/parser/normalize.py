@@ -42,7 +42,8 @@ _REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"(?<![a-z])(?:interlm|internml|internlam|intrenlm|intern\s+lm)(?=[\s\-_]*\d|[^a-z]|$)", "internlm"),
         (r"(?<![a-z])instrcut|instuct|intsruct|insturct|instrut", "instruct"),
         (r"nvidia|英伟达|geforce|tesla|n卡", " "),
-        (r"(?<![a-z])显卡(?=\s*\d)", " "),
+        # '显卡 24g' / '显卡3090' name the card; '没有显卡 32g内存' says there is none (kept: CPU only)
+        (r"(?<![a-z])(?<!没有)(?<!没)(?<!无)(?<!不用)(?<!没有独立)(?<!没独立)(?<!无独立)显卡(?=\s*\d)", " "),
         # a modded board named by its memory: '2080ti魔改22g', '4090魔改版 48g' -> '2080ti 22g', '4090 48g'
         (r"(?<=[0-9a-z])\s*(?:魔改版?|魔改卡|modded|mod)\s*(?=\d{2}\s*g)", " "),
         (r"(?<=\dg)\s*(?:魔改版?|魔改卡|modded|mod)(?![a-z])", " 魔改 "),
