@@ -18,12 +18,10 @@ from core.estimator import Estimate, terms
 from core.jobs.constants import load_job_constants
 from core.jobs.defaults import cpu_runtime
 from core.jobs.host import effective_bytes_s, host_memory
-from core.jobs.offload import OS_RESERVE_BYTES, layer_bytes_read_per_token, weight_split
+from core.jobs.offload import OS_RESERVE_BYTES, decode_kv_tokens, layer_bytes_read_per_token, weight_split
 from core.query import Precision, Query
 from core.registry import ModelArch
 from core.runtimes import runtime_profile
-from core.speed import DEFAULT_OUTPUT_TOKENS
-from core.speed import terms as speed_terms
 
 
 class CpuRun(BaseModel):
@@ -66,8 +64,7 @@ def cpu_run(est: Estimate, model: ModelArch, asked: Query) -> CpuRun:
     seq = query.seq or 4096
     kv_total = terms.kv_cache_bytes(model, seq, 2, sequences=1, gpus=1, compressed_mla=True)
     kv_per_token = kv_total * terms.kv_dtype_factor(query.kv_cache_dtype) / seq
-    out_tokens = min(DEFAULT_OUTPUT_TOKENS, max(seq // 2, 1))
-    kv_tokens = speed_terms.average_kv_tokens(max(seq - out_tokens, 1), out_tokens)
+    kv_tokens = decode_kv_tokens(seq)
     read = layers * layer_bytes_read_per_token(model, block, per) + output + kv_tokens * kv_per_token
     breakdown = est.breakdown
     need = breakdown.weights + breakdown.kv_cache + breakdown.activations + breakdown.logits

@@ -108,6 +108,13 @@ def layer_bytes_read_per_token(model: ModelArch, block_bytes: float, per_weight:
     return max(0.0, block_bytes - unread)
 
 
+def decode_kv_tokens(seq: int) -> float:
+    """The cached tokens a decode step reads on average over one stream's answer in a `seq`-token window
+    (the offload split's and CPU runs'): the prompt plus half the answer."""
+    output = min(DEFAULT_OUTPUT_TOKENS, max(seq // 2, 1))
+    return speed_terms.average_kv_tokens(max(seq - output, 1), output)
+
+
 def _compute_buffer(model: ModelArch) -> int:
     """The CUDA compute buffer llama.cpp keeps for a partial offload: a prompt batch through one layer and
     the output layer's logits for it (n_batch × vocab × 4 B), plus a base."""
@@ -252,9 +259,7 @@ def _decode_s(
     g = generation(
         model, card, runtime=name, precision=precision, kv_dtype_bytes=kv_dtype, ranks=1, batches=(1,)
     )
-    seq = query.seq or 4096
-    output = min(DEFAULT_OUTPUT_TOKENS, max(seq // 2, 1))
-    kv_tokens = speed_terms.average_kv_tokens(max(seq - output, 1), output)
+    kv_tokens = decode_kv_tokens(query.seq or 4096)
     host_kv = kv_tokens * g.kv_bytes_per_token * (1 - gpu_share)
     on_card = replace(g, kv_bytes_per_token=g.kv_bytes_per_token * gpu_share, weight_bytes={1: gpu_read})
     memory = host_memory(query)
