@@ -83,6 +83,10 @@ class ServingFigures:
     # `kv_share_flag`; None where the share is of the whole card (vLLM, SGLang)
     kv_share_of_free: float | None = None
     kv_share_flag: str | None = None
+    # a headcount said ("50 users"): what the job would be with all of them at once, beside the share sized
+    capacity_sequences: int = 0  # what the engine runs at once (the pool's capacity, at most max_num_seqs)
+    headcount: int | None = None
+    headcount_queued: int | None = None  # of the whole headcount at once, those that would wait for a slot
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -95,4 +99,7 @@ class ServingFigures:
             "queued": self.queued,
             "latent_cache_whole_per_card": self.latent_cache_whole_per_card,
             "kv_share_of_free": self.kv_share_of_free,
+            "capacity_sequences": self.capacity_sequences,
+            "headcount": self.headcount,
+            "headcount_queued": self.headcount_queued,
         }

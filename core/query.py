@@ -173,6 +173,12 @@ class Query(BaseModel):
     host_memory_bytes: int | None = Field(default=None, gt=0, description="system RAM the user has")
     host_memory_type: HostMemoryType | None = None
     host_memory_channels: int | None = Field(default=None, ge=1, le=24)
+    users: int | None = Field(
+        default=None,
+        ge=1,
+        le=1_000_000_000,
+        description="people who use a deployment ('50 users', '200人用'): a headcount, not all at once",
+    )
     cpu_only: bool | None = Field(
         default=None, description="no GPU ('纯CPU', '没有显卡', 'CPU only'): the job runs on the CPU and RAM"
     )

@@ -96,6 +96,7 @@ def serving_figures(est: Estimate, job: Assessment | None) -> ServingFigures | N
         return None
     count = job.count if job is not None else est.query.gpus or 1
     model = load_registry().by_id.get(est.query.model or "")
+    headcount = est.query.users if "users" not in est.query.defaulted else None
     return ServingFigures(
         runtime=est.query.runtime,
         tensor_parallel=count,
@@ -107,6 +108,9 @@ def serving_figures(est: Estimate, job: Assessment | None) -> ServingFigures | N
         latent_cache_whole_per_card=count > 1 and model is not None and model.is_mla,
         kv_share_of_free=pool.kv_share_of_free,
         kv_share_flag=pool.kv_share_flag,
+        capacity_sequences=pool.capacity_sequences,
+        headcount=headcount,
+        headcount_queued=max(0, headcount - pool.capacity_sequences) if headcount else None,
     )
 
 

@@ -79,7 +79,7 @@ def test_an_inference_answer_never_explains_itself_with_training(question: str) 
 
 def test_a_serving_answer_says_the_engines_share_and_for_how_many() -> None:
     text = html_to_terminal(
-        answer("serve qwen2.5-72b with 32k context on 2× H100 for 50 users", lang="en").html
+        answer("serve qwen2.5-72b with 32k context on 2× H100 for 50 users at once", lang="en").html
     )
     assert "vLLM takes 0.90 of the 79.6 GiB usable: gpu_memory_utilization" in text
     assert "for 50 sequences at once" in text

@@ -45,7 +45,7 @@ def _json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
             ["--model", "llama-3.1-8b", "--task", "lora", "--card", "a100-80gb-sxm", "--tokens", "1B"],
         ),
         (
-            "serve qwen2.5-7b for 20 users on an H100",
+            "serve qwen2.5-7b for 20 users at once on an H100",  # 20 at once: --batch 20
             ["--model", "qwen2.5-7b", "--task", "inference", "--card", "h100", "--batch", "20"],
         ),
     ],

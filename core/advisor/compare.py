@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from core.advisor.traffic import apply_traffic
 from core.assessment import Assessment, assess
 from core.catalog import Card
 from core.cost import PriceBook
@@ -128,6 +129,9 @@ def compare_cards(
     """The job `query` on each of `cards` (on the count given for a card, when the question gave one), with
     the speed and cost winners (None on a tie)."""
     counts = counts or {}
+    if query.users is not None and (query.batch is None or "batch" in query.defaulted):
+        # a headcount ("to 30 users"): the share of them at once is the job every card serves (stated)
+        query, _ = apply_traffic(query)
     rows = [_row(_count_that_runs(query, card, book, currency, counts.get(card.id))) for card in cards]
     held = _common_concurrency(query, rows)
     if held is not None:

@@ -52,6 +52,9 @@ class Traffic(BaseModel):
     peak_factor: float | None = None
     peak_share_of_requests: float | None = None
     peak_share_of_day: float | None = None
+    # a headcount said ("50 users"): the people, and the share of them assumed at once ([traffic])
+    users: int | None = None
+    active_share: float | None = None
 
 
 def has_traffic(query: Query) -> bool:
@@ -82,8 +85,11 @@ def apply_traffic(query: Query) -> tuple[Query, Traffic | None]:
     given, served by vLLM), and the traffic; the query unchanged and None when it states neither traffic nor
     users. Lengths and latency the question leaves out are assumed only where the sizing needs them."""
     users_said = query.batch is not None and "batch" not in query.defaulted
-    if not has_traffic(query) and not (
-        users_said and query.task is Task.INFERENCE and (query.batch or 1) > 1
+    headcount = query.users if query.task is Task.INFERENCE and "users" not in query.defaulted else None
+    if (
+        not has_traffic(query)
+        and not (users_said and query.task is Task.INFERENCE and (query.batch or 1) > 1)
+        and (headcount is None or headcount <= 1)
     ):
         return query, None
     assumed: list[str] = []
@@ -106,6 +112,11 @@ def apply_traffic(query: Query) -> tuple[Query, Traffic | None]:
     if query.ttft_ms is None and rate is not None:
         assumed.append("ttft")
     concurrent = query.batch or 1
+    share: float | None = None
+    if headcount is not None and not users_said and rate is None:
+        # people, not sequences: the share of them using it at once (assumed, stated)
+        share = busy.active_share
+        concurrent = max(1, math.ceil(headcount * share))
     stream: float | None = None
     if not users_said and rate is not None:
         # Little's law, twice: the per-stream speed depends on how many streams share the card
@@ -137,6 +148,8 @@ def apply_traffic(query: Query) -> tuple[Query, Traffic | None]:
         peak_factor=busy.peak_factor if peak else None,
         peak_share_of_requests=busy.peak_share_of_requests if peak else None,
         peak_share_of_day=busy.peak_share_of_day if peak else None,
+        users=headcount,
+        active_share=share,
     )
 
 

@@ -160,6 +160,10 @@ def _precision(answers: ChecklistAnswers, norm: str, ex: Extraction, lang: str) 
 def _shape(answers: ChecklistAnswers, norm: str, ex: Extraction, lang: str) -> Updates | StepError:
     seq = _int(ex.fields.get("seq"))
     batch = _int(ex.fields.get("batch"))
+    if batch is None:
+        # this step asks how many are served at once, so a bare '16 users' here answers that question
+        # (in a free question it is a headcount: core/advisor/traffic.py sizes the share at once)
+        batch = _int(ex.fields.get("users"))
     for amount in amounts(ex.residue):  # what the parser left: "4096, batch 8", "2k × 16", "32k, 4 at once"
         if seq is None and (amount.unit or amount.value >= 128):
             seq = amount.tokens

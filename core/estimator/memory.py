@@ -381,6 +381,7 @@ def _vllm_pool(
         requested_sequences=requested or 1,
         concurrent_sequences=min(requested, max_concurrent) if requested else max_concurrent,
         queued_sequences=max(0, requested - max_concurrent) if requested else 0,
+        capacity_sequences=max_concurrent,
         kv_share_of_free=query.gpu_memory_utilization if of_free else None,
         kv_share_flag=engine.memory_share_flag if of_free else None,
     )

@@ -136,6 +136,9 @@ class VllmPool(BaseModel):
         0, description="sequences that run at once: the pool's capacity, capped by max_num_seqs and the ask"
     )
     queued_sequences: int = Field(0, description="requests that wait in the engine's queue for a slot")
+    capacity_sequences: int = Field(
+        0, description="sequences the engine can run at once: the pool's capacity capped by max_num_seqs"
+    )
     # LMDeploy: the KV cache takes this share of the memory left once the weights and buffers are in (its
     # flag named), not a share of the card; None for vLLM, SGLang
     kv_share_of_free: float | None = None

@@ -78,6 +78,7 @@ class UnslothConstants(_Section):
 class TrafficConstants(_Section):
     peak_share_of_requests: float
     peak_share_of_day: float
+    active_share: float  # of a headcount, the share using the deployment at once
 
     @property
     def peak_factor(self) -> float:

@@ -569,12 +569,20 @@ _BATCH = (
         r"|qps|在线人数|parallel\s*requests|simultaneous(?:\s*(?:users|requests))?)"
         rf"\s*(?:=|:|为|是|of|about|大概|约|有|达到|要|会有|在)?\s*(\d+){_NOT_UNIT}"
     ),
-    # a headcount ('200 人用', '50 users') is the concurrency only when none is said ('同时在线大概 30 个')
-    _c(r"(?<![a-z0-9.])(\d+)\s*(?:个|人)?\s*(?:(?:人|用户)\s*(?:用|使用|访问)|(?:users|people)(?![a-z]))"),
     _c(r"(?<![a-z0-9.])(\d+)\s*(?:的)?\s*(?:batch|bs)(?![a-z])"),
-    # 'for a team of 40', '50人的团队': that many people using one deployment
+    # '25 people chatting at once', '40 people use it at the same time': a headcount said to be at once
+    _c(
+        r"(?<![a-z0-9.])(\d+)\s*(?:users?|people|persons?)\s+(?:[a-z']+\s+){0,3}?"
+        r"(?:at\s*once|at\s*the\s*same\s*time|concurrently|simultaneously|in\s*parallel)"
+    ),
+)
+# A headcount ('200 人用', '50 users', 'a team of 40', '50人的团队'): the people who use a deployment, not how
+# many use it at once (core/advisor/traffic.py derives that: data/jobs.toml [traffic] active_share, stated)
+_HEADCOUNT = (
+    _c(r"(?<![a-z0-9.])(\d+)\s*(?:个|人)?\s*(?:(?:人|用户)\s*(?:用|使用|访问)|(?:users|people)(?![a-z]))"),
     _c(r"(?:team|group|company|office|class)\s+of\s+(\d+)(?![\d.])"),
     _c(r"(?<![a-z0-9.])(\d+)\s*人\s*(?:的)?\s*(?:团队|公司|小组|部门)"),
+    _c(r"(?<![a-z0-9.])(\d+)\s*(?:个|位|名)?\s*用户"),  # '100个用户', '服务20个用户'
 )
 _RANK = (
     _c(r"(?:lora[\s_-]*)?(?:rank|秩)\s*(?:=|:|为|是|of|设为|取)?\s*(\d+)"),
@@ -955,6 +963,9 @@ def extract(text: str) -> Extraction:
     batch, text = _take_int(_BATCH, text, 1, 1_000_000)
     if batch:
         ex.fields["batch"] = batch
+    users, text = _take_int(_HEADCOUNT, text, 1, 1_000_000_000)
+    if users:
+        ex.fields["users"] = users
     _read_counts(_NOT_A_COUNT.sub(" ", text), ex)
     opt_masked = _read_kv_dtype(_OPT_8BIT.sub(" ", text), ex)
     _read_precision(opt_masked, ex)

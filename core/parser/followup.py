@@ -10,7 +10,7 @@ from core.query import Method, Query, Task
 from core.registry import load_registry
 
 # Fields that name the same thing two ways: saying one replaces the other.
-_EXCLUSIVE = (("card", "card_memory_bytes"), ("model", "params_b"))
+_EXCLUSIVE = (("card", "card_memory_bytes"), ("model", "params_b"), ("batch", "users"))
 
 
 def merge(previous: Query, stated: dict[str, object], gpus_added: int = 0) -> dict[str, object]:
