@@ -17,10 +17,11 @@ Meta FP8 checkpoint, gpt-oss-20b from the same vLLM blog), committed (6095a52) a
 before its own, which ran at main c158b71 (the same speed model): 1 of 6 within ±25%. The whole table: 10
 of 28 within ±25%, 18 within 2x, median x1.19, worst x2.92. The floor is that level.
 
-Then (servespeed, issue 22's ROCm pass, at 14 of 28): a source that states vLLM's --enforce-eager decodes every
-step eager (Source.enforce_eager), ROCm's GEMMs reach 0.48 of the fitted prefill utilisation and a dense
-model's captured step takes CUDA's per-layer cost (data/speed.toml [stacks]): the MI300X FP8-KV rows x1.19-1.58
--> x0.85-1.05, the Meta-checkpoint ShareGPT run x2.83 -> x1.70: 16 of 28. The floor is that level.
+Then (servespeed, issue 22's ROCm pass, at 14 of 28): a source that states vLLM's --enforce-eager decodes
+every step eager (Source.enforce_eager), ROCm's GEMMs reach 0.48 of the fitted prefill utilisation and a
+dense model's captured step takes CUDA's per-layer cost (data/speed.toml [stacks]): the MI300X FP8-KV rows
+x1.19-1.58 -> x0.85-1.05, the Meta-checkpoint ShareGPT run x2.83 -> x1.70: 16 of 28. The floor is that
+level.
 """
 
 from __future__ import annotations

@@ -15,11 +15,12 @@ Second batch (3 rows, v7b-*: llama.cpp tg512 of three Q5_K_M models on an RTX 30
 after that first look and before its own, which ran at main ed483f8: 3 of 3 within ±25%. The whole table: 25
 of 35 within ±25%, 35 within 2x, median x0.90, worst x0.66. The floor is that level.
 
-Then (servespeed, issue 22's ROCm pass): ROCm's fitted per-layer factor measures DeepSeek-R1's MoE kernels, not a
-dense model's graph replay (data/speed.toml [stacks] rocm_dense_layer_factor 1.0), and ROCm's GEMMs reach 0.48 of
-the fitted prefill utilisation (rocm_tensor_share): 70B at batch 1-8 x0.66-0.78 -> x0.82-0.94, 405B at batch 128
-x1.21-1.31 -> x0.81-0.97: 33 of 35 within ±25% (left: 0.10.0's 405B at 2048 in / batch 128 x0.61, its 128 in /
-batch 32 x1.27), all 35 within 2x: the issue's bar is met on this table. The floor is that level.
+Then (servespeed, issue 22's ROCm pass): ROCm's fitted per-layer factor measures DeepSeek-R1's MoE kernels,
+not a dense model's graph replay (data/speed.toml [stacks] rocm_dense_layer_factor 1.0), and ROCm's GEMMs
+reach 0.48 of the fitted prefill utilisation (rocm_tensor_share): 70B at batch 1-8 x0.66-0.78 -> x0.82-0.94,
+405B at batch 128 x1.21-1.31 -> x0.81-0.97: 33 of 35 within ±25% (left: 0.10.0's 405B at 2048 in / batch 128
+x0.61, its 128 in / batch 32 x1.27), all 35 within 2x: the issue's bar is met on this table. The floor is
+that level.
 """
 
 from __future__ import annotations

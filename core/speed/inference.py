@@ -52,7 +52,8 @@ class Generation:
     legacy_launch: bool = False  # a release before the runtime captured decode in CUDA graphs (graphs_before)
     # a release whose decode steps run eager past this context (vLLM V0's max_seq_len_to_capture); 0: none
     graph_max_context: int = 0
-    # every decode step eager (vLLM's --enforce-eager: no CUDA / HIP graphs), at the runtime's eager_s_per_layer
+    # every decode step eager (vLLM's --enforce-eager: no CUDA / HIP graphs), at the runtime's
+    # eager_s_per_layer
     eager: bool = False
     # MoE: the bytes every step reads whatever its tokens (attention, shared experts, the router) and those of
     # one routed expert over all MoE layers, so that a step's read follows the tokens it routes (prompt
