@@ -200,6 +200,11 @@ class Query(BaseModel):
         le=4096,
         description="sequence-parallel degree (DeepSpeed Ulysses / ring attention); 0: over all the cards",
     )
+    tensor_parallel: int | None = Field(
+        default=None, ge=1, le=4096, description="Megatron tensor-parallel size (said, or the layout chosen)"
+    )
+    pipeline_parallel: int | None = Field(default=None, ge=1, le=4096, description="pipeline stages")
+    data_parallel: int | None = Field(default=None, ge=1, le=4096, description="data-parallel replicas")
     launch: bool | None = Field(default=None, description="the launch line was asked for")
     tokens: float | None = Field(default=None, gt=0)
     samples: int | None = Field(default=None, ge=1, le=10**12, description="training examples in the data")

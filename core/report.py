@@ -13,6 +13,7 @@ from core.catalog import load_catalog
 from core.contract import ServingFigures
 from core.cost import currency_for, price_book_in_force
 from core.estimator import Estimate
+from core.layout import layout_of
 from core.query import Method, Query, Task
 from core.registry import load_registry
 
@@ -70,7 +71,18 @@ def memory_json(est: Estimate) -> dict[str, object]:
         "folk_rule": est.folk.as_json() | {"reason": folk_reason(est)},
         "verdicts": [v.model_dump(mode="json") for v in est.verdicts],
         "warnings": est.warnings,
+        "layout": layout_json(est),
     }
+
+
+def layout_json(est: Estimate) -> dict[str, object] | None:
+    """`layout`: the parallel layout the memory (and the time) assume, Megatron's tensor × pipeline × data
+    parallel sizes and whether the question named it; None: ZeRO-3 / FSDP over the cards, or one card."""
+    layout = layout_of(est.query)
+    if layout is None:
+        return None
+    said = "tensor_parallel" not in est.query.defaulted
+    return layout.model_dump(mode="json") | {"said": said}
 
 
 def speed_json(job: Assessment | None) -> dict[str, object] | None:

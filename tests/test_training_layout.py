@@ -12,10 +12,10 @@ import pytest
 from bot.answer import answer
 from core.catalog import load_catalog
 from core.estimator import estimate
+from core.layout import TrainingLayout, pretraining_layout
 from core.query import Method, Query, Task
 from core.registry import load_registry
 from core.speed import load_speed_constants, training_speed
-from core.speed.training import TrainingLayout, pretraining_layout
 
 
 def _layout(text_fields: dict[str, object], card: str, gpus: int) -> TrainingLayout | None:

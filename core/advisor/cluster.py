@@ -18,9 +18,9 @@ from pydantic import BaseModel, ConfigDict
 from core.assessment import Assessment, assess
 from core.catalog import Card
 from core.cost import PriceBook
+from core.layout import TrainingLayout
 from core.query import Currency, Query, Task
 from core.speed.constants import load_speed_constants
-from core.speed.training import TrainingLayout
 
 GPUS_PER_NODE = 8
 MONTH_HOURS = 720.0  # a job longer than this on the count asked is answered as a cluster

@@ -42,6 +42,9 @@ ASSUMPTION_ORDER = (
     "grad_checkpointing",
     "optimizer",
     "zero_stage",
+    "tensor_parallel",
+    "pipeline_parallel",
+    "data_parallel",
     "runtime",
 )
 # Plans a fit answer lists when no card is named.
@@ -211,7 +214,9 @@ def assumptions(est: Estimate, stated: Query) -> list[tuple[str, AssumedValue]]:
             continue  # pretraining trains every weight: no "full fine-tune" assumed
         if name == "gpus" and not (filled.card or filled.card_memory_bytes):
             continue
-        if name == "zero_stage" and (filled.gpus or 1) == 1:
+        if name == "zero_stage" and ((filled.gpus or 1) == 1 or filled.tensor_parallel is not None):
+            continue  # one card shards nothing; a Megatron layout (core/layout.py) says its own sharding
+        if name == "pipeline_parallel" and value == 1:
             continue
         if name == "optimizer" and filled.method is Method.QLORA:
             continue

@@ -21,6 +21,7 @@ from core.estimator.calibration import ActivationCoefficients, Calibration, load
 from core.estimator.result import Breakdown, Estimate, Fit, FolkRule, Verdict, VllmPool
 from core.jobs import rl, zero_offload
 from core.jobs.defaults import cpu_defaults, device_defaults, on_cpu, runtime_defaults
+from core.layout import LAYOUT_FIELDS, TrainingLayout, layout_of, pretraining_layout, with_layout
 from core.query import Method, Optimizer, Precision, Query, Task
 from core.registry import ModelArch, Registry, load_registry
 from core.runtimes import runtime_profile
@@ -116,8 +117,57 @@ def _inference(
     )
 
 
+def _megatron(query: Query, model: ModelArch, layout: TrainingLayout) -> tuple[Breakdown, str, int]:
+    """One card of a Megatron-LM / NeMo 3D layout (the one the time assumes, core/layout.py): its share of
+    the model states under the distributed optimizer, and the activations of the busier of the first
+    pipeline stage (p micro-batches in flight under 1F1B) and the last (one micro-batch, plus the logits),
+    with tensor + sequence parallelism and flash attention (terms.megatron_*). Megatron keeps its weights,
+    its contiguous fp32 gradient buffer and its optimizer shard allocated for the whole step, so they are
+    all alive beside the activations at the peak."""
+    assert query.batch and query.seq
+    from core.speed.constants import load_speed_constants  # core.speed imports this module
+
+    t = load_speed_constants().training
+    tp, pp, dp = layout.tensor_parallel, layout.pipeline_parallel, layout.data_parallel
+    weights, gradients, optimizer = terms.megatron_state_bytes(
+        float(model.total_params),
+        tp,
+        pp,
+        dp,
+        replicated_bytes_per_param=t.layout_replicated_bytes_per_param,
+        sharded_bytes_per_param=t.layout_sharded_bytes_per_param,
+    )
+    first, last = terms.megatron_activation_bytes(
+        model,
+        query.seq,
+        query.batch,
+        tp,
+        pp,
+        recompute=bool(query.grad_checkpointing),
+        attention_scores=model.attention == "eager",
+    )
+    logits = terms.megatron_logit_bytes(model, query.seq, query.batch, tp)
+    if pp == 1:
+        activations, logits_alive = first, logits
+    elif first >= last + logits:
+        activations, logits_alive = first, 0.0
+    else:
+        activations, logits_alive = last, logits
+    breakdown = Breakdown(
+        weights=int(weights),
+        activations=int(activations),
+        logits=int(logits_alive),
+        gradients=int(gradients),
+        optimizer=int(optimizer),
+    )
+    return breakdown, "backward", model.total_params
+
+
 def _training(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> tuple[Breakdown, str, int]:
     assert query.precision and query.batch and query.seq and query.optimizer is not None
+    layout = layout_of(query, gpus)
+    if layout is not None:
+        return _megatron(query, model, layout)
     asked = query  # the RL models besides the policy are sized from the job as asked
     sequences, seq = rl.update_step(query)  # chosen + rejected; generations × (prompt + completion)
     if (sequences, seq) != (query.batch, query.seq):
@@ -422,7 +472,13 @@ def _memory(query: Query, registry: Registry, cal: Calibration, sized: PerCard =
         degree = min(filled.sequence_parallel or (filled.gpus or 1), filled.gpus or 1)
         keep = degree > 1 and filled.task is not Task.INFERENCE
         filled = filled.model_copy(update={"sequence_parallel": degree if keep else None})
-    if filled.gpus and filled.gpus > 1 and filled.task is not Task.INFERENCE and query.zero_stage is None:
+    if (
+        filled.gpus
+        and filled.gpus > 1
+        and filled.task is not Task.INFERENCE
+        and query.zero_stage is None
+        and layout_of(filled) is None
+    ):
         # Several cards for training: shard everything (FSDP full shard / ZeRO-3), the setting that makes
         # memory the least; stated as an assumption.
         filled = filled.model_copy(update={"zero_stage": 3})
@@ -528,6 +584,8 @@ def _estimate(
     query = device_defaults(query, card)  # a Mac: a Metal engine on its one device
     query = cpu_defaults(query)  # no GPU: a CPU engine (llama.cpp) in system RAM
     query = runtime_defaults(query, capacity * (query.gpus or 1) if capacity else None, arch)
+    if card is not None:
+        query = _with_chosen_layout(query, arch, card)
     # the job's memory on no card; "no GPU" beside a card named is answered for the card
     cpu_only = query.cpu_only if card is None and not capacity else None
     shared = job(query.model_copy(update={"card": None, "card_memory_bytes": None, "cpu_only": cpu_only}))
@@ -569,7 +627,13 @@ def _estimate(
                 counted = breakdown
             else:
                 single = query.model_copy(
-                    update={"card": None, "card_memory_bytes": None, "gpus": 1, "zero_stage": 0}
+                    update={
+                        "card": None,
+                        "card_memory_bytes": None,
+                        "gpus": 1,
+                        "zero_stage": 0,
+                        **dict.fromkeys(LAYOUT_FIELDS),
+                    }
                 )
                 counted = job(single).breakdown
                 counted = counted.model_copy(update={"logits": counted.logits + profile_extra})
@@ -611,6 +675,19 @@ def _estimate(
         warnings=warnings,
         model_context=model.max_context if "context_beyond_model" in warnings else None,
     )
+
+
+def _with_chosen_layout(query: Query, model: ModelArch, card: Card) -> Query:
+    """The job with the parallel layout it runs in on `card` (core/layout.py): the one the question named,
+    or the Megatron 3D layout a multi-node pretraining job is answered with, so that the memory estimated
+    here and the time core/speed/training.py works out assume the same layout."""
+    if query.task is Task.INFERENCE or layout_of(query) is not None:
+        return query
+    from core.speed.constants import load_speed_constants  # core.speed imports this module
+
+    filled = query.with_defaults()
+    chosen = pretraining_layout(filled, model, card, filled.gpus or 1, load_speed_constants())
+    return with_layout(query, chosen)
 
 
 # (uncertainty, folk rule) per card-free job, kept by the identity of its cached _Memory (`_card_free_facts`)

@@ -280,6 +280,107 @@ def stored_activation_bytes(
     return layers * block
 
 
+def megatron_state_bytes(
+    params: float,
+    tensor_parallel: int,
+    pipeline_parallel: int,
+    data_parallel: int,
+    *,
+    replicated_bytes_per_param: float,
+    sharded_bytes_per_param: float,
+) -> tuple[float, float, float]:
+    """(weights, gradients, optimizer) on one card of a Megatron 3D layout with the distributed optimizer.
+
+    Each card holds params / (t·p) of the model (Narayanan et al. 2021 §2: tensor parallelism splits every
+    layer's matrices t ways, the pipeline gives each stage L / p layers). On it: bf16 weights (2 bytes) and
+    fp32 main gradients (4) on every data-parallel rank, fp32 master weights and Adam's two moments (12)
+    sharded over the d ranks: 6 + 12/d bytes a parameter (Megatron-LM docs/source/api-guide/
+    dist_optimizer.md, the bf16-param / fp32-grad row; data/speed.toml layout_*).
+    """
+    shard = params / max(tensor_parallel * pipeline_parallel, 1)
+    weights = 2.0 * shard
+    gradients = (replicated_bytes_per_param - 2.0) * shard
+    optimizer = sharded_bytes_per_param * shard / max(data_parallel, 1)
+    return weights, gradients, optimizer
+
+
+def megatron_layer_activation_coefficient(model: ModelArch, seq: int, *, attention_scores: bool) -> float:
+    """Bytes one transformer layer saves for the backward per token per hidden unit (× s·b·h gives bytes),
+    before tensor and sequence parallelism divide it by t.
+
+    Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer Models") §4.1 counts,
+    tensor by tensor in 16 bits: the two norms' inputs (4), the QKV projection's input (2), Q and K (4),
+    V (2), the output projection's input (2), the MLP's first input (2), its activation's input (8 for a
+    4h GeLU) and its second input (8), and 1-byte dropout masks (2): 34, plus 5·a·s/h for the stored
+    attention scores (softmax, its dropout mask and output), eq. 1. The same count is taken for the
+    model's own shape: Q and the attention output of width heads × head_dim, K and V of the KV heads'
+    width (GQA), a gated MLP's three tensors of its width f (gate, up, their product: 6·f/h) or a plain one's
+    two (4·f/h), a MoE's active experts' width; no dropout masks (modern pretraining runs dropout 0, which
+    saves none) — 34.2 for Qwen2.5-72B, 33.5 for Llama-3-70B, 34 for GPT-3's shape with its dropout. The
+    scores term only where attention is stored (`attention_scores`): selective recomputation recomputes
+    it (Table 2) and Megatron-Core's flash / fused attention (its default) never saves it.
+    """
+    h = float(model.hidden)
+    q_width = model.heads * (
+        model.qk_nope_head_dim + model.qk_rope_head_dim if model.is_mla else model.dim_head
+    )
+    kv_width = model.n_kv_heads * model.dim_head if not model.is_mla else model.heads * model.v_head_dim
+    out_width = model.heads * (model.v_head_dim if model.is_mla else model.dim_head)
+    mlp = mlp_width_per_token(model) or 4 * model.hidden
+    mlp_tensors = 3.0 if model.mlp == "gated" else 2.0
+    per = (
+        4.0  # the two norms' inputs
+        + 2.0  # the QKV projection's input
+        + 2.0 * q_width / h  # Q
+        + 2.0 * 2.0 * kv_width / h  # K and V
+        + 2.0 * out_width / h  # the output projection's input
+        + 2.0  # the MLP's first input
+        + 2.0 * mlp_tensors * mlp / h  # the MLP's intermediates
+    )
+    if attention_scores:
+        per += 5.0 * model.heads * seq / h
+    return per
+
+
+def megatron_activation_bytes(
+    model: ModelArch,
+    seq: int,
+    micro_batch: int,
+    tensor_parallel: int,
+    pipeline_parallel: int,
+    *,
+    recompute: bool,
+    attention_scores: bool,
+) -> tuple[float, float]:
+    """Activations alive on the first and on the last pipeline stage of a Megatron layout at its peak.
+
+    Tensor and sequence parallelism divide every layer's activations by t (Korthikanti et al. 2022 eq. 4:
+    s·b·h·(34 + 5·a·s/h)/t). Under 1F1B the first stage runs p micro-batches forward before its first
+    backward, so it holds p micro-batches of its L/p layers: L layers' worth, whatever p (§4.2.3;
+    Narayanan et al. 2021 §2.2.1); the last stage holds one. Full recomputation keeps only each layer's
+    input (2·s·b·h/t with sequence parallelism, Table 2) and recomputes one layer at a time.
+    """
+    layers = model.decoder_layers or model.layers
+    p = max(pipeline_parallel, 1)
+    tokens_h = float(seq) * micro_batch * model.hidden / max(tensor_parallel, 1)
+    layer = tokens_h * megatron_layer_activation_coefficient(model, seq, attention_scores=attention_scores)
+    stage_layers = math.ceil(layers / p)
+    if recompute:
+        first = layers * 2.0 * tokens_h + layer
+        last = stage_layers * 2.0 * tokens_h + layer
+    else:
+        first = stage_layers * min(p, layers) * layer
+        last = stage_layers * layer
+    return first, last
+
+
+def megatron_logit_bytes(model: ModelArch, seq: int, micro_batch: int, tensor_parallel: int) -> float:
+    """The last stage's logits of one micro-batch: the output layer's 16-bit logits and the fp32 copy the
+    vocab-parallel cross-entropy keeps for its backward, each split t ways over the vocabulary
+    (Megatron-Core tensor_parallel/cross_entropy.py, VocabParallelCrossEntropy): 6·s·b·v/t bytes."""
+    return 6.0 * seq * micro_batch * model.vocab / max(tensor_parallel, 1)
+
+
 def eager_scores_bytes(
     model: ModelArch, batch: int, seq: int, bytes_per_score: float, queries: int | None = None
 ) -> int:

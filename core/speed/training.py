@@ -29,24 +29,12 @@ from pydantic import BaseModel, ConfigDict
 
 from core.catalog import Card
 from core.estimator import Estimate, resolve_model, terms
+from core.layout import TrainingLayout, layout_of, pretraining_layout
 from core.query import Method, Precision, Query, Task
 from core.registry import ModelArch, load_registry
 from core.speed import terms as speed_terms
 from core.speed.constants import SpeedConstants, load_speed_constants
 from core.speed.memo import IdentityMemo
-
-
-class TrainingLayout(BaseModel):
-    """How a cluster pretraining answer splits the job over its cards: Megatron-LM / NeMo's 3D parallelism,
-    tensor parallel inside each node, pipeline stages and data-parallel replicas across the nodes
-    (pretraining_layout)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    framework: str = "megatron"
-    tensor_parallel: int
-    pipeline_parallel: int
-    data_parallel: int
 
 
 class TrainingSpeed(BaseModel):
@@ -417,58 +405,6 @@ def optimizer_step_bytes(estimate: Estimate) -> float:
     return trained + b.gradients + b.optimizer
 
 
-def pretraining_layout(
-    query: Query, model: ModelArch, card: Card, gpus: int, c: SpeedConstants
-) -> TrainingLayout | None:
-    """The layout a cluster pretraining job runs in: Megatron-LM / NeMo's 3D parallelism, as real teams
-    pretrain on several 8-card NVLink nodes, not ZeRO-3 flat over every card across the network. Tensor
-    parallelism first, up to the node's cards (over NVLink), then pipeline stages across the nodes, data
-    parallelism over the rest (Narayanan et al. 2021, Takeaways #1-#2): the smallest tensor width, then the
-    fewest stages, whose states fit (Megatron's distributed optimizer: 6 bytes a parameter on each
-    data-parallel rank, 12 sharded over them; data/speed.toml layout_*). None, and ZeRO-3 / FSDP over all
-    the cards as before, for a fine-tune, LoRA, one node, cards without NVLink, a question that names a
-    trainer or a ZeRO stage, or a model no layout holds."""
-    node = c.link.gpus_per_node
-    named = ("zero_stage" not in query.defaulted) or (
-        query.runtime is not None and "runtime" not in query.defaulted
-    )
-    if (
-        query.task is not Task.PRETRAIN
-        or (query.method or Method.FULL) is not Method.FULL
-        or gpus <= node
-        or not card.has_nvlink
-        or named
-    ):
-        return None
-    t = c.training
-    params = float(model.total_params)
-    budget = t.layout_states_share * card.memory_bytes
-
-    def fits(tp: int, pp: int) -> bool:
-        shards = tp * pp
-        replicas = gpus // shards
-        per_card = params * (
-            t.layout_replicated_bytes_per_param / shards
-            + t.layout_sharded_bytes_per_param / (shards * replicas)
-        )
-        return per_card <= budget
-
-    widths = [w for w in (1, 2, 4, 8) if w <= node and model.tensor_parallel_ok(w) and gpus % w == 0]
-    layers = model.decoder_layers or model.layers
-    for tp in widths:
-        if fits(tp, 1):
-            return TrainingLayout(tensor_parallel=tp, pipeline_parallel=1, data_parallel=gpus // tp)
-    if not widths:
-        return None
-    tp = widths[-1]
-    pp = 2
-    while pp <= layers and gpus % (tp * pp) == 0:
-        if fits(tp, pp):
-            return TrainingLayout(tensor_parallel=tp, pipeline_parallel=pp, data_parallel=gpus // (tp * pp))
-        pp *= 2
-    return None
-
-
 _SPEEDS: IdentityMemo[TrainingSpeed] = IdentityMemo()
 _NETWORKS: dict[tuple[int, float], tuple[SpeedConstants, SpeedConstants]] = {}
 
@@ -521,7 +457,12 @@ def _training_speed(
     attention = attention_flops_per_token(model, seq, method, recompute)
     flops += attention
     tokens_per_card_step = (query.batch or 1) * seq
-    layout = pretraining_layout(query, model, card, gpus, c)
+    # the layout the memory estimate put in the job (core/layout.py), else the one this count would run in
+    layout = (
+        layout_of(query, gpus)
+        if query.card == card.id and (query.gpus or 1) == gpus
+        else layout_of(query, gpus) or pretraining_layout(query, model, card, gpus, c)
+    )
     if layout is None:
         node_bytes, network_bytes = _communication_bytes_per_micro_batch(estimate, model, gpus, c)
         framework = c.training.framework_of(query.runtime)
