@@ -160,6 +160,7 @@ def test_a_named_layout_is_read_in_both_languages(
     from core.parser import parse
 
     q = parse(text).query
+    assert q is not None
     assert (q.tensor_parallel, q.pipeline_parallel, q.data_parallel) == (tp, pp, dp)
 
 
