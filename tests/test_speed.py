@@ -442,3 +442,28 @@ def test_gpu_hours_that_are_a_steady_rate_carry_no_goodput() -> None:
 
     steady_hours = wall.figure.tokens / tokens_per_s_per_gpu(c, job) / 3600
     assert predict(c, wall) == pytest.approx(steady_hours / c.training.goodput)
+
+
+def test_rocm_stack_terms_apply_to_amd_cards_only() -> None:
+    """data/speed.toml [stacks]: the fitted ROCm factor prices MoE layers (DeepSeek-R1's kernels), a dense
+    layer of a captured step costs CUDA's (rocm_dense_layer_factor), and ROCm's GEMMs reach rocm_tensor_share
+    of the fitted utilisation; none of it touches an NVIDIA card."""
+    c = load_speed_constants()
+    catalog = load_catalog()
+    mi300x, h100 = catalog.get("mi300x"), catalog.get("h100-sxm")
+    vllm = c.runtime("vllm")
+    assert speed_terms.per_layer_factor(c, h100) == speed_terms.dense_layer_factor(c, h100) == 1.0
+    assert speed_terms.tensor_share(c, h100) == 1.0
+    assert speed_terms.per_layer_factor(c, mi300x) == c.stacks.rocm_per_layer_factor > 1.0
+    assert 0.0 < speed_terms.tensor_share(c, mi300x) == c.stacks.rocm_tensor_share < 1.0
+    dense = speed_terms.launch_s(vllm, 80, 0, speed_terms.per_layer_factor(c, mi300x), dense_factor=1.0)
+    assert dense == pytest.approx(80 * vllm.launch_s_per_layer)
+    moe = speed_terms.launch_s(vllm, 61, 58, 2.0, dense_factor=1.0)
+    assert moe == pytest.approx(61 * vllm.launch_s_per_layer + 58 * vllm.moe_s_per_layer * 2.0)
+    # the same FP8 70B on 8 cards: prefill's compute runs at the share on the MI300X, not on the H100
+    base = Query(
+        model="llama-3.1-70b", runtime=Runtime.VLLM, precision=Precision.FP8, batch=1, gpus=8, seq=8192
+    )
+    amd = inference_speed(estimate(base.model_copy(update={"card": "mi300x"})), mi300x, 8)
+    nvidia = inference_speed(estimate(base.model_copy(update={"card": "h100-sxm"})), h100, 8)
+    assert amd.ttft_s > nvidia.ttft_s  # 2,615 FP8 TFLOPS x 0.48 is below the H100's 1,979

@@ -14,6 +14,13 @@ least 80% within ±25%, all within 2x) is not met.
 Second batch (3 rows, v7b-*: llama.cpp tg512 of three Q5_K_M models on an RTX 3060 12GB), committed (d156b75)
 after that first look and before its own, which ran at main ed483f8: 3 of 3 within ±25%. The whole table: 25
 of 35 within ±25%, 35 within 2x, median x0.90, worst x0.66. The floor is that level.
+
+Then (servespeed, issue 22's ROCm pass): ROCm's fitted per-layer factor measures DeepSeek-R1's MoE kernels,
+not a dense model's graph replay (data/speed.toml [stacks] rocm_dense_layer_factor 1.0), and ROCm's GEMMs
+reach 0.48 of the fitted prefill utilisation (rocm_tensor_share): 70B at batch 1-8 x0.66-0.78 -> x0.82-0.94,
+405B at batch 128 x1.21-1.31 -> x0.81-0.97: 33 of 35 within ±25% (left: 0.10.0's 405B at 2048 in / batch 128
+x0.61, its 128 in / batch 32 x1.27), all 35 within 2x: the issue's bar is met on this table. The floor is
+that level.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from core.speed.published import FITTED_TABLE, HELD_OUT_7_TABLE, TABLES, load_so
 
 TABLE = HELD_OUT_7_TABLE
 ROOT = Path(__file__).resolve().parent.parent
-FLOOR_WITHIN_25 = 25 / 35  # the two batches' first looks together (22 / 32, then 3 / 3); it may only rise
+FLOOR_WITHIN_25 = 33 / 35  # the level reached (the first looks: 22 / 32, then 3 / 3); it may only rise
 MAX_OUTSIDE_2X = 0
 
 
@@ -51,5 +58,5 @@ def test_the_fitting_tool_reads_only_the_fitted_table() -> None:
 
 
 def test_seventh_held_out_figures_are_predicted_at_the_level_reached() -> None:
-    assert FLOOR_WITHIN_25 < TARGET_WITHIN_25  # the issue's bar is still ahead
+    assert FLOOR_WITHIN_25 >= TARGET_WITHIN_25  # the issue's bar is met on this table (issue 22's ROCm pass)
     predicted_at_level(TABLE, floor=FLOOR_WITHIN_25, outside_2x_at_most=MAX_OUTSIDE_2X, median_within=1.3)

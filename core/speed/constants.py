@@ -264,7 +264,13 @@ class StackConstants(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    rocm_per_layer_factor: float  # ROCm's fixed cost per layer per step (HIP graphs, MoE kernels) / CUDA's
+    # ROCm's fixed cost per MoE layer per step (its fused-MoE kernels), and of eager launches, / CUDA's
+    rocm_per_layer_factor: float
+    # ROCm's fixed cost per dense layer per step (HIP graph replay, the dense kernels' launches) / CUDA's
+    rocm_dense_layer_factor: float = 1.0
+    # the tensor FLOP/s ROCm's GEMMs reach on an AMD card, as a share of what the runtimes' fitted utilisation
+    # (prefill_mfu, fitted on NVIDIA cards) takes of the nominal peak
+    rocm_tensor_share: float = 1.0
     source: str
 
 

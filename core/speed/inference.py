@@ -52,6 +52,9 @@ class Generation:
     legacy_launch: bool = False  # a release before the runtime captured decode in CUDA graphs (graphs_before)
     # a release whose decode steps run eager past this context (vLLM V0's max_seq_len_to_capture); 0: none
     graph_max_context: int = 0
+    # every decode step eager (vLLM's --enforce-eager: no CUDA / HIP graphs), at the runtime's
+    # eager_s_per_layer
+    eager: bool = False
     # MoE: the bytes every step reads whatever its tokens (attention, shared experts, the router) and those of
     # one routed expert over all MoE layers, so that a step's read follows the tokens it routes (prompt
     # tokens prefilled in it included: a 128-token prompt touches nearly every expert of Mixtral)
@@ -153,6 +156,7 @@ def generation(
     legacy_launch: bool = False,
     graph_max_context: int = 0,
     legacy_moe: bool = False,
+    eager: bool = False,
 ) -> Generation:
     layers = model.decoder_layers or model.layers
     compressed_mla = runtime != "transformers"
@@ -184,6 +188,7 @@ def generation(
         legacy_gqa=legacy_gqa,
         legacy_launch=legacy_launch,
         graph_max_context=graph_max_context,
+        eager=eager,
         dense_weight_bytes=dense,
         expert_weight_bytes=expert,
         experts=model.experts if model.is_moe else 0,
@@ -249,7 +254,7 @@ def _prefill_peak(c: SpeedConstants, g: Generation, precision: Precision) -> flo
     found = c.derived.get(key)
     if found is None:
         peak = speed_terms.tensor_peak_flops(g.card, precision, c.training.fp8_gain)
-        found = peak * c.runtime(g.runtime).prefill_mfu
+        found = peak * c.runtime(g.runtime).prefill_mfu * speed_terms.tensor_share(c, g.card)
         c.derived[key] = found
     return found
 
@@ -319,10 +324,19 @@ def decode_step_s(
     recurrent_s = g.linear_layers * runtime.linear_attention_s_per_layer
     gpu_s = linear_s + attention_s + comm_s + host_s + routing_s + recurrent_s
     factor = speed_terms.per_layer_factor(c, g.card)
-    if g.graph_max_context and kv_tokens > g.graph_max_context:
+    dense = speed_terms.dense_layer_factor(c, g.card)
+    if g.eager or (g.graph_max_context and kv_tokens > g.graph_max_context):
+        # eager launches from the host: at the stack's fitted launch factor (HIP's host launch on ROCm)
         gpu_s += speed_terms.eager_fallback_s(runtime, g.layers, factor)
     return speed_terms.step_s(
-        runtime, gpu_s, g.layers, g.moe_layers, batch, factor=factor, graphs=not g.legacy_launch
+        runtime,
+        gpu_s,
+        g.layers,
+        g.moe_layers,
+        batch,
+        factor=factor,
+        graphs=not g.legacy_launch,
+        dense_factor=dense,
     )
 
 
@@ -345,7 +359,14 @@ def prefill_s(c: SpeedConstants, g: Generation, prompt: int, prompts: int = 1) -
     factor = speed_terms.per_layer_factor(c, g.card)
     gpu_s = max(compute, read) + comm
     step = speed_terms.step_s(
-        runtime, gpu_s, g.layers, g.moe_layers, prompts, factor=factor, graphs=not g.legacy_launch
+        runtime,
+        gpu_s,
+        g.layers,
+        g.moe_layers,
+        prompts,
+        factor=factor,
+        graphs=not g.legacy_launch,
+        dense_factor=speed_terms.dense_layer_factor(c, g.card),
     )
     return step + runtime.prefill_fixed_s
 

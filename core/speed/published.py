@@ -148,6 +148,10 @@ class Source(BaseModel):
     # serving sources that state vLLM's --num-scheduler-steps (multi-step scheduling, vLLM 0.6-0.7): a request
     # arriving mid-run waits for the run's remaining steps before its prefill (inference.loaded_ttft_s)
     scheduler_steps: int = 1
+    # serving sources that state vLLM's --enforce-eager (no CUDA / HIP graphs): every decode step launches its
+    # kernels from Python, the eager step vLLM V0 falls back to past max_seq_len_to_capture
+    # (inference.decode_step_s, RuntimeSpeed.eager_s_per_layer)
+    enforce_eager: bool = False
     # training sources whose full fine-tunes keep no fp32 master weights (torchtune's bf16, PEFT's runs
     # without AMP): the optimizer step updates 16-bit weights and states
     pure_bf16: bool = False
@@ -286,6 +290,15 @@ def _stated_scheduler_steps(source: str) -> int:
         if found is not None:
             return found.scheduler_steps
     return 1
+
+
+def _stated_eager(source: str) -> bool:
+    """Whether a source states that its engine ran eager (vLLM's --enforce-eager)."""
+    for table in TABLES:
+        found = load_sources(table).get(source)
+        if found is not None:
+            return found.enforce_eager
+    return False
 
 
 def _kv_bytes(figure: PublishedFigure) -> float:
@@ -554,6 +567,7 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
             else 0
         ),
         legacy_moe=release_before(runtime_version(figure.source), runtime.moe_kernels_from),
+        eager=_stated_eager(figure.source) and bool(runtime.eager_s_per_layer),
     )
     steps = _stated_scheduler_steps(figure.source)
     return PreparedFigure(figure=figure, generation=g, concurrency=concurrency, scheduler_steps=steps)

@@ -226,16 +226,23 @@ def prefill_chunk_tokens(runtime: RuntimeSpeed, card: Card) -> int:
 
 
 def launch_s(
-    runtime: RuntimeSpeed, layers: int, moe_layers: int, factor: float = 1.0, *, graphs: bool = True
+    runtime: RuntimeSpeed,
+    layers: int,
+    moe_layers: int,
+    factor: float = 1.0,
+    *,
+    graphs: bool = True,
+    dense_factor: float = 1.0,
 ) -> float:
     """Kernel launches and synchronisation of one decode step: per layer, and per MoE layer on top; `factor`
-    is the card's software stack's (ROCm's HIP graphs and MoE kernels against CUDA's, per_layer_factor).
+    is the card's software stack's cost per MoE layer against CUDA's (per_layer_factor, fitted on ROCm's MoE
+    kernels), `dense_factor` its cost per layer of a captured step (dense_layer_factor).
     `graphs`: a release that captures the step in a CUDA graph saves the runtime's graphs_saving_s_per_layer
     per layer (llama.cpp since PR #6766, May 2024); False for releases before its graphs_before."""
     per_layer = runtime.launch_s_per_layer
     if graphs and runtime.graphs_before:
         per_layer = max(per_layer - runtime.graphs_saving_s_per_layer, 0.0)
-    return (layers * per_layer + moe_layers * runtime.moe_s_per_layer) * factor
+    return layers * per_layer * dense_factor + moe_layers * runtime.moe_s_per_layer * factor
 
 
 def eager_fallback_s(runtime: RuntimeSpeed, layers: int, factor: float = 1.0) -> float:
@@ -249,8 +256,20 @@ def eager_fallback_s(runtime: RuntimeSpeed, layers: int, factor: float = 1.0) ->
 
 
 def per_layer_factor(constants: SpeedConstants, card: Card) -> float:
-    """The fixed per-layer cost of the card's software stack against CUDA's (data/speed.toml [stacks])."""
+    """The fixed cost per MoE layer of the card's software stack against CUDA's (data/speed.toml [stacks])."""
     return constants.stacks.rocm_per_layer_factor if card.vendor == "AMD" else 1.0
+
+
+def dense_layer_factor(constants: SpeedConstants, card: Card) -> float:
+    """The fixed cost per layer (graph replay, launches) of the card's software stack against CUDA's
+    (data/speed.toml [stacks] rocm_dense_layer_factor)."""
+    return constants.stacks.rocm_dense_layer_factor if card.vendor == "AMD" else 1.0
+
+
+def tensor_share(constants: SpeedConstants, card: Card) -> float:
+    """The share of the runtimes' fitted tensor utilisation the card's software stack's GEMMs reach
+    (data/speed.toml [stacks] rocm_tensor_share; 1 on CUDA, where prefill_mfu was fitted)."""
+    return constants.stacks.rocm_tensor_share if card.vendor == "AMD" else 1.0
 
 
 def step_s(
@@ -262,12 +281,13 @@ def step_s(
     *,
     factor: float = 1.0,
     graphs: bool = True,
+    dense_factor: float = 1.0,
 ) -> float:
     """A decode step's wall time from its GPU time: CUDA-graph runtimes add their launch gaps to it; eager
     ones (transformers) launch from Python while the GPU works, so the slower of the two sets the pace. Then
     the scheduler's per-step and per-sequence work. Eager overlap is partial: launch_serial_share of the
     shorter of the two is added."""
-    launches = launch_s(runtime, layers, moe_layers, factor, graphs=graphs)
+    launches = launch_s(runtime, layers, moe_layers, factor, graphs=graphs, dense_factor=dense_factor)
     if runtime.launch_overlaps:
         # The CPU runs ahead of the GPU only between the step's syncs (the next token, the stopping check),
         # so a share of the shorter side is not hidden behind the longer one (FITTED per runtime).
