@@ -1,14 +1,15 @@
 """The eighth held-out speed table (data/measured/speed_heldout8.csv, sources in speed_heldout8_sources.toml):
-8 serving figures from a source none of data/measured's other speed tables use — turboderp/exllamav2's README
-'Performance' table (ExLlamaV2 0.1.8, single-sequence decode t/s of GPTQ 4-bit Llama 7B / 13B / 33B and EXL2
-4.0 bpw Llama 2 7B on one RTX 3090 Ti and one RTX 4090) — recorded and committed (70dde44) before any
-prediction for it was run: issue 22's outside check, never fitted, never tuned on.
+8 serving figures from a source none of data/measured's other speed tables use — turboderp/exllamav2's
+README 'Performance' table (ExLlamaV2 0.1.8, single-sequence decode t/s of GPTQ 4-bit Llama 7B / 13B / 33B
+and EXL2 4.0 bpw Llama 2 7B on one RTX 3090 Ti and one RTX 4090) — recorded and committed (70dde44) before
+any prediction for it was run: issue 22's outside check, never fitted, never tuned on.
 
-ExLlamaV2 has no speed terms of its own: data/runtimes.toml has it borrow llama.cpp's (`speed_terms`), and the
-loader predicts it on those, as the answers do. First look (data/measured/speed_heldout8_first_look.txt): 0 of 8
-within ±25%, all 8 within 2x, median x0.70, worst x0.65: gpufit is 23-35% slow for ExLlamaV2's batch-1 decode,
-the ASSUMPTION in data/runtimes.toml (it decodes at llama.cpp CUDA's achieved bandwidth) is the suspect. The floor
-below is that level, so main stays green while the speed model changes; it may only rise. The issue's bar
+ExLlamaV2 has no speed terms of its own: data/runtimes.toml has it borrow llama.cpp's (`speed_terms`), and
+the loader predicts it on those, as the answers do. First look
+(data/measured/speed_heldout8_first_look.txt): 0 of 8 within ±25%, all 8 within 2x, median x0.70, worst
+x0.65: gpufit is 23-35% slow for ExLlamaV2's batch-1 decode; the ASSUMPTION in data/runtimes.toml (it
+decodes at llama.cpp CUDA's achieved bandwidth) is the suspect. The floor below is that level, so main stays
+green while the speed model changes; it may only rise. The issue's bar
 (speed_heldout_checks.TARGET_WITHIN_25: at least 80% within ±25%, all within 2x) is not met.
 """
 
