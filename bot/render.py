@@ -32,6 +32,7 @@ from jinja2.bccache import Bucket
 from jinja2.ext import InternationalizationExtension
 from jinja2.runtime import Context, Macro
 from markupsafe import Markup
+from markupsafe import escape as markup_escape
 
 from core.paths import TEMPLATES_DIR
 from core.runtimes import load_runtimes
@@ -487,14 +488,23 @@ class DirectCallContext(Context):
 _SCOPE_KWARGS = frozenset({"_loop_vars", "_block_vars"})
 
 
+def escape_unless_markup(value: Any) -> Markup:
+    """markupsafe.escape, with what is Markup already (a macro's or a filter's output: ~37 of an answer's
+    ~85 escapes) returned as it is: escape would call its __html__ and copy it into an equal new Markup."""
+    return value if type(value) is Markup else markup_escape(value)
+
+
 class PlainMacroTemplate(jinja2.Template):
-    """A template whose macros are PlainMacro: its module's `Macro` is rebound once it is built (the root
-    function, the blocks and the macros defined in it all read that module's globals)."""
+    """A template whose macros are PlainMacro and whose `{{ … }}` escape with escape_unless_markup: its
+    module's `Macro` and `escape` are rebound once it is built (the root function, the blocks and the
+    macros defined in it all read that module's globals)."""
 
     @classmethod
     def from_code(cls, environment: Environment, code: Any, globals: Any, uptodate: Any = None) -> Any:
         template = super().from_code(environment, code, globals, uptodate)
-        template.root_render_func.__globals__["Macro"] = PlainMacro
+        module = template.root_render_func.__globals__
+        module["Macro"] = PlainMacro
+        module["escape"] = escape_unless_markup
         return template
 
 

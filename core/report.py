@@ -72,6 +72,7 @@ def memory_json(est: Estimate) -> dict[str, object]:
         "verdicts": [v.model_dump(mode="json") for v in est.verdicts],
         "warnings": est.warnings,
         "layout": layout_json(est),
+        "layout_problem": layout_problem_json(est),
     }
 
 
@@ -81,8 +82,13 @@ def layout_json(est: Estimate) -> dict[str, object] | None:
     layout = layout_of(est.query)
     if layout is None:
         return None
-    said = "tensor_parallel" not in est.query.defaulted
-    return layout.model_dump(mode="json") | {"said": said}
+    return layout.model_dump(mode="json") | {"said": layout.said}
+
+
+def layout_problem_json(est: Estimate) -> dict[str, object] | None:
+    """`layout_problem`: why the layout the question named cannot run (then `layout` is the one the figures
+    are for instead), or None."""
+    return est.layout_problem.model_dump(mode="json") if est.layout_problem is not None else None
 
 
 def speed_json(job: Assessment | None) -> dict[str, object] | None:

@@ -130,3 +130,102 @@ def test_the_answer_says_the_memory_follows_the_layout(text: str, said: str) -> 
     assert facts["layout"]["tensor_parallel"] == facts["cluster"]["layout"]["tensor_parallel"]
     assert said in reply.html
     assert "ZeRO-3" not in reply.html
+
+
+# -- layouts the question names (core/parser/jobs.py, core/layout.py resolve_named) --------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "tp", "pp", "dp"),
+    [
+        ("pretrain llama 3 70b on 64 H100 with TP8 PP4", 8, 4, None),
+        ("pretrain llama 3 70b on 64 H100 tp=4 pp=2", 4, 2, None),
+        ("pretrain llama 3 70b on 32 H100, TP 2 × PP 4", 2, 4, None),
+        ("在64张H100上预训练llama 3 70b，张量并行8 流水线并行4", 8, 4, None),
+        ("预训练 llama 3 70b 64张h100 张量并行度为4 数据并行16", 4, None, 16),
+        ("pretrain llama 3 70b on 16 H100 --tensor-parallel-size 4", 4, None, None),
+        (
+            "pretrain llama 3 70b --tensor-model-parallel-size 8 --pipeline-model-parallel-size 4 on 64 H100",
+            8,
+            4,
+            None,
+        ),
+        ("pretrain llama 3 8b DP 16 on H100", None, None, 16),
+        ("serve qwen2.5-72b with vllm -tp 2 on A100", 2, None, None),
+    ],
+)
+def test_a_named_layout_is_read_in_both_languages(
+    text: str, tp: int | None, pp: int | None, dp: int | None
+) -> None:
+    from core.parser import parse
+
+    q = parse(text).query
+    assert q is not None
+    assert (q.tensor_parallel, q.pipeline_parallel, q.data_parallel) == (tp, pp, dp)
+
+
+def test_the_named_tp8_pp4_is_the_layout_memory_and_time_assume() -> None:
+    """Before: ❌ 112 GiB a card, ZeRO-3's, the TP 8 × PP 4 asked ignored. Now: 64 / (8·4) = 2 data-parallel
+    copies, the 70.6B's states over 32 shards, ≈ 33 GiB, and the time for the same layout."""
+    reply = answer("pretrain llama 3 70b on 64 H100 with TP8 PP4")
+    facts: dict[str, Any] = dict(reply.to_json()["answer"])
+    layout = {"framework": "megatron", "tensor_parallel": 8, "pipeline_parallel": 4, "data_parallel": 2}
+    assert facts["layout"] == layout | {"said": True}
+    assert facts["cluster"]["layout"] == layout
+    assert facts["layout_problem"] is None
+    assert facts["verdict"] == "fits"
+    assert 28 * GIB < facts["total_bytes"] < 38 * GIB
+    assert "Layout as you named it (Megatron-LM / NeMo): tensor parallel 8 × 4 pipeline stages" in reply.html
+
+
+def test_a_named_layout_without_a_count_spans_its_cards() -> None:
+    est = estimate(
+        Query.model_validate(
+            {
+                "model": "llama-3-70b",
+                "card": "h100-sxm",
+                "tensor_parallel": 8,
+                "pipeline_parallel": 4,
+                **PRETRAIN,
+            }
+        )
+    )
+    assert est.query.gpus == 32
+    layout = layout_of(est.query)
+    assert layout is not None and layout.data_parallel == 1 and layout.said
+
+
+@pytest.mark.parametrize(
+    ("text", "reason", "said"),
+    [
+        ("pretrain llama 3 70b on 64 H100 with TP16 PP4", "node", "wider than one 8-card node"),
+        ("pretrain llama 3 70b on 64 H100 tp 3", "cards", "needs a multiple of 3 cards, but the job has 64"),
+        (
+            "在64张H100上预训练llama 3 70b，张量并行8 流水线并行4 数据并行4",
+            "cards",
+            "需要 128 张卡，而这个任务是 64 张",
+        ),
+        (
+            "pretrain qwen2.5-72b on 48 H100 tp 6 pp 8",
+            "heads",
+            "does not divide the model's 64 attention heads",
+        ),
+    ],
+)
+def test_a_layout_that_cannot_run_is_answered_with_why(text: str, reason: str, said: str) -> None:
+    reply = answer(text)
+    facts: dict[str, Any] = dict(reply.to_json()["answer"])
+    assert facts["layout_problem"]["reason"] == reason
+    assert said in reply.html
+    assert facts["layout"] is None or facts["layout"]["said"] is False  # the figures' layout, never as asked
+
+
+def test_a_fix_keeps_the_named_layout() -> None:
+    """TP 8 × PP 2 on 16 H100 (DP 1) holds 12 bytes a parameter of optimizer over 16 shards: 85 GiB. More
+    cards add data-parallel copies under the same TP × PP; LoRA or offloads, only ZeRO's, are no fix here."""
+    reply = answer("pretrain llama 3 70b on 16 H100 TP8 PP2")
+    facts: dict[str, Any] = dict(reply.to_json()["answer"])
+    assert facts["verdict"] == "no"
+    assert facts["fixes"]
+    for fix in facts["fixes"]:
+        assert "lora" not in fix["changes"] and "offloaded_checkpointing" not in fix["changes"]

@@ -24,9 +24,10 @@ Then (servespeed, issue 22's ROCm pass): ROCm's fitted per-layer factor (measure
 layers) no longer applies to a dense model's captured step (data/speed.toml [stacks]
 rocm_dense_layer_factor), and ROCm's GEMMs reach 0.48 of the fitted prefill utilisation (rocm_tensor_share):
 the seventh set's 70B / 405B on ROCm's own vLLM docker 25 -> 33 of 35, the sixth's 14 -> 16, but this
-table's October 2024 upstream build (RCCL all-reduces, no term for them yet) x1.23 -> x1.35 at one request
-and its 128k-token TPOT x1.94 -> x2.08: 9 of 21, 16 within 2x (the ROCm 6.1 prefill at 12.3 s, x0.19 ->
-x0.35, and the 256 / 1024-request runs x4.77 / x3.76 -> x2.76 / x2.18 move towards the published figures).
+table's October 2024 upstream build (its per-layer cost unexplained: not RCCL's all-reduce latency, 14-17 µs
+on 8x MI300X by rccl-tests) x1.23 -> x1.35 at one request and its 128k-token TPOT x1.94 -> x2.08: 9 of 21,
+16 within 2x (the ROCm 6.1 prefill at 12.3 s, x0.19 -> x0.35, and the 256 / 1024-request runs x4.77 / x3.76
+-> x2.76 / x2.18 move towards the published figures).
 """
 
 from __future__ import annotations

@@ -216,7 +216,7 @@ def assumptions(est: Estimate, stated: Query) -> list[tuple[str, AssumedValue]]:
             continue
         if name == "zero_stage" and ((filled.gpus or 1) == 1 or filled.tensor_parallel is not None):
             continue  # one card shards nothing; a Megatron layout (core/layout.py) says its own sharding
-        if name == "pipeline_parallel" and value == 1:
+        if name in ("pipeline_parallel", "data_parallel") and value == 1:
             continue
         if name == "optimizer" and filled.method is Method.QLORA:
             continue

@@ -24,6 +24,7 @@ from core.estimator import (
     short_of,
     terms,
 )
+from core.layout import layout_of
 from core.query import Currency, Method, Optimizer, Precision, Query, Task
 from core.registry import load_registry
 from core.runtimes import runtime_profile
@@ -194,6 +195,24 @@ def _raised_share(filled: Query, said: Query) -> Query | None:
     return said.model_copy(update={"gpu_memory_utilization": raised, "runtime": filled.runtime})
 
 
+def _keeps_layout(baseline: Estimate, result: Estimate) -> bool:
+    """A fix of a job sized in a 3D layout (core/layout.py) keeps one: the same tensor and pipeline sizes
+    when the question named them (more cards add data-parallel copies), a layout of the card's choosing
+    otherwise; never a change that only ZeRO-3 / FSDP runs (LoRA, offloaded states or checkpoints)."""
+    base = layout_of(baseline.query)
+    if base is None:
+        return True
+    found = layout_of(result.query)
+    if found is None or result.layout_problem is not None:
+        return False
+    if base.said:
+        return (found.tensor_parallel, found.pipeline_parallel) == (
+            base.tensor_parallel,
+            base.pipeline_parallel,
+        )
+    return True
+
+
 def fixes(query: Query, *, currency: Currency | None = None) -> list[Fix]:
     """The smallest changes that make the job fit the named card, each with its new memory figure.
 
@@ -252,6 +271,8 @@ def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix,
         result, verdict = check(trial, on, n)
         if verdict is None or verdict.fits is Fit.NO:
             return None
+        if not _keeps_layout(baseline, result):
+            return None  # a fix stays valid under the job's Megatron layout (LoRA, offloads: ZeRO's)
         speed = speed_value(result, on, n)
         price = None if on is stand_in else card_price(on.id, money, book, query.platform)
         quality = max((FIX_SPECS[c].quality for c in changes), key=lambda q: QUALITY_RANK.get(q, 1))

@@ -21,7 +21,18 @@ from core.estimator.calibration import ActivationCoefficients, Calibration, load
 from core.estimator.result import Breakdown, Estimate, Fit, FolkRule, Verdict, VllmPool
 from core.jobs import rl, zero_offload
 from core.jobs.defaults import cpu_defaults, device_defaults, on_cpu, runtime_defaults
-from core.layout import LAYOUT_FIELDS, TrainingLayout, layout_of, pretraining_layout, with_layout
+from core.layout import (
+    LAYOUT_FIELDS,
+    LayoutProblem,
+    TrainingLayout,
+    layout_of,
+    may_choose_layout,
+    named_cards,
+    names_layout,
+    pretraining_layout,
+    resolve_named,
+    with_layout,
+)
 from core.query import Method, Optimizer, Precision, Query, Task
 from core.registry import ModelArch, Registry, load_registry
 from core.runtimes import runtime_profile
@@ -534,6 +545,8 @@ def short_floor(query: Query, count: int) -> int | None:
     job = query.model_copy(update={"card": None, "card_memory_bytes": None, "gpus": count, "cpu_only": None})
     if job.task is Task.INFERENCE and job.runtime is not None and runtime_profile(job.runtime).host_offload:
         return None
+    if names_layout(job) or may_choose_layout(job, count):
+        return None  # a card's 3D layout (core/layout.py) may hold less than the card-free ZeRO-3 floor
     try:
         arch = resolve_model(job, load_registry())
     except UnknownModelError:
@@ -583,6 +596,13 @@ def _estimate(
     arch = resolve_model(query, registry)
     query = device_defaults(query, card)  # a Mac: a Metal engine on its one device
     query = cpu_defaults(query)  # no GPU: a CPU engine (llama.cpp) in system RAM
+    problem: LayoutProblem | None = None
+    if names_layout(query):
+        # 'TP8 PP4': the cards it spans when no count was said, the layout checked (a reason, never a swap)
+        cards = named_cards(query)
+        if cards is not None:
+            query = query.model_copy(update={"gpus": cards})
+        query, problem = resolve_named(query, arch)
     query = runtime_defaults(query, capacity * (query.gpus or 1) if capacity else None, arch)
     if card is not None:
         query = _with_chosen_layout(query, arch, card)
@@ -674,6 +694,7 @@ def _estimate(
         vllm=vllm_pool,
         warnings=warnings,
         model_context=model.max_context if "context_beyond_model" in warnings else None,
+        layout_problem=problem,
     )
 
 

@@ -7,6 +7,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from core.layout import LayoutProblem
 from core.query import Query
 
 COMPONENTS = (
@@ -166,6 +167,8 @@ class Estimate(BaseModel):
     model_context: int | None = Field(
         default=None, description="the model's trained context, when the question asks for a longer one"
     )
+    # the layout the question named cannot run (core/layout.py): why; the figures are for the one chosen
+    layout_problem: LayoutProblem | None = None
 
     @property
     def total_bytes(self) -> int:

@@ -42,7 +42,21 @@ _MEM_FRACTION = _c(
     r"(?:--mem[-_]fraction[-_]static|-?-?cache[-_]max[-_]entry[-_]count)(?:\s*=\s*|\s+)(?P<v>0?\.\d+)"
 )
 _TP = _c(
-    r"(?:--tensor[-_]parallel[-_]size|--tp[-_]size|--tp|(?<![a-z0-9-])-tp)(?:\s*=\s*|\s+)(?P<n>\d{{1,3}})(?!\d)"
+    r"(?:--tensor[-_]parallel[-_]size|--tp[-_]size|--tp|(?<![a-z0-9-])-tp)(?:\s*=\s*|\s+)(?P<n>\d{1,3})(?!\d)"
+)
+# A parallel layout named in words or by Megatron's / vLLM's flags ('TP8 PP4', 'tp=4 pp=2', 'TP 2 × PP 4',
+# '张量并行8 流水线并行4', '--tensor-model-parallel-size 4', '--pipeline-parallel-size 2', 'DP 16')
+_SIZE = r"(?:[\s_-]*(?:size|degree|度|数))?\s*(?:=|:|为|是|of)?\s*(?P<n>\d{1,4})(?![\d.])"
+_TP_NAMED = _c(
+    r"(?:--tensor[-_]model[-_]parallel[-_]size|tensor[\s_-]*(?:model[\s_-]*)?parallel(?:ism)?"
+    rf"|张量并行|(?<![a-z0-9]){'tp'}(?=[\s_=:\d-])){_SIZE}"
+)
+_PP_NAMED = _c(
+    r"(?:--pipeline[-_](?:model[-_])?parallel[-_]size|pipeline[\s_-]*(?:model[\s_-]*)?parallel(?:ism)?"
+    rf"|流水线并行|流水并行|(?<![a-z0-9]){'pp'}(?=[\s_=:\d-])){_SIZE}"
+)
+_DP_NAMED = _c(
+    rf"(?:--data[-_]parallel[-_]size|data[\s_-]*parallel(?:ism)?|数据并行|(?<![a-z0-9]){'dp'}(?=[\s_=:\d-])){_SIZE}"
 )
 _EP = _c(r"--enable[-_]expert[-_]parallel|(?<![a-z0-9-])-ep(?![a-z0-9])|expert[\s_-]*parallel|专家并行")
 _NGL = _c(
@@ -260,6 +274,15 @@ def read_jobs(text: str, fields: dict[str, object]) -> str:
     tp = take(_TP)
     if tp and 1 <= int(tp.group("n")) <= 512:
         fields["gpus"] = int(tp.group("n"))
+        fields["tensor_parallel"] = int(tp.group("n"))
+    for pattern, name in (
+        (_TP_NAMED, "tensor_parallel"),
+        (_PP_NAMED, "pipeline_parallel"),
+        (_DP_NAMED, "data_parallel"),
+    ):
+        size = take(pattern)
+        if size and 1 <= int(size.group("n")) <= 4096 and name not in fields:
+            fields[name] = int(size.group("n"))
     if _EP.search(text):
         fields["expert_parallel"] = True
     ngl = take(_NGL)

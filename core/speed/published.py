@@ -31,6 +31,7 @@ from core.speed.inference import (
     generation,
     generation_s,
     loaded_ttft_s,
+    runtime_name,
     serving_step_s,
 )
 from core.speed.terms import release_before
@@ -176,6 +177,10 @@ HELD_OUT_6_TABLE = "speed_heldout6"
 # a seventh (vLLM 0.7.3 and 0.10.0 on 8x MI300X: Llama 3.1 70B / 405B FP8 batch latency), from sources none
 # of the tables above use, committed before it was predicted: issue 22's outside check
 HELD_OUT_7_TABLE = "speed_heldout7"
+# an eighth (ExLlamaV2 0.1.8 batch-1 decode on an RTX 3090 Ti and an RTX 4090: GPTQ / EXL2 4-bit Llama
+# 7B-33B), from a source none of the tables above use, committed before it was predicted: issue 22's
+# outside check
+HELD_OUT_8_TABLE = "speed_heldout8"
 # speed_heldout_training.csv + its sources: training figures recorded before the training terms were built
 TRAINING_HELD_OUT_TABLE = "speed_heldout_training"
 # speed_heldout_training3.csv + its sources: a third training set (v3), recorded before it was predicted
@@ -201,6 +206,7 @@ TABLES = (
     HELD_OUT_5_TABLE,
     HELD_OUT_6_TABLE,
     HELD_OUT_7_TABLE,
+    HELD_OUT_8_TABLE,
     TRAINING_HELD_OUT_TABLE,
     TRAINING_HELD_OUT_3_TABLE,
     TRAINING_HELD_OUT_4_TABLE,
@@ -540,7 +546,13 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
             ),
         )
         return PreparedFigure(figure=figure, training=job, wall_clock_hours=not source.hours_from_throughput)
-    runtime = c.runtime(figure.runtime)
+    # an engine with no speed terms of its own (data/runtimes.toml `speed_terms`: ExLlamaV2 -> llama.cpp) is
+    # predicted as the product answers it: on the terms it borrows, at that engine's current release (the
+    # source's release number is the other engine's, so no version-gated legacy path applies)
+    borrowed = figure.runtime not in c.runtimes
+    speed_name = runtime_name(figure.runtime, figure.precision) if borrowed else figure.runtime
+    version = "" if borrowed else runtime_version(figure.source)
+    runtime = c.runtime(speed_name)
     ranks = figure.tp if runtime.tensor_parallel else 1
     cap = runtime.max_num_seqs
     share = _stated_kv_share(figure.source) or runtime.kv_free_memory_share
@@ -552,21 +564,17 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
     g = generation(
         model,
         card,
-        runtime=figure.runtime,
+        runtime=speed_name,
         precision=figure.precision,
         kv_dtype_bytes=_kv_bytes(figure),
         ranks=ranks,
         batches=(figure.batch, concurrency),
-        legacy_gqa=speed_terms.decodes_gqa_legacy(
-            runtime, runtime_version(figure.source), model.heads // max(model.n_kv_heads, 1)
-        ),
-        legacy_launch=release_before(runtime_version(figure.source), runtime.graphs_before),
+        legacy_gqa=speed_terms.decodes_gqa_legacy(runtime, version, model.heads // max(model.n_kv_heads, 1)),
+        legacy_launch=release_before(version, runtime.graphs_before),
         graph_max_context=(
-            runtime.graph_max_context or 0
-            if release_before(runtime_version(figure.source), runtime.graph_context_cap_before)
-            else 0
+            runtime.graph_max_context or 0 if release_before(version, runtime.graph_context_cap_before) else 0
         ),
-        legacy_moe=release_before(runtime_version(figure.source), runtime.moe_kernels_from),
+        legacy_moe=release_before(version, runtime.moe_kernels_from),
         eager=_stated_eager(figure.source) and bool(runtime.eager_s_per_layer),
     )
     steps = _stated_scheduler_steps(figure.source)
