@@ -149,3 +149,16 @@ def test_a_network_alone_moves_the_cluster_to_it() -> None:
         query = parsed.query
         assert (query.card, query.gpus, query.card_memory_bytes) == ("h100-sxm", 16, None), text
         assert (query.network, query.network_gbit_s) == ("infiniband", speed), text
+
+
+def test_a_new_question_starting_with_yong_is_not_a_follow_up() -> None:
+    """'用两张3090跑…' is how new Chinese questions begin: it must not inherit the last job's 50 streams."""
+    previous = parse("serve qwen2.5-7b for 50 concurrent users on a 4090").query
+    assert previous is not None and previous.batch == 50
+    parsed = parse("用两张3090跑ollama qwen2.5 72b q4，内存128g", previous)
+    assert not parsed.follow_up
+    assert parsed.query is not None
+    assert parsed.query.model == "qwen2.5-72b" and parsed.query.batch is None
+    short = parse("用qwen2.5 14b", previous)  # a short one still changes only the model
+    assert short.follow_up
+    assert short.query is not None and short.query.batch == 50

@@ -124,8 +124,12 @@ _INFO = _c(
 )
 _FOLLOW_MARK = _c(
     r"呢|what\s+about|how\s+about|instead|换成|换|改成|改用|改为|(?<![a-z])那|and\s+(?:for|with|on)|same\s+(?:for|with|on)|"
-    r"then|如果|if\s+i|what\s+if|^\s*(?:and|also|with|on|用|再)\b"
+    r"then|如果|if\s+i|what\s+if"
 )
+# 'and with int4?', '用4090', '再加一张': a follow-up by its first word alone. New Chinese
+# questions start with 用 too ('用两张3090跑ollama qwen2.5 72b'), so for a message that names
+# its own model the first word counts only in a short one.
+_FOLLOW_START = _c(r"^\s*(?:and|also|with|on|用|再)\b")
 _GPU_CONTEXT = _c(
     r"卡|gpu|显存|vram|card|租|rent|算力|模型|model|推理|微调|训练|部署|llm|大模型|inference|fine|train|serve|deploy|"
     r"cuda|nvidia|memory|显卡|fit|run|跑|机器|服务器|server|instance|cloud|云"
@@ -265,8 +269,8 @@ def asks_card_info(text: str) -> bool:
     return bool(_INFO.search(text))
 
 
-def sounds_like_follow_up(text: str) -> bool:
-    return bool(_FOLLOW_MARK.search(text))
+def sounds_like_follow_up(text: str, *, by_first_word: bool = True) -> bool:
+    return bool(_FOLLOW_MARK.search(text) or (by_first_word and _FOLLOW_START.search(text)))
 
 
 def gpu_context(text: str) -> bool:

@@ -358,7 +358,7 @@ def _fit(m: Message) -> Parsed:
     ex, norm, previous, seen = m.ex, m.norm, m.previous, m.seen
     only_a_name = not (ex.fields.keys() - {"model", "params_b"}) and len(norm) <= SHORT
     follow_up = previous is not None and (
-        not ex.has_model or only_a_name or words.sounds_like_follow_up(norm)
+        not ex.has_model or only_a_name or words.sounds_like_follow_up(norm, by_first_word=len(norm) <= SHORT)
     )
     fields = merge(previous, ex.fields, ex.gpus_added) if previous is not None and follow_up else ex.fields
     query = build_query(fields)
