@@ -203,18 +203,22 @@ def pretraining_layout(
         or named
     ):
         return None
+    from core.estimator import terms  # core.estimator imports this module
+
     t = c.training
     params = float(model.total_params)
     budget = t.layout_states_share * card.memory_bytes
 
     def fits(tp: int, pp: int) -> bool:
-        shards = tp * pp
-        replicas = gpus // shards
-        per_card = params * (
-            t.layout_replicated_bytes_per_param / shards
-            + t.layout_sharded_bytes_per_param / (shards * replicas)
+        states = terms.megatron_state_bytes(
+            params,
+            tp,
+            pp,
+            gpus // (tp * pp),
+            replicated_bytes_per_param=t.layout_replicated_bytes_per_param,
+            sharded_bytes_per_param=t.layout_sharded_bytes_per_param,
         )
-        return per_card <= budget
+        return sum(states) <= budget
 
     widths = [w for w in (1, 2, 4, 8) if w <= node and model.tensor_parallel_ok(w) and gpus % w == 0]
     layers = model.decoder_layers or model.layers
