@@ -36,8 +36,9 @@ KINDS = (
 )
 
 ENTRIES = load_entries((BATCH,))
-# FIRST LOOK: recorded after the commit that added the batch, before any fix
-PASS_RATE = 0 / 82
+# FIRST LOOK: 49/82 passed (59.8%; tests/corpus/answers_batch12_first_look.txt, run after the commit that
+# added the batch, before any fix); the bar is the first look and may only rise
+PASS_RATE = 49 / 82
 
 
 def test_batch12_is_big_and_varied() -> None:
