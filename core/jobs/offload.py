@@ -257,7 +257,14 @@ def _decode_s(
     name = runtime_name(query.runtime, precision, card)
     kv_dtype = terms.kv_dtype_bytes(precision, query.kv_cache_dtype)
     g = generation(
-        model, card, runtime=name, precision=precision, kv_dtype_bytes=kv_dtype, ranks=1, batches=(1,)
+        model,
+        card,
+        runtime=name,
+        precision=precision,
+        kv_dtype_bytes=kv_dtype,
+        ranks=1,
+        batches=(1,),
+        int4_kernels=runtime_profile(query.runtime).int4_kernels,
     )
     kv_tokens = decode_kv_tokens(query.seq or 4096)
     host_kv = kv_tokens * g.kv_bytes_per_token * (1 - gpu_share)
