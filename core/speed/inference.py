@@ -11,7 +11,7 @@ over two bandwidths: `decode_step_s(..., host_bytes=..., host_bytes_s=...)` adds
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -160,7 +160,6 @@ def generation(
     graph_max_context: int = 0,
     legacy_moe: bool = False,
     eager: bool = False,
-    int4_kernels: str | None = None,
 ) -> Generation:
     layers = model.decoder_layers or model.layers
     compressed_mla = runtime != "transformers"
@@ -199,8 +198,16 @@ def generation(
         experts_active=model.experts_active if model.is_moe else 0,
         fitted_moe=model.is_mla or legacy_moe,
         windows=attention_windows(model, layers),
-        int4_kernels=int4_kernels or "",
     )
+
+
+def with_own_kernels(g: Generation, runtime_id: str | None) -> Generation:
+    """The generation with the named engine's own 4-bit kernels (data/runtimes.toml int4_kernels), where its
+    profile has them: the speed terms it borrows (`runtime`) are another engine's, its kernels are not."""
+    profiles = load_runtimes().by_id
+    profile = profiles.get(runtime_id) if runtime_id else None
+    kernels = profile.int4_kernels if profile is not None else None
+    return replace(g, int4_kernels=kernels) if kernels else g
 
 
 def attention_windows(model: ModelArch, layers: int) -> tuple[tuple[float, int], ...]:
@@ -543,8 +550,8 @@ def _inference_speed(
         kv_dtype_bytes=kv_bytes,
         ranks=gpus if tensor_parallel else 1,
         batches=(batch,),
-        int4_kernels=runtime_profile(query.runtime).int4_kernels,
     )
+    g = with_own_kernels(g, query.runtime)
     output = min(DEFAULT_OUTPUT_TOKENS, max(seq // 2, 1))
     prompt = max(seq - output, 1)
     kv = speed_terms.average_kv_tokens(prompt, output)

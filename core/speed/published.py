@@ -23,7 +23,6 @@ from core.estimator.calibration import load_calibration
 from core.paths import DATA_DIR
 from core.query import KvCacheDtype, Method, Precision, Query, Runtime, Task
 from core.registry import load_registry
-from core.runtimes import load_runtimes
 from core.speed import terms as speed_terms
 from core.speed.constants import SpeedConstants, load_speed_constants
 from core.speed.inference import (
@@ -34,6 +33,7 @@ from core.speed.inference import (
     loaded_ttft_s,
     runtime_name,
     serving_step_s,
+    with_own_kernels,
 )
 from core.speed.terms import release_before
 from core.speed.training import (
@@ -554,7 +554,6 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
     speed_name = runtime_name(figure.runtime, figure.precision) if borrowed else figure.runtime
     version = "" if borrowed else runtime_version(figure.source)
     runtime = c.runtime(speed_name)
-    profile = load_runtimes().by_id.get(figure.runtime)  # its own kernels (int4_kernels), if a profile
     ranks = figure.tp if runtime.tensor_parallel else 1
     cap = runtime.max_num_seqs
     share = _stated_kv_share(figure.source) or runtime.kv_free_memory_share
@@ -578,8 +577,8 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
         ),
         legacy_moe=release_before(version, runtime.moe_kernels_from),
         eager=_stated_eager(figure.source) and bool(runtime.eager_s_per_layer),
-        int4_kernels=profile.int4_kernels if profile is not None else None,
     )
+    g = with_own_kernels(g, figure.runtime)
     steps = _stated_scheduler_steps(figure.source)
     return PreparedFigure(figure=figure, generation=g, concurrency=concurrency, scheduler_steps=steps)
 
