@@ -63,6 +63,10 @@ _EP = _c(r"--enable[-_]expert[-_]parallel|(?<![a-z0-9-])-ep(?![a-z0-9])|expert[\
 _NGL = _c(
     rf"(?:(?<![a-z0-9-])-ngl|--n[-_]gpu[-_]layers|--gpu[-_]layers|{_B}num_gpu)(?:\s*=\s*|\s+)(?P<n>\d{{1,3}})(?!\d)"
 )
+# the requests an engine serves at once: Ollama's OLLAMA_NUM_PARALLEL, llama-server's -np / --parallel
+_PARALLEL = _c(
+    rf"(?:ollama_num_parallel|{_B}num_parallel|(?<![a-z0-9-])-np|(?<![a-z0-9-])--parallel)(?:\s*=\s*|\s+)(?P<n>\d{{1,4}})(?!\d)"
+)
 _KV_DTYPE = _c(
     r"(?:--kv[-_]cache[-_]dtype|ollama_kv_cache_type|--cache[-_]type[-_][kv]|(?<![a-z0-9-])-ct[kv]|kv[\s_-]*cache"
     r"(?:\s*(?:用|dtype|type|类型|量化|量化成|in|as))?)(?:\s*=\s*|\s+|\s*:\s*)?(?P<d>fp8(?:_e4m3|_e5m2)?|q8_0|q4_0|f16|fp16|bf16|auto)"
@@ -290,6 +294,9 @@ def read_jobs(text: str, fields: dict[str, object]) -> str:
     if ngl:
         fields["gpu_layers"] = int(ngl.group("n"))
         fields["offload"] = Offload.LAYERS
+    slots = take(_PARALLEL)
+    if slots and int(slots.group("n")) >= 1:
+        fields["parallel"] = int(slots.group("n"))
     kv = take(_KV_DTYPE)
     if kv:
         dtype = kv.group("d")
