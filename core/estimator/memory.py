@@ -708,10 +708,12 @@ def _with_chosen_layout(query: Query, model: ModelArch, card: Card) -> Query:
     """The job with the parallel layout it runs in on `card` (core/layout.py): the one the question named,
     or the Megatron 3D layout a multi-node pretraining job is answered with, so that the memory estimated
     here and the time core/speed/training.py works out assume the same layout."""
-    if query.task is Task.INFERENCE or layout_of(query) is not None:
-        return query
+    if query.task is not Task.PRETRAIN or not card.has_nvlink or layout_of(query) is not None:
+        return query  # (pretraining_layout chooses one only for pretraining on NVLink cards)
     from core.speed.constants import load_speed_constants  # core.speed imports this module
 
+    if (query.gpus or 1) <= load_speed_constants().link.gpus_per_node:
+        return query  # one node: no layout chosen (filling the defaults leaves the count, 1 if unsaid)
     filled = query.with_defaults()
     chosen = pretraining_layout(filled, model, card, filled.gpus or 1, load_speed_constants())
     return with_layout(query, chosen)
