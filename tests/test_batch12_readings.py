@@ -187,3 +187,62 @@ def test_items_counted_before_their_noun() -> None:
     text = "qwen3-embedding-8b 在一张 4090 上给 1000 万条文本做向量，每条 500 token，要多久"
     data, _, _ = ask_json(text, None)
     assert data["query"]["items"] == 10_000_000 and data["answer"]["speed"]["hours"] > 100
+
+
+# -- a reserved / yearly price the question states, weighed before the price list's monthly term -------------
+def _billing(*turns: str) -> dict[str, Any]:
+    previous: Query | None = None
+    data: dict[str, Any] = {}
+    for turn in turns:
+        data, remembered, _ = ask_json(turn, previous)
+        previous = remembered or previous
+    facts: dict[str, Any] = data["answer"]["billing"]
+    return facts
+
+
+@pytest.mark.parametrize(
+    ("turns", "kind", "break_even", "best"),
+    [
+        (("4090 包年 9000 块，按量 1.9 一小时，每天用 6 小时，包年划算吗",), "reserved", 13.0, "on-demand"),
+        (
+            ("H100 at $2.49/h on demand vs a 3-month commitment at $1.85/h. We use it ~14h a day. Which?",),
+            "reserved",
+            17.8,
+            "on-demand",
+        ),
+        (
+            ("4090 按量 2 块一小时，lora 微调 qwen2.5-7b 1亿 token 多少钱", "换成包天 40 块呢"),
+            "daily",
+            20.0,
+            None,
+        ),
+        (("a800 按天租 150 一天，按量 8 块一小时，我每天跑 16 小时，选哪个",), "daily", 18.8, "on-demand"),
+    ],
+)
+def test_the_term_the_question_prices_is_the_one_weighed(
+    turns: tuple[str, ...], kind: str, break_even: float, best: str | None
+) -> None:
+    facts = _billing(*turns)
+    assert facts["break_even_kind"] == kind and facts["break_even_hours_per_day"] == pytest.approx(break_even)
+    if best is not None:
+        assert facts["kind"] == best
+
+
+def test_a_commitment_bills_around_the_clock() -> None:
+    facts = _billing("H100 at $2.49/h on demand vs a 3-month commitment at $1.85/h. We'd use it 14h a day.")
+    reserved = next(o for o in facts["options"] if o["kind"] == "reserved")
+    assert reserved["stated"] and reserved["month_cost"] == pytest.approx(1.85 * 24 * 30)
+
+
+# -- a working day said by the clock ----------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "hours"),
+    [
+        ("a100 按量 6.5 一小时，我们只有工作日 9 点到 18 点开，包月 2800 划算吗", 9),
+        ("4090 包月还是按量，早上9点到晚上6点用", 9),
+        ("A100 monthly or hourly? we run it 9am to 6pm", 9),
+        ("H100 hourly vs monthly, strictly 9-to-5", 8),
+    ],
+)
+def test_hours_a_day_by_the_clock(text: str, hours: float) -> None:
+    assert _query(text)["hours_per_day"] == hours

@@ -196,7 +196,7 @@ def _billing_kind(m: Message) -> Parsed | None:
 # already given.
 _BILLING_CARRIED = (
     "card", "gpus", "platform", "hours_per_day", "rental_days", "stated_hourly_price", "stated_monthly_price",
-    "stated_weekly_price", "stated_daily_price", "currency",
+    "stated_weekly_price", "stated_daily_price", "stated_reserved_price", "currency",
 )  # fmt: skip
 
 
