@@ -246,3 +246,38 @@ def test_a_commitment_bills_around_the_clock() -> None:
 )
 def test_hours_a_day_by_the_clock(text: str, hours: float) -> None:
     assert _query(text)["hours_per_day"] == hours
+
+
+# -- a batch of requests with their lengths: prompts at the prefill's rate, replies batched ------------------
+@pytest.mark.parametrize(
+    ("text", "low", "high"),
+    [
+        # 1e5 × 1,500 prompt tokens × 2 × 72.7e9 = 2.2e19 FLOPs on 4 × 989 TFLOPS at 0.4–0.6 ≈ 2.5–3.8 h
+        (
+            "用 qwen2.5-72b 当 judge 给 10 万条回答打分，每条输入 1500 token 输出 10 token，4 张 h100 要多久",
+            1.5,
+            8,
+        ),
+        (
+            "score 100k answers with qwen2.5-72b as judge, 1500 tokens in, 10 out each, 4x h100: how long?",
+            1.5,
+            8,
+        ),
+    ],
+)
+def test_a_batch_of_prompts_is_a_prefill_job(text: str, low: float, high: float) -> None:
+    data, _, _ = ask_json(text, None)
+    answer = data["answer"]
+    assert answer.get("traffic") is None  # a batch to run, not traffic to size
+    assert low <= answer["time"]["hours"] <= high
+    assert answer["speed"]["batch"] > 1  # the engine runs what its KV pool holds at once
+
+
+def test_a_budget_kept_running_around_the_clock_is_a_budget() -> None:
+    parsed = parse(
+        "We have $2,000 a month. What's the biggest model we can serve 24/7 in int4, and on which card?"
+    )
+    assert parsed.intent == "budget" and parsed.query is not None
+    assert (parsed.query.budget, parsed.query.budget_period) == (2000, "month")
+    # other hours a day with a price stay a billing question
+    assert parse("4090 包月 1500，按量 2.2 一小时，我们每天跑 10 小时，选哪个").intent == "billing"
