@@ -97,6 +97,9 @@ class RuntimeProfile(BaseModel):
     speed_terms_apple: str | None = None  # the engine's Apple-silicon backend, when it has other terms
     gguf_default: bool = False  # the engine a GGUF file runs in
     int8_kernels: Literal["fast", "bitsandbytes"]
+    # the engine's own 4-bit GEMV kernels: a table of data/speed.toml [formats.int4_kernels] (None: the shared
+    # int4 format factor)
+    int4_kernels: str | None = None
     # issue 18: keeps what does not fit in system RAM by itself: repeating layers (llama.cpp's -ngl / --fit),
     # or every routed MoE expert (KTransformers) — core/jobs/offload.py splits the job
     host_offload: Literal["layers", "experts"] | None = None

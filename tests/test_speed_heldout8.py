@@ -8,7 +8,11 @@ ExLlamaV2 has no speed terms of its own: data/runtimes.toml has it borrow llama.
 the loader predicts it on those, as the answers do. First look
 (data/measured/speed_heldout8_first_look.txt): 0 of 8 within ±25%, all 8 within 2x, median x0.70, worst
 x0.65: gpufit is 23-35% slow for ExLlamaV2's batch-1 decode; the ASSUMPTION in data/runtimes.toml (it
-decodes at llama.cpp CUDA's achieved bandwidth) is the suspect. The floor below is that level, so main stays
+decodes at llama.cpp CUDA's achieved bandwidth) is the suspect. It was: the GPTQ / EXL2 weights were read at
+the int4 factor vLLM's GPTQ-Int4 and AWQ rows fit (0.733); ExLlamaV2's own 4-bit kernels (data/runtimes.toml
+int4_kernels, data/speed.toml [formats.int4_kernels], DERIVED from Marlin's README benchmark of exllamav2's
+kernel on an A10, ~0.98 of 16-bit GEMV's bandwidth at batch 1, not from this table) give 7 of 8 within ±25%,
+median x0.90, worst x0.80 (the 4090's EXL2 Llama 2 7B, just outside). The floor is that level, so main stays
 green while the speed model changes; it may only rise. The issue's bar
 (speed_heldout_checks.TARGET_WITHIN_25: at least 80% within ±25%, all within 2x) is not met.
 """
@@ -23,7 +27,7 @@ from core.speed.published import FITTED_TABLE, HELD_OUT_8_TABLE, TABLES, load_so
 
 TABLE = HELD_OUT_8_TABLE
 ROOT = Path(__file__).resolve().parent.parent
-FLOOR_WITHIN_25 = 0 / 8  # the first look's level; it may only rise
+FLOOR_WITHIN_25 = 7 / 8  # the first look's 0 / 8, then ExLlamaV2's own 4-bit kernels; it may only rise
 MAX_OUTSIDE_2X = 0
 
 

@@ -28,7 +28,14 @@ from core.jobs.host import HostMemory, effective_bytes_s, host_memory
 from core.query import Offload, Precision, Query, Task, offloads_to_host
 from core.registry import ModelArch
 from core.runtimes import runtime_profile
-from core.speed import DEFAULT_OUTPUT_TOKENS, decode_step_s, generation, load_speed_constants, runtime_name
+from core.speed import (
+    DEFAULT_OUTPUT_TOKENS,
+    decode_step_s,
+    generation,
+    load_speed_constants,
+    runtime_name,
+    with_own_kernels,
+)
 from core.speed import terms as speed_terms
 from core.units import GIB, MIB
 
@@ -259,6 +266,7 @@ def _decode_s(
     g = generation(
         model, card, runtime=name, precision=precision, kv_dtype_bytes=kv_dtype, ranks=1, batches=(1,)
     )
+    g = with_own_kernels(g, query.runtime)
     kv_tokens = decode_kv_tokens(query.seq or 4096)
     host_kv = kv_tokens * g.kv_bytes_per_token * (1 - gpu_share)
     on_card = replace(g, kv_bytes_per_token=g.kv_bytes_per_token * gpu_share, weight_bytes={1: gpu_read})

@@ -17,6 +17,7 @@ from core.speed.inference import (
     inference_speed,
     prefill_s,
     runtime_name,
+    with_own_kernels,
 )
 from core.speed.terms import tensor_peak_flops
 from core.speed.training import (
@@ -43,4 +44,5 @@ __all__ = [
     "tensor_peak_flops",
     "training_flops_per_token",
     "training_speed",
+    "with_own_kernels",
 ]

@@ -114,6 +114,9 @@ class FormatKernels(BaseModel):
     gguf_legacy: float  # Q8_0, Q4_0: one scale per 32 weights
     diffusion_fp8: float = 1.0  # diffusers' FP8 recipe (torchao float8 + torch.compile) over bf16, per step
     source: str
+    # an engine's own 4-bit GEMV kernels (data/runtimes.toml int4_kernels): (rows in the step, share of 16-bit
+    # GEMV bandwidth) points, rows ascending (terms.own_kernel_share)
+    int4_kernels: dict[str, tuple[tuple[int, float], ...]] = {}
 
 
 class MfuConstants(BaseModel):

@@ -11,7 +11,7 @@ over two bandwidths: `decode_step_s(..., host_bytes=..., host_bytes_s=...)` adds
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -70,6 +70,9 @@ class Generation:
     # layers whose attention stops at a window (sliding window) or a chunk (Llama 4): (share of the KV bytes
     # per token and of the attention FLOPs, the window in tokens); the rest attend to the whole context
     windows: tuple[tuple[float, int], ...] = ()
+    # the engine's own 4-bit GEMV kernels (data/runtimes.toml int4_kernels, data/speed.toml
+    # [formats.int4_kernels]): int4 weights read at their share by the step's rows; "": the shared int4 factor
+    int4_kernels: str = ""
 
     def attended_tokens(self, kv_tokens: float) -> float:
         """Cached tokens a decoded token attends to, in whole-context layers' units: a sliding-window layer
@@ -198,6 +201,15 @@ def generation(
     )
 
 
+def with_own_kernels(g: Generation, runtime_id: str | None) -> Generation:
+    """The generation with the named engine's own 4-bit kernels (data/runtimes.toml int4_kernels), where its
+    profile has them: the speed terms it borrows (`runtime`) are another engine's, its kernels are not."""
+    profiles = load_runtimes().by_id
+    profile = profiles.get(runtime_id) if runtime_id else None
+    kernels = profile.int4_kernels if profile is not None else None
+    return replace(g, int4_kernels=kernels) if kernels else g
+
+
 def attention_windows(model: ModelArch, layers: int) -> tuple[tuple[float, int], ...]:
     """The layers whose attention is capped, as (share of the layers, tokens): sliding-window layers at the
     window, chunked-attention layers (Llama 4) at the chunk; the same layer kinds the KV pool counts
@@ -235,13 +247,34 @@ def runtime_for(c: SpeedConstants, g: Generation) -> RuntimeSpeed:
     return found
 
 
+def _own_int4_kernel(c: SpeedConstants, g: Generation) -> tuple[tuple[int, float], ...] | None:
+    """The engine's own 4-bit kernel's points (share of 16-bit GEMV bandwidth by rows), where it reads this
+    generation's weights; None: the shared int4 factor (or another format) applies."""
+    if g.precision is not Precision.INT4 or not g.int4_kernels:
+        return None
+    return c.formats.int4_kernels.get(g.int4_kernels)
+
+
 def _bandwidth(c: SpeedConstants, g: Generation) -> float:
-    key = ("bandwidth", g.runtime, g.precision, g.card.id, g.card.bandwidth_gb_s)
+    """Decode reads' achieved bytes/s on one card. With the engine's own 4-bit kernel the weight format's
+    factor is left out here (the KV cache is 16-bit; _weight_bandwidth applies the kernel's share to the
+    weights)."""
+    key = ("bandwidth", g.runtime, g.precision, g.card.id, g.card.bandwidth_gb_s, g.int4_kernels)
     found = c.derived.get(key)
     if found is None:
-        found = speed_terms.achieved_bandwidth(c, g.card, c.runtime(g.runtime), g.precision)
+        own = _own_int4_kernel(c, g) is not None
+        precision = Precision.BF16 if own else g.precision
+        found = speed_terms.achieved_bandwidth(c, g.card, c.runtime(g.runtime), precision)
         c.derived[key] = found
     return found
+
+
+def _weight_bandwidth(c: SpeedConstants, g: Generation, rows: float) -> float:
+    """Bytes/s of a step's weight reads over `rows` tokens: the engine's own 4-bit kernel at its share for
+    those rows (terms.own_kernel_share), else the achieved bandwidth with the format's factor."""
+    points = _own_int4_kernel(c, g)
+    bandwidth = _bandwidth(c, g)
+    return bandwidth * speed_terms.own_kernel_share(points, rows) if points else bandwidth
 
 
 def _peak(c: SpeedConstants, g: Generation) -> float:
@@ -309,7 +342,9 @@ def decode_step_s(
     # Each kernel meets its own roofline: the linear layers' GEMMs read the weights and compute 2·N FLOPs per
     # token, attention reads the KV and computes the prompt tokens' causal scores; they run one after the
     # other, so a step is the sum of the two, not the larger of the step's total reads and FLOPs.
-    linear_s = max(weights / bandwidth, 2.0 * g.active_params * tokens / peak)
+    linear_s = max(
+        weights / (g.ranks * _weight_bandwidth(c, g, tokens)), 2.0 * g.active_params * tokens / peak
+    )
     attention_s = max(
         kv_read_bytes(c, g, batch, kv_tokens) / bandwidth,
         g.attention_flops_per_token2 * g.attended_tokens(kv_tokens) * prefill_tokens / attention_peak,
@@ -348,7 +383,7 @@ def prefill_s(c: SpeedConstants, g: Generation, prompt: int, prompts: int = 1) -
     pairs = prompt * prompt * g.attended_pairs_share(prompt)
     attention = prompts * g.attention_flops_per_token2 * pairs / (g.ranks * _attention_peak(c, g))
     compute = linear + attention
-    read = g.weights_read(prompts * prompt) / g.ranks / _bandwidth(c, g)
+    read = g.weights_read(prompts * prompt) / g.ranks / _weight_bandwidth(c, g, prompts * prompt)
     comm = 0.0
     if g.ranks > 1:
         comm = speed_terms.tensor_parallel_comm_s(
@@ -516,6 +551,7 @@ def _inference_speed(
         ranks=gpus if tensor_parallel else 1,
         batches=(batch,),
     )
+    g = with_own_kernels(g, query.runtime)
     output = min(DEFAULT_OUTPUT_TOKENS, max(seq // 2, 1))
     prompt = max(seq - output, 1)
     kv = speed_terms.average_kv_tokens(prompt, output)
@@ -537,7 +573,7 @@ def _inference_speed(
         aggregate_tokens_per_s=batch / batch_s,
         batch=batch,
         ttft_s=prefill_s(c, g, prompt, prompts),
-        efficiency=speed_terms.achieved_bandwidth(c, card, runtime, precision) / (card.bandwidth_gb_s * 1e9),
+        efficiency=_weight_bandwidth(c, g, 1) / (card.bandwidth_gb_s * 1e9),
         bound_fraction=min(1.0, bound_s / one_s),
         mfu=runtime.prefill_mfu,
         parallelism=parallelism,

@@ -33,6 +33,7 @@ from core.speed.inference import (
     loaded_ttft_s,
     runtime_name,
     serving_step_s,
+    with_own_kernels,
 )
 from core.speed.terms import release_before
 from core.speed.training import (
@@ -577,6 +578,7 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
         legacy_moe=release_before(version, runtime.moe_kernels_from),
         eager=_stated_eager(figure.source) and bool(runtime.eager_s_per_layer),
     )
+    g = with_own_kernels(g, figure.runtime)
     steps = _stated_scheduler_steps(figure.source)
     return PreparedFigure(figure=figure, generation=g, concurrency=concurrency, scheduler_steps=steps)
 

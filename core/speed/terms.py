@@ -60,6 +60,8 @@ said):
 
 from __future__ import annotations
 
+import itertools
+import math
 import re
 
 from core.catalog import Card
@@ -84,6 +86,20 @@ def format_kernel_factor(constants: SpeedConstants, precision: Precision) -> flo
     if precision in GGUF_LEGACY:
         return formats.gguf_legacy
     return 1.0
+
+
+def own_kernel_share(points: tuple[tuple[int, float], ...], rows: float) -> float:
+    """The share of 16-bit GEMV bandwidth an engine's own 4-bit kernel reaches at `rows` tokens in a step
+    (data/speed.toml [formats.int4_kernels]: points read off a kernel benchmark), interpolated in log2(rows)
+    between the listed points and held at the ends: such kernels keep up at batch 1 and fall off as the rows
+    grow (Marlin's README benchmark of exllamav2's kernel: ~0.98 at 1 row, ~0.39 at 8)."""
+    if rows <= points[0][0]:
+        return points[0][1]
+    for (low, low_share), (high, high_share) in itertools.pairwise(points):
+        if rows <= high:
+            t = (math.log2(rows) - math.log2(low)) / (math.log2(high) - math.log2(low))
+            return low_share + t * (high_share - low_share)
+    return points[-1][1]
 
 
 def achieved_bandwidth(
