@@ -11,6 +11,9 @@ from __future__ import annotations
 import datetime as dt
 import re
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import cache
 from pathlib import Path
 from typing import Literal
@@ -335,14 +338,34 @@ def price_book_problem() -> str | None:
     return None
 
 
+# The book one answer started with (`answer_pricing`), held for the rest of it: a 1-tuple, empty when none.
+_ANSWER_BOOK: ContextVar[tuple[PriceBook | None, ...]] = ContextVar("answer_book", default=())
+
+
 def price_book_in_force() -> PriceBook | None:
     """The price book now in force, or None when the price file is unusable (answers then show no prices
     rather than fail). A new object whenever the file changes, so it is part of the cache keys of the pure
-    functions that show prices."""
+    functions that show prices. Inside `answer_pricing`, the book the answer started with."""
+    pinned = _ANSWER_BOOK.get()
+    if pinned:
+        return pinned[0]
     try:
         return load_price_book()
     except PriceBookError:
         return None
+
+
+@contextmanager
+def answer_pricing(book: PriceBook | None) -> Iterator[None]:
+    """One answer priced from one book: `price_book_in_force` returns `book` until the block ends (in this
+    thread or task), instead of checking the price file again at each of the answer's searches (a `stat`
+    each, ~5 per answer), and an answer never mixes the prices of two files when the file changes while
+    it is being worked out."""
+    token = _ANSWER_BOOK.set((book,))
+    try:
+        yield
+    finally:
+        _ANSWER_BOOK.reset(token)
 
 
 class JobCost(BaseModel):

@@ -169,6 +169,12 @@ class Query(BaseModel):
     gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)
     expert_parallel: bool | None = Field(default=None, description="vLLM --enable-expert-parallel")
     gpu_layers: int | None = Field(default=None, ge=0, le=1000, description="llama.cpp -ngl / Ollama num_gpu")
+    parallel: int | None = Field(
+        default=None,
+        ge=1,
+        le=4096,
+        description="requests served at once: OLLAMA_NUM_PARALLEL, llama-server -np",
+    )
     offload: Offload | None = None
     host_memory_bytes: int | None = Field(default=None, gt=0, description="system RAM the user has")
     host_memory_type: HostMemoryType | None = None

@@ -62,6 +62,22 @@ class RuntimeDefaults(BaseModel):
     master_weights: bool | None = None
 
 
+class RuntimeSlots(BaseModel):
+    """An engine that answers a fixed number of requests at once, each slot with the whole context (its KV
+    cache allocated for all slots when the model loads), and queues the rest (Ollama's OLLAMA_NUM_PARALLEL and
+    OLLAMA_MAX_QUEUE; data/runtimes.toml cites the source). A question's concurrency beyond the slots waits;
+    the memory is the slots'."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    parallel: int = Field(ge=1)  # slots when not set
+    parallel_setting: str  # the engine's own name for it, as answers quote it
+    parallel_since: str  # the release whose default `parallel` is
+    parallel_before: int = Field(ge=1)  # the default before that release (when it fit)
+    max_queue: int | None = Field(default=None, ge=0)  # requests that may wait; past them the engine refuses
+    max_queue_setting: str | None = None
+
+
 class RuntimeRl(BaseModel):
     """How an RL trainer lays out GRPO / PPO (core/jobs/rl.py reads these; data/runtimes.toml cites each)."""
 
@@ -112,6 +128,7 @@ class RuntimeProfile(BaseModel):
     )
     metal_default: Literal["inference", "training"] | None = None  # the engine a Mac gets for that job
     rl: RuntimeRl | None = None
+    slots: RuntimeSlots | None = None  # requests answered at once, the rest queued (Ollama)
     # the launch line, a template over core/jobs/launch.py's fields ({repo}, {gguf}, {tag}, {gpus}, {seq},
     # {share}, {ngl}, {gpu_fraction}) and the optional flags below (each with its own placeholders)
     launch: str | None = None

@@ -138,6 +138,8 @@ def _job_facts(jobs: JobFacts | None) -> dict[str, object]:
         facts["context_rule"] = jobs.context_rule.model_dump(mode="json")
     if jobs.cpu is not None:
         facts["cpu"] = jobs.cpu.model_dump(mode="json") | {"runs": jobs.cpu.runs}
+    if jobs.slots is not None:
+        facts["slots"] = jobs.slots.model_dump(mode="json")
     return facts
 
 

@@ -33,7 +33,7 @@ from bot.answer.vision import vision_fit_answer
 from bot.hub.lookup import HubLookup
 from bot.render import render
 from core.answer_kind import QUERY_KINDS, AnswerKind
-from core.cost import price_book_in_force, price_book_problem, price_file
+from core.cost import PriceBook, answer_pricing, price_book_in_force, price_book_problem, price_file
 from core.estimator import UnknownCardError, UnknownModelError
 from core.parser import Parsed, parse
 from core.query import Currency, Query, Task
@@ -82,9 +82,9 @@ def _answer_message(text: str, context: ChatContext, lookup: HubLookup | None) -
         ):  # nothing learned: the answer the message gets without it (and why, if looked up)
             reply = _answer_text(text, context, price_book_in_force())
         else:
-            reply = _noting_missing_prices(
-                _answer_parsed(resolved, lang, context.currency), price_book_in_force()
-            )
+            book = price_book_in_force()
+            with answer_pricing(book):
+                reply = _noting_missing_prices(_answer_parsed(resolved, lang, context.currency), book)
         return with_lookup_note(reply, lang, note) if note is not None else reply
     except Exception:
         log.exception("answer with Hub lookup failed for %r", text[:200])
@@ -148,21 +148,23 @@ def _lang(context: ChatContext, parsed: Parsed | None, text: str) -> Lang:
 
 
 @lru_cache(maxsize=4096)
-def _answer_text(text: str, context: ChatContext, _book: object) -> Answer:
+def _answer_text(text: str, context: ChatContext, _book: PriceBook | None) -> Answer:
     lang = _lang(context, None, text)
     try:
         parsed = _parse(text, context.previous, context.previous_vision)
         lang = _lang(context, parsed, text)
-        return _noting_missing_prices(_answer_parsed(parsed, lang, context.currency), _book)
+        with answer_pricing(_book):  # the whole answer from the book it is cached under
+            return _noting_missing_prices(_answer_parsed(parsed, lang, context.currency), _book)
     except Exception:
         log.exception("answer failed for %r", text[:200])
         return error_answer(lang, "internal")
 
 
 @lru_cache(maxsize=4096)
-def _answer_query(query: Query, lang: Lang, _book: object) -> Answer:
+def _answer_query(query: Query, lang: Lang, _book: PriceBook | None) -> Answer:
     try:
-        return _noting_missing_prices(_rebuild(query, lang), _book)
+        with answer_pricing(_book):
+            return _noting_missing_prices(_rebuild(query, lang), _book)
     except Exception:
         log.exception("answer_query failed for %s", query.model_dump_json())
         return error_answer(lang, "internal", query=query)

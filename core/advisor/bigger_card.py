@@ -15,7 +15,7 @@ from itertools import groupby
 from core.advisor.shared import card_price
 from core.assessment import verdict_for_count
 from core.catalog import Card, Catalog, load_catalog
-from core.cost import CardPrice
+from core.cost import CardPrice, PriceBook, price_book_in_force
 from core.estimator import Fit, estimate, short_floor
 from core.query import Currency, Precision, Query
 
@@ -53,9 +53,14 @@ def bigger_card(query: Query, card: Card, count: int, currency: Currency) -> Car
     bf16 = query.precision in (None, Precision.BF16)
     floor: int | None = None  # short_of's card-free figure, worked out when a card first needs it
     screened = False
+    book = price_book_in_force()
     for same_size in _bigger_of_kind(load_catalog(), card.vendor, card.memory_bytes, bf16):
-        fitting: list[tuple[float, Card]] = []
-        for other in same_size:
+        # cheapest first (catalog order among equal prices, unpriced last): the first card of the size that
+        # runs the job is the cheapest that does, and the dearer ones are not estimated
+        for _, other in sorted(
+            ((_hourly(other, currency, book, query.platform), other) for other in same_size),
+            key=lambda t: t[0],
+        ):
             if not other.unified_memory:  # short_of(query, other, count), its card-free part once
                 if not screened:
                     floor, screened = short_floor(query, count), True
@@ -64,11 +69,14 @@ def bigger_card(query: Query, card: Card, count: int, currency: Currency) -> Car
             result = estimate(query.model_copy(update={"card": other.id, "gpus": count}))
             verdict = verdict_for_count(result, count)
             if verdict is not None and verdict.fits is not Fit.NO:
-                price = card_price(other.id, currency, None, query.platform)
-                fitting.append((price.per_hour if price else float("inf"), other))
-        if fitting:
-            return min(fitting, key=lambda t: t[0])[1]
+                return other
     return None
+
+
+def _hourly(card: Card, currency: Currency, book: PriceBook | None, platform_id: str | None) -> float:
+    """The card's hourly price (infinite when it has none): what ranks cards of one size."""
+    price = card_price(card.id, currency, book, platform_id)
+    return price.per_hour if price else float("inf")
 
 
 def bigger_cards(

@@ -21,6 +21,7 @@ from core.estimator.calibration import ActivationCoefficients, Calibration, load
 from core.estimator.result import Breakdown, Estimate, Fit, FolkRule, Verdict, VllmPool
 from core.jobs import rl, zero_offload
 from core.jobs.defaults import cpu_defaults, device_defaults, on_cpu, runtime_defaults
+from core.jobs.slots import serve_in_slots
 from core.layout import (
     LAYOUT_FIELDS,
     LayoutProblem,
@@ -551,7 +552,7 @@ def short_floor(query: Query, count: int) -> int | None:
         arch = resolve_model(job, load_registry())
     except UnknownModelError:
         return None
-    memory = _memory_cached(runtime_defaults(job, None, arch))
+    memory = _memory_cached(serve_in_slots(runtime_defaults(job, None, arch))[0])
     floor = memory.breakdown.total
     if memory.filled.task is Task.INFERENCE and runtime_profile(memory.filled.runtime).kv_pool:
         floor -= memory.breakdown.kv_cache
@@ -604,6 +605,7 @@ def _estimate(
             query = query.model_copy(update={"gpus": cards})
         query, problem = resolve_named(query, arch)
     query = runtime_defaults(query, capacity * (query.gpus or 1) if capacity else None, arch)
+    query, slots = serve_in_slots(query)  # Ollama: the memory of its slots, the other requests queued
     if card is not None:
         query = _with_chosen_layout(query, arch, card)
     # the job's memory on no card; "no GPU" beside a card named is answered for the card
@@ -692,6 +694,7 @@ def _estimate(
         uncertainty=uncertainty,
         verdicts=verdicts,
         vllm=vllm_pool,
+        slots=slots,
         warnings=warnings,
         model_context=model.max_context if "context_beyond_model" in warnings else None,
         layout_problem=problem,
@@ -702,10 +705,12 @@ def _with_chosen_layout(query: Query, model: ModelArch, card: Card) -> Query:
     """The job with the parallel layout it runs in on `card` (core/layout.py): the one the question named,
     or the Megatron 3D layout a multi-node pretraining job is answered with, so that the memory estimated
     here and the time core/speed/training.py works out assume the same layout."""
-    if query.task is Task.INFERENCE or layout_of(query) is not None:
-        return query
+    if query.task is not Task.PRETRAIN or not card.has_nvlink or layout_of(query) is not None:
+        return query  # (pretraining_layout chooses one only for pretraining on NVLink cards)
     from core.speed.constants import load_speed_constants  # core.speed imports this module
 
+    if (query.gpus or 1) <= load_speed_constants().link.gpus_per_node:
+        return query  # one node: no layout chosen (filling the defaults leaves the count, 1 if unsaid)
     filled = query.with_defaults()
     chosen = pretraining_layout(filled, model, card, filled.gpus or 1, load_speed_constants())
     return with_layout(query, chosen)

@@ -7,6 +7,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from core.jobs.slots import ServingSlots
 from core.layout import LayoutProblem
 from core.query import Query
 
@@ -163,6 +164,9 @@ class Estimate(BaseModel):
     uncertainty: float = Field(description="relative ± band of the tracked bytes")
     verdicts: list[Verdict] = Field(default_factory=list)
     vllm: VllmPool | None = None
+    # an engine that answers a fixed number of requests at once (Ollama): the memory is its slots', the rest
+    # of the asked requests wait (core/jobs/slots.py)
+    slots: ServingSlots | None = None
     warnings: list[str] = Field(default_factory=list, description="codes; templates word them")
     model_context: int | None = Field(
         default=None, description="the model's trained context, when the question asks for a longer one"

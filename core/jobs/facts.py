@@ -17,6 +17,7 @@ from core.jobs.defaults import OllamaContextRule, ollama_context_rule, on_cpu
 from core.jobs.host import effective_bytes_s, host_memory
 from core.jobs.launch import Launch, launch_line
 from core.jobs.offload import InferenceOffload, offload_plan
+from core.jobs.slots import ServingSlots
 from core.jobs.tables import TableFigure, size_tables, table_figures
 from core.query import Offload, Query, Task
 from core.registry import ModelArch, load_registry
@@ -100,6 +101,8 @@ class JobFacts(BaseModel):
     context_bytes: int = 0
     context_rule: OllamaContextRule | None = None  # Ollama's context by VRAM, when it was not said
     cpu: CpuRun | None = None  # no GPU: the job on the CPU and system RAM (core/jobs/cpu.py)
+    # an engine that answers a fixed number of requests at once (Ollama): how the asked ones are served
+    slots: ServingSlots | None = None
 
     def offload_json(self) -> dict[str, object] | None:
         """The answer's JSON `offload`: the split (with whether it runs) or the offloaded states."""
@@ -165,6 +168,7 @@ def job_facts(
         context_bytes=est.breakdown.activations + est.breakdown.logits,
         context_rule=_context_rule(est, card, count),
         cpu=cpu,
+        slots=est.slots,
     )
 
 

@@ -182,6 +182,11 @@ HELD_OUT_7_TABLE = "speed_heldout7"
 # 7B-33B), from a source none of the tables above use, committed before it was predicted: issue 22's
 # outside check
 HELD_OUT_8_TABLE = "speed_heldout8"
+# a ninth (LMDeploy on A100; Oct-2023 vLLM / llama.cpp / ExLlamaV2 batch-1 decode on consumer cards,
+# PCIe A100 and A10G; GPUStack's vLLM / SGLang / TensorRT-LLM burst runs of 2025 dense and MoE models
+# on A100 / H100 / H200), from sources none of the tables above use, committed before it was
+# predicted: issue 22's outside check
+HELD_OUT_9_TABLE = "speed_heldout9"
 # speed_heldout_training.csv + its sources: training figures recorded before the training terms were built
 TRAINING_HELD_OUT_TABLE = "speed_heldout_training"
 # speed_heldout_training3.csv + its sources: a third training set (v3), recorded before it was predicted
@@ -198,6 +203,10 @@ TRAINING_HELD_OUT_6_TABLE = "speed_heldout_training6"
 # on 384 A100s, XTuner ZeRO-3 and VectorLM FSDP fine-tunes), from sources none of the tables above use,
 # committed before it was predicted
 TRAINING_HELD_OUT_7_TABLE = "speed_heldout_training7"
+# speed_heldout_training9.csv + its sources: a ninth training set (InternLM-7B on 8-1,024 A100s, FlagPerf's
+# Megatron-Core / DeepSpeed cases, Megatron-MoE-ModelZoo's Qwen3 MoE on 256 H100s, Colossal-LLaMA-2's
+# GPU-hours), from sources none of the tables above use, committed before it was predicted
+TRAINING_HELD_OUT_9_TABLE = "speed_heldout_training9"
 TABLES = (
     FITTED_TABLE,
     HELD_OUT_TABLE,
@@ -208,12 +217,14 @@ TABLES = (
     HELD_OUT_6_TABLE,
     HELD_OUT_7_TABLE,
     HELD_OUT_8_TABLE,
+    HELD_OUT_9_TABLE,
     TRAINING_HELD_OUT_TABLE,
     TRAINING_HELD_OUT_3_TABLE,
     TRAINING_HELD_OUT_4_TABLE,
     TRAINING_HELD_OUT_5_TABLE,
     TRAINING_HELD_OUT_6_TABLE,
     TRAINING_HELD_OUT_7_TABLE,
+    TRAINING_HELD_OUT_9_TABLE,
 )
 
 
