@@ -251,6 +251,12 @@ class Query(BaseModel):
     rental_days: float | None = Field(
         default=None, gt=0, le=3650, description="how many days the card is rented for ('连续跑两周')"
     )
+    deadline_hours: float | None = Field(
+        default=None,
+        gt=0,
+        le=87_600,
+        description="the wall time a job must finish within ('一周内训完', 'within 24 hours', 'in 60 days')",
+    )
     requests_per_s: float | None = Field(default=None, gt=0, description="serving traffic (per day ÷ 86,400)")
     traffic_per_day: bool | None = Field(
         default=None, description="the traffic was given per day (a day's requests, daily users): its average"

@@ -147,6 +147,8 @@ _GENERATIONS = (
         r"(?:每个|每条|每道)\s*(?:prompt|问题|提示|题)\s*(?:生成|采样|出)?\s*(?P<n>\d{1,4})\s*(?:个|条|次)?(?:回答|回复|生成|输出|样本|completion|response)?"
     ),
     _c(r"(?:group[\s_-]*size|rollout\.n|(?<![a-z])n)\s*=\s*(?P<n>\d{1,4})(?!\d)"),
+    # with RL named: '6 generations, 512-token completions' (a count of them, not a length: no 'token' before)
+    _c(r"(?<![a-z0-9.-])(?P<n>\d{1,4})\s*(?:generations|rollouts|samples)(?![a-z])"),
     _c(r"(?P<n>\d{1,4})\s*(?:个|条)\s*(?:回答|回复|采样|生成)"),
 )
 _COMPLETION = (
@@ -154,7 +156,7 @@ _COMPLETION = (
     _c(rf"response_length\s*(?:=|:)?\s*{_CTX}"),
     _c(rf"(?:回答|回复)\s*(?:长度|最长|最大长度)\s*(?:改成|改为|设为|是|为|=)?\s*{_CTX}"),
     _c(
-        rf"(?<![a-z0-9.]){_CTX[: -len(_E)]}\s*(?:tokens?\s+)?"
+        rf"(?<![a-z0-9.]){_CTX[: -len(_E)]}[\s-]*(?:tokens?[\s-]+)?"
         rf"(?:completions?|responses?|generations?)(?:\s+length)?{_E}"
     ),
     _c(rf"(?:completions?|responses?|generations?)\s*(?:length|len|of|up\s+to)?\s*(?:=|:)?\s*{_CTX}"),
@@ -331,7 +333,8 @@ def read_jobs(text: str, fields: dict[str, object]) -> str:
         if match and 1 <= int(match.group("n")) <= 1024:
             fields["num_generations"] = int(match.group("n"))
             break
-    for pattern in _COMPLETION if rl_said else _COMPLETION[:3]:
+    # a follow-up of an RL question that changes its generations changes its completions the same way
+    for pattern in _COMPLETION if rl_said or "num_generations" in fields else _COMPLETION[:3]:
         match = pattern.search(text)
         if match:
             value = context_tokens(match.group("num"), match.group("unit"))

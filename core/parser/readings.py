@@ -32,7 +32,7 @@ _FIT_FIELDS = frozenset(
         "host_memory_channels", "algorithm",
         "num_generations", "completion_tokens", "rollout", "master_weights", "chunked_loss",
         "offload_activations", "launch", "sequence_parallel", "network", "network_gbit_s", "cpu_only",
-        "tensor_parallel", "pipeline_parallel", "data_parallel", "users",
+        "tensor_parallel", "pipeline_parallel", "data_parallel", "users", "deadline_hours",
     }
 )  # fmt: skip
 
