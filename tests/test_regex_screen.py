@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import random
 import re
+import sys
 import tomllib
 from pathlib import Path
 
 import pytest
 
 from core.parser import card_names, model_names
-from core.regex_screen import first_chars, screened
+from core.regex_screen import Gated, first_chars, gated, needed_literals, screened
 from core.runtimes import load_runtimes
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -44,9 +45,8 @@ def test_a_pattern_whose_first_chars_are_unknown_is_compiled_as_it_is() -> None:
     assert screened("vllm|sglang").pattern.startswith("(?=[")
 
 
-def _texts() -> list[str]:
-    """Every corpus question, lower-cased and as typed, and each with runtime, card and model names spliced in
-    at random places and in random case."""
+def _questions() -> list[str]:
+    """Every corpus question as typed."""
     texts: list[str] = []
     for path in sorted(CORPUS.glob("answers*.toml")):
         with path.open("rb") as handle:
@@ -55,6 +55,13 @@ def _texts() -> list[str]:
                 texts += [q] if isinstance(q, str) else list(q)
     with (CORPUS / "phrasings.toml").open("rb") as handle:
         texts += [case["text"] for case in tomllib.load(handle)["case"]]
+    return texts
+
+
+def _texts() -> list[str]:
+    """Every corpus question, lower-cased and as typed, and each with runtime, card and model names spliced in
+    at random places and in random case."""
+    texts = _questions()
     names = [
         "vLLM", "SGLang", "sg-lang", "llama.cpp", "llama-server", "-ngl 99", "--n-gpu-layers", "tune run",
         "LLaMA-Factory", "unsloth", "trl", "hf", "Hugging Face", "ollama", "lm studio", "trt-llm", "exl2",
@@ -89,3 +96,132 @@ def test_the_screened_patterns_find_what_the_patterns_as_written_find(name: str)
         assert [(m.span(), m.groups()) for m in pattern.finditer(text)] == expected, text
         found += len(expected)
     assert found > 500
+
+
+# -- the gates: strings every match contains ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "flags", "expected"),
+    [
+        (r"epochs?\s*(?:=|:)?\s*(\d+)", 0, {"epoch"}),
+        (r"(?:tokens?|词元)", 0, {"token", "词元"}),  # 'tokens' holds 'token'
+        (r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*(?:gb|gib|g)(?![a-z0-9])", 0, {"g"}),
+        (r"grad[\s_-]*(?:ckpt|checkpoint)|梯度检查点", 0, {"grad", "梯度检查点"}),
+        (r"@[a-z0-9_]*bot", 0, {"bot"}),  # the rarer of '@' and 'bot'
+        (r"[零一二]+(?=\s*张)", 0, {"零", "一", "二"}),  # what a lookahead needs is not counted
+        (r"a*b?", 0, None),  # can match nothing
+        (r"\d+x?", 0, None),  # a category: nothing listed
+        (r"x|\d", 0, None),  # one branch needs nothing
+        (r"(?i:a)b", 0, {"b"}),  # flags switched inside: that part is not counted
+        (r"(?i)vllm|sglang", 0, {"vllm", "sglang"}),  # matched ignoring case, as the pattern is
+        (r"(?:ab){2,}", 0, {"ab"}),
+        (r"[^a]bc", 0, {"bc"}),
+    ],
+)
+def test_needed_literals(source: str, flags: int, expected: set[str] | None) -> None:
+    found = needed_literals(source, flags)
+    assert (found[0] if found is not None else None) == (frozenset(expected) if expected else None)
+
+
+def _random_pattern(rng: random.Random, depth: int = 0) -> str:
+    """A small random pattern over the letters a–d and 中, with every construct the gates read."""
+    parts = []
+    for _ in range(rng.randint(1, 4)):
+        roll = rng.random()
+        if roll < 0.35 or depth > 2:
+            parts.append(rng.choice("abcd中"))
+        elif roll < 0.45:
+            parts.append(rng.choice(["[ab]", "[a-c]", "[^a]", r"\d", ".", r"\s", "[中d]"]))
+        elif roll < 0.6:
+            branches = [_random_pattern(rng, depth + 1) for _ in range(rng.randint(2, 3))]
+            parts.append("(?:" + "|".join(branches) + ")")
+        elif roll < 0.7:
+            parts.append("(" + _random_pattern(rng, depth + 1) + ")")
+        elif roll < 0.8:
+            parts.append(rng.choice(["(?=", "(?!", "(?<=", "(?<!"]) + rng.choice("abcd") + ")")
+        elif roll < 0.85:
+            parts.append(rng.choice([r"\b", "^", "$"]))
+        elif roll < 0.9:
+            parts.append("(?i:" + rng.choice("abAB") + ")")
+        else:
+            parts.append("(?>" + _random_pattern(rng, depth + 1) + ")")
+        if rng.random() < 0.3:
+            parts[-1] = (
+                "(?:" + parts[-1] + ")" + rng.choice(["?", "*", "+", "{2}", "{1,3}", "{0,2}", "??", "+?"])
+            )
+    return "".join(parts)
+
+
+def test_a_gate_never_hides_a_match_of_random_patterns() -> None:
+    """Random patterns against random texts: wherever the pattern finds a match, the match holds one of
+    the gate's strings, and the gated pattern finds the same matches."""
+    rng = random.Random(17)
+    alphabet = "abcdABCD中 1"
+    gated_count = 0
+    for _ in range(1_200):
+        source = _random_pattern(rng)
+        flags = re.IGNORECASE if rng.random() < 0.2 else 0
+        try:
+            plain = re.compile(source, flags)
+        except re.error:
+            continue  # a lookbehind of no fixed width…
+        pattern = gated(source, flags)
+        literals = needed_literals(source, flags)
+        gated_count += literals is not None
+        for _ in range(20):
+            text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+            expected = [(m.span(), m.groups()) for m in plain.finditer(text)]
+            assert [(m.span(), m.groups()) for m in pattern.finditer(text)] == expected, (source, text)
+            assert pattern.sub("_", text) == plain.sub("_", text), (source, text)
+            if literals is not None and expected:
+                probe = re.compile("|".join(re.escape(s) for s in literals[0]), literals[1])
+                for match in plain.finditer(text):
+                    if match.end() > match.start():
+                        assert probe.search(match.group(0)), (source, text, literals)
+    assert gated_count > 250
+
+
+def _parser_patterns() -> list[tuple[str, Gated]]:
+    """Every gated pattern the parser's modules hold (module constants and tables of them)."""
+    import core.parser.pipeline  # noqa: F401  (imports every parser module)
+    from core.warm import warm
+
+    warm()
+    found: list[tuple[str, Gated]] = []
+
+    def walk(value: object, name: str) -> None:
+        if isinstance(value, Gated):
+            found.append((name, value))
+        elif isinstance(value, tuple):
+            for index, item in enumerate(value):
+                walk(item, f"{name}[{index}]")
+
+    for module_name, module in sorted(sys.modules.items()):
+        if module_name.startswith("core.parser") and module is not None:
+            for attr, value in vars(module).items():
+                walk(value, f"{module_name}.{attr}")
+    return found
+
+
+def test_the_parsers_gated_patterns_find_what_they_find_ungated() -> None:
+    """Each gated pattern of the parser, on every corpus question (as typed, normalized, and with names
+    spliced in): the same matches as the pattern without its gate, and each match holds a gate string."""
+    from core.parser.normalize import normalize
+
+    patterns = _parser_patterns()
+    assert len(patterns) > 250
+    typed = _questions()
+    texts = list(dict.fromkeys([*typed, *(normalize(text) for text in typed)]))
+    matched = 0
+    for name, pattern in patterns:
+        plain = pattern.compiled
+        for text in texts:
+            expected = [(m.span(), m.groups()) for m in plain.finditer(text)]
+            if expected:
+                assert pattern.holds(text), (name, text)
+                assert [(m.span(), m.groups()) for m in pattern.finditer(text)] == expected, (name, text)
+                matched += 1
+            else:
+                assert pattern.search(text) is None, (name, text)
+    assert matched > 5_000

@@ -762,4 +762,6 @@ def _warnings(query: Query, model: ModelArch, card: Card | None) -> list[str]:
         warnings.append("tensor_parallel_uneven")  # 16 heads on 6 cards: the engine refuses to start
     if card and card.vendor != "NVIDIA" and query.method is Method.QLORA:
         warnings.append("bitsandbytes_non_nvidia")
+    if query.precision is Precision.FP8 and model.fp8_16bit_params:
+        warnings.append("fp8_maker_release")  # the maker's FP8 checkpoint (ModelArch fp8_16bit_modules)
     return warnings

@@ -13,7 +13,7 @@ from functools import cache, lru_cache
 
 from core.catalog import CardMatch, load_catalog, normalize_name
 from core.parser.aliases import alias_pattern
-from core.regex_screen import screened
+from core.regex_screen import gated, screened
 
 CARD_MARK = "\ue000"  # stands in for a found card, so counts like '2x<card>' can be read around it
 
@@ -77,9 +77,7 @@ def _resolve(typed: str) -> CardMatch | None:
 # A name typed as a letter, a space and a number ('a 10', 'a 100') before a magnitude or a unit counted is
 # an amount written after the article 'a', not a card
 _A_COUNT = re.compile(r"[a-z]\s+\d")
-_MAGNITUDE_AFTER = re.compile(
-    r"\s*(?:million|billion|thousand|万|亿|千|tokens?(?![a-z])|k\s*tokens?|m\s*tokens?)"
-)
+_MAGNITUDE_AFTER = gated(r"\s*(?:million|billion|thousand|万|亿|千|tokens?(?![a-z])|k\s*tokens?|m\s*tokens?)")
 
 
 def find_cards(text: str) -> list[CardMention]:
@@ -106,11 +104,11 @@ def find_cards(text: str) -> list[CardMention]:
 
 
 # 'A100 40G 和 80G', 'h100 pcie or sxm': another variant of the card just named, by its memory or form factor
-_SIBLING = re.compile(
+_SIBLING = gated(
     r"\s*(?:和|与|跟|对比|比|还是|vs\.?|versus|or|and|/)\s*(?:the\s+)?"
     r"(\d{2,3}\s*(?:gb|gib|g)(?![a-z0-9])|pcie|sxm\d?|nvl)"
 )
-_VARIANT_WORDS = re.compile(r"\s*(?:\d{2,3}\s*(?:gb|gib|g)|pcie|sxm\d?|nvl)(?![a-z0-9])")
+_VARIANT_WORDS = gated(r"\s*(?:\d{2,3}\s*(?:gb|gib|g)|pcie|sxm\d?|nvl)(?![a-z0-9])")
 
 
 def _sibling(text: str, mention: CardMention) -> CardMention | None:

@@ -26,6 +26,7 @@ from core.parser.numbers import EN_NUMBERS, MAGNITUDE_RE, NUMBER_RE, context_tok
 from core.parser.result import Rejected
 from core.parser.unread import read_bad_numbers, read_unknown_cards
 from core.query import Currency, KvCacheDtype, Method, Offload, Optimizer, Precision, Task
+from core.regex_screen import TextPattern, gated
 from core.registry import load_registry
 from core.runtimes import load_runtimes
 from core.units import GIB
@@ -56,8 +57,8 @@ class Extraction:
         return "model" in self.fields or "params_b" in self.fields
 
 
-def _c(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+def _c(pattern: str) -> TextPattern:
+    return gated(pattern)  # no search where the strings every match holds are missing (regex_screen)
 
 
 # -- money -------------------------------------------------------------------------------------------
@@ -591,9 +592,7 @@ _RANK = (
 )
 
 
-def _take_int(
-    patterns: tuple[re.Pattern[str], ...], text: str, low: int, high: int
-) -> tuple[int | None, str]:
+def _take_int(patterns: tuple[TextPattern, ...], text: str, low: int, high: int) -> tuple[int | None, str]:
     """The first in-range value of the most specific pattern that matches, and the text with it masked."""
     for pattern in patterns:
         for match in pattern.finditer(text):
@@ -620,7 +619,7 @@ _OPT_8BIT = _c(r"(?:paged[\s_-]*)?adamw?[\s_-]*8[\s_-]*bit|8[\s_-]*bit[\s_-]*(?:
 _OPTIMIZERS = ((_OPT_8BIT, Optimizer.ADAMW_8BIT), (_c(r"(?<![a-z])sgd(?![a-z])"), Optimizer.SGD))
 _B = r"(?<![a-z0-9])"
 _E = r"(?![a-z0-9])"
-_PRECISIONS: tuple[tuple[re.Pattern[str], Precision], ...] = tuple(
+_PRECISIONS: tuple[tuple[TextPattern, Precision], ...] = tuple(
     (_c(p), v)
     for p, v in (
         # EXL2's bits per weight ('4.0bpw', '6.5 bpw'): the nearest format of that width

@@ -6,17 +6,19 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from core.regex_screen import gated
+
 Site = Literal["hf", "modelscope"]
 
 # Repo ids as the Hub allows them: letters, digits, '-', '_', '.', one '/' between owner and name.
 _NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}"
 _REPO = rf"(?P<repo>{_NAME}/{_NAME})"
-_HF_URL = re.compile(
+_HF_URL = gated(
     rf"https?://(?P<host>(?:www\.)?(?:huggingface\.co|hf\.co|hf-mirror\.com))/(?:models/)?{_REPO}(?:[/?#]\S*)?",
     re.IGNORECASE,
 )
-_MS_URL = re.compile(rf"https?://(?:www\.)?modelscope\.cn/models/{_REPO}(?:[/?#]\S*)?", re.IGNORECASE)
-_BARE = re.compile(rf"(?<![\w./:-]){_REPO}(?![\w/-])")
+_MS_URL = gated(rf"https?://(?:www\.)?modelscope\.cn/models/{_REPO}(?:[/?#]\S*)?", re.IGNORECASE)
+_BARE = gated(rf"(?<![\w./:-]){_REPO}(?![\w/-])")
 _FILE = re.compile(
     r"\.(?:jsonl?|txt|csv|tsv|parquet|py|ipynb|ya?ml|md|sh|bin|pt|pth|safetensors|gguf|zip|tar|gz)$", re.I
 )

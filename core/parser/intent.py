@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import re
 
+from core.regex_screen import TextPattern, gated
 
-def _c(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+
+def _c(pattern: str) -> TextPattern:
+    return gated(pattern)  # no search where the strings every match holds are missing (regex_screen)
 
 
 _WHY = r"(?:为什么|为啥|为何|why|咋|怎么会|how\s+come|原因|reason)"
 _VRAM = r"(?:显存|vram|gpu\s*memory|memory|mem(?![a-z]))"
-_FAQ: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = (
+_FAQ: tuple[tuple[str, TextPattern, TextPattern | None], ...] = (
     (
         "vram_upgrade",
         _c(
@@ -72,7 +74,7 @@ _FAQ: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = (
 _FAQ_NEEDS_NO_CARD: frozenset[str] = frozenset()
 _FAQ_NEEDS_NO_MODEL = frozenset({"bandwidth", "folk_rule", "card_vs_vram"})
 
-_SCENARIOS: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = (
+_SCENARIOS: tuple[tuple[str, TextPattern, TextPattern | None], ...] = (
     (
         "vision",
         _c(

@@ -12,13 +12,14 @@ import re
 from core.parser.card_names import mask
 from core.parser.numbers import NUMBER_RE, context_tokens
 from core.query import Algorithm, Offload
+from core.regex_screen import TextPattern, gated
 from core.runtimes import load_runtimes
 
 JOB_MARK = "\ue004"  # stands in for a flag or setting already read
 
 
-def _c(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+def _c(pattern: str) -> TextPattern:
+    return gated(pattern)  # no search where the strings every match holds are missing (regex_screen)
 
 
 _B = r"(?<![a-z0-9_])"
@@ -122,7 +123,7 @@ _CHANNELS = _c(r"(双|四|八|十二|\d{1,2})\s*通道|(dual|quad|\d{1,2})[\s-]*
 _CHANNEL_WORDS = {"双": 2, "四": 4, "八": 8, "十二": 12, "dual": 2, "quad": 4}
 
 # -- preference and RL ----------------------------------------------------------------------------------
-_ALGORITHMS: tuple[tuple[re.Pattern[str], Algorithm], ...] = (
+_ALGORITHMS: tuple[tuple[TextPattern, Algorithm], ...] = (
     (_c(rf"{_B}grpo{_E}|{_B}dapo{_E}"), Algorithm.GRPO),
     (_c(rf"{_B}ppo{_E}|{_B}rlhf{_E}(?!.{{0,20}}(?:dpo|grpo))"), Algorithm.PPO),
     (_c(rf"{_B}orpo{_E}"), Algorithm.ORPO),
@@ -250,7 +251,7 @@ def _channels(text: str) -> int | None:
 def read_jobs(text: str, fields: dict[str, object]) -> str:
     """Fill `fields` with issue 18's readings of `text`; returns the text with flags and settings masked."""
 
-    def take(pattern: re.Pattern[str]) -> re.Match[str] | None:
+    def take(pattern: TextPattern) -> re.Match[str] | None:
         """The first match, masked at once so later readers do not read it again."""
         nonlocal text
         match = pattern.search(text)
@@ -352,7 +353,7 @@ def read_jobs(text: str, fields: dict[str, object]) -> str:
 
 
 # What is offloaded, the first that the words say (no offload, MoE experts, NVMe, parameters, the optimizer)
-_OFFLOAD_KINDS: tuple[tuple[re.Pattern[str], Offload], ...] = (
+_OFFLOAD_KINDS: tuple[tuple[TextPattern, Offload], ...] = (
     (_NO_OFFLOAD, Offload.NONE),
     (_EXPERTS_OFF, Offload.EXPERTS),
     (_NVME, Offload.NVME),

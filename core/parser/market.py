@@ -12,16 +12,17 @@ from functools import cache
 from core.parser.card_names import mask
 from core.parser.numbers import magnitude
 from core.platforms import load_platforms
+from core.regex_screen import TextPattern, gated
 
 MARKET_MARK = "\ue004"  # stands in for what was read here
 
 
-def _c(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+def _c(pattern: str) -> TextPattern:
+    return gated(pattern)  # no search where the strings every match holds are missing (regex_screen)
 
 
 @cache
-def _platform_pattern() -> tuple[re.Pattern[str], dict[str, str]]:
+def _platform_pattern() -> tuple[TextPattern, dict[str, str]]:
     by_alias: dict[str, str] = {}
     for platform in load_platforms().values():
         for alias in (platform.id, platform.name.lower(), *platform.aliases):
@@ -335,7 +336,7 @@ def read_traffic(text: str) -> tuple[dict[str, object], str]:
     fields: dict[str, object] = {}
     spans: list[tuple[int, int]] = []
 
-    def first(patterns: tuple[re.Pattern[str], ...]) -> re.Match[str] | None:
+    def first(patterns: tuple[TextPattern, ...]) -> re.Match[str] | None:
         for pattern in patterns:
             for match in pattern.finditer(text):
                 if not any(s < match.end() and match.start() < e for s, e in spans):

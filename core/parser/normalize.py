@@ -11,6 +11,7 @@ import unicodedata
 from functools import lru_cache
 
 from core.parser.numbers import arabize
+from core.regex_screen import TextPattern, gated
 
 # Long messages are abuse or pasted logs; the question is in the first lines.
 MAX_CHARS = 2000
@@ -21,8 +22,8 @@ _PUNCT = str.maketrans(
 )
 
 # (pattern, replacement) applied in order on the lowercased text.
-_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(pattern), replacement)
+_REWRITES: tuple[tuple[TextPattern, str], ...] = tuple(
+    (gated(pattern), replacement)  # each skipped where its words are missing (regex_screen)
     for pattern, replacement in (
         (r"通义千问|千问|通义", " qwen"),
         (r"深度求索", " deepseek "),
@@ -51,12 +52,12 @@ _REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 )
 
 # '@gpufit_bot help', '/help@gpufit_bot': bot usernames end in 'bot' (people's names are kept).
-_BOT_MENTION = re.compile(r"@[a-z0-9_]*bot(?![a-z0-9_])")
+_BOT_MENTION = gated(r"@[a-z0-9_]*bot(?![a-z0-9_])")
 # 'https://huggingface.co/Qwen/Qwen2.5-7B' -> ' Qwen/Qwen2.5-7B': the path names the model, the host is noise.
-_URL_HOST = re.compile(r"https?://[^/\s]+/?|www\.[^/\s]+/?")
+_URL_HOST = gated(r"https?://[^/\s]+/?|www\.[^/\s]+/?")
 # '1,500', '$20,000': digit groups of a number, never a name's digits ('h20,128k' is the H20 and 128k)
 # and never across the full-width comma, which separates clauses ('两张 h20，128k 上下文')
-_THOUSANDS = re.compile(r"(?<![a-z0-9.])\d{1,3}(?:,\d{3})+(?!\d)")
+_THOUSANDS = gated(r"(?<![a-z0-9.])\d{1,3}(?:,\d{3})+(?!\d)")
 
 # 'a1OO', 'h1oo' -> a100, h100: an o typed for a zero inside a card-like token.
 _O_FOR_ZERO = re.compile(

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from core.regex_screen import gated
+
 ZH_DIGITS = {
     "零": 0,
     "〇": 0,
@@ -30,7 +32,7 @@ _ZH_SMALL = "零〇一二两俩三四五六七八九十百千"
 _ZH_FOLLOWERS = (
     r"万|亿|张|卡|块|个|台|片|位|比特|bit|b(?![a-z])|k(?![a-z])|元|美元|刀|路|并发|人|倍|小时|token|词元|批"
 )
-_ZH_NUMERAL = re.compile(rf"(?<![{_ZH_SMALL}])([{_ZH_SMALL}]+)(?=\s*(?:{_ZH_FOLLOWERS}))")
+_ZH_NUMERAL = gated(rf"(?<![{_ZH_SMALL}])([{_ZH_SMALL}]+)(?=\s*(?:{_ZH_FOLLOWERS}))")
 
 # English number words, only where a count follows (two 4090s, four gpus).
 EN_NUMBERS = {

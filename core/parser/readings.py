@@ -5,7 +5,6 @@ reads the table and has no branch per kind."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -20,6 +19,7 @@ from core.parser.result import Intent, Lang, Parsed
 from core.parser.unread import names_a_vision_family, original_case, read_unknown_model
 from core.parser.vision import extract_vision, find_vision_model, follow_up_vision
 from core.query import Query, Task
+from core.regex_screen import gated
 from core.vision.job import VisionJob
 
 # Fields that make a message a (follow-up) fit question even without a model.
@@ -38,7 +38,7 @@ _FIT_FIELDS = frozenset(
 
 # 'SD 1.5 出一张图要多少显存': the memory of a named image model is its job's answer, not the scenario's text
 # ('SDXL 出图用什么卡' asks which card: the scenario, with the job)
-_ASKS_MEMORY = re.compile(
+_ASKS_MEMORY = gated(
     r"多少显存|显存多少|多大显存|显存多大|要多少\s*g|how\s+much\s+(?:vram|memory)|vram\s+(?:for|does)"
 )
 

@@ -14,12 +14,13 @@ from functools import cache
 
 from core.catalog import load_catalog
 from core.parser.result import Rejected, RejectedWhat
+from core.regex_screen import TextPattern, gated
 from core.runtimes import load_runtimes
 from core.vision.registry import load_vision_registry
 
 
-def _c(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+def _c(pattern: str) -> TextPattern:
+    return gated(pattern)  # no search where the strings every match holds are missing (regex_screen)
 
 
 # A number that is no count, size or length: negative (ASCII or Unicode minus) or zero.
@@ -33,7 +34,7 @@ _SEQ_KW = (
     r"(?:上下文(?:长度|窗口)?|context(?:[\s_-]*(?:length|len|window|size))?|ctx(?:[\s_-]*len)?|"
     r"seq(?:uence)?(?:[\s_-]*len(?:gth)?)?|序列(?:长度)?|max[\s_-]*model[\s_-]*len|max[\s_-]*seq[\s_-]*len)"
 )
-_NUMBERS: tuple[tuple[RejectedWhat, re.Pattern[str]], ...] = (
+_NUMBERS: tuple[tuple[RejectedWhat, TextPattern], ...] = (
     ("batch", _c(rf"{_BATCH_KW}{_SAID}{_NOT_POSITIVE}")),
     ("lora_rank", _c(rf"(?:lora[\s_-]*)?(?:rank|秩){_SAID}{_NOT_POSITIVE}")),
     ("lora_rank", _c(rf"lora[\s_-]*r\s*[=:]?\s*{_NOT_POSITIVE}")),

@@ -14,17 +14,18 @@ import re
 from functools import cache
 
 from core.query import Precision
+from core.regex_screen import TextPattern, gated
 from core.runtimes import vision_runtime_named_in
 from core.vision.job import Offload, TrainMethod, VisionJob, VisionTask
 from core.vision.registry import VisionModel, load_vision_registry
 
 
-def _c(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+def _c(pattern: str) -> TextPattern:
+    return gated(pattern)  # no search where the strings every match holds are missing (regex_screen)
 
 
 # Tasks named without a model, and the model each defaults to (the most rented-for one of its kind).
-_TASK_DEFAULTS: tuple[tuple[re.Pattern[str], str, VisionTask], ...] = (
+_TASK_DEFAULTS: tuple[tuple[TextPattern, str, VisionTask], ...] = (
     (_c(r"图生视频|image[\s-]*to[\s-]*video|(?<![a-z])i2v(?![a-z])"), "wan2.1-i2v-14b", VisionTask.GENERATE),
     (
         _c(
@@ -100,12 +101,12 @@ _GGUF = _c(r"gguf|q4_k|q4km|q8_0|(?<![a-z])q4(?![a-z0-9])|(?<![a-z])q8(?![a-z0-9
 
 
 @cache
-def _alias_patterns() -> tuple[tuple[str, re.Pattern[str], str], ...]:
+def _alias_patterns() -> tuple[tuple[str, TextPattern, str], ...]:
     """Each alias as a pattern tolerant of spaces / dashes between its parts, longest alias first, beside
     its longest part: a text that lacks that part cannot match, and a substring test is far cheaper than a
     search (find_vision_model tries every alias of the registry on every message)."""
     registry = load_vision_registry()
-    out: list[tuple[int, str, re.Pattern[str], str]] = []
+    out: list[tuple[int, str, TextPattern, str]] = []
     for model in registry.models.values():
         for alias in {model.id, model.name.lower(), *(a.lower() for a in model.aliases)}:
             parts = [p for p in re.split(r"[\s_\-/]+|(?<=[a-z])(?=\d)|(?<=\d)(?=[a-z])", alias) if p]
