@@ -169,6 +169,12 @@ class Query(BaseModel):
     gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)
     expert_parallel: bool | None = Field(default=None, description="vLLM --enable-expert-parallel")
     gpu_layers: int | None = Field(default=None, ge=0, le=1000, description="llama.cpp -ngl / Ollama num_gpu")
+    cpu_offload_gb: float | None = Field(
+        default=None,
+        gt=0,
+        le=100_000,
+        description="vLLM --cpu-offload-gb: GiB of weights per card in host RAM",
+    )
     parallel: int | None = Field(
         default=None,
         ge=1,
@@ -244,6 +250,12 @@ class Query(BaseModel):
     )
     rental_days: float | None = Field(
         default=None, gt=0, le=3650, description="how many days the card is rented for ('连续跑两周')"
+    )
+    deadline_hours: float | None = Field(
+        default=None,
+        gt=0,
+        le=87_600,
+        description="the wall time a job must finish within ('一周内训完', 'within 24 hours', 'in 60 days')",
     )
     requests_per_s: float | None = Field(default=None, gt=0, description="serving traffic (per day ÷ 86,400)")
     traffic_per_day: bool | None = Field(

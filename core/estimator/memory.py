@@ -22,6 +22,7 @@ from core.estimator.result import Breakdown, Estimate, Fit, FolkRule, Verdict, V
 from core.jobs import rl, zero_offload
 from core.jobs.defaults import cpu_defaults, device_defaults, on_cpu, runtime_defaults
 from core.jobs.slots import serve_in_slots
+from core.jobs.weight_offload import offloaded_weight_bytes
 from core.layout import (
     LAYOUT_FIELDS,
     LayoutProblem,
@@ -91,6 +92,8 @@ def _inference(
 ) -> tuple[Breakdown, str, VllmPool | None]:
     assert query.precision and query.batch and query.seq
     weights = terms.weight_bytes(model, query.precision) // gpus
+    # vLLM --cpu-offload-gb: that many GiB of each card's weights stay in host memory (jobs/weight_offload.py)
+    weights -= offloaded_weight_bytes(query, weights)
     kv_dtype = terms.kv_dtype_bytes(query.precision, query.kv_cache_dtype)
     engine = runtime_profile(query.runtime).memory
     kv_cache = terms.kv_cache_bytes(

@@ -63,6 +63,10 @@ _EP = _c(r"--enable[-_]expert[-_]parallel|(?<![a-z0-9-])-ep(?![a-z0-9])|expert[\
 _NGL = _c(
     rf"(?:(?<![a-z0-9-])-ngl|--n[-_]gpu[-_]layers|--gpu[-_]layers|{_B}num_gpu)(?:\s*=\s*|\s+)(?P<n>\d{{1,3}})(?!\d)"
 )
+# vLLM's --cpu-offload-gb N: N GiB of each GPU's weights kept in host memory (vllm/config/cache.py)
+_CPU_OFFLOAD_GB = _c(
+    r"(?:--cpu[-_]offload[-_]gb|cpu_offload_gb)(?:\s*=\s*|\s+)(?P<n>\d{1,5}(?:\.\d+)?)(?![\d.])"
+)
 # the requests an engine serves at once: Ollama's OLLAMA_NUM_PARALLEL, llama-server's -np / --parallel
 _PARALLEL = _c(
     rf"(?:ollama_num_parallel|{_B}num_parallel|(?<![a-z0-9-])-np|(?<![a-z0-9-])--parallel)(?:\s*=\s*|\s+)(?P<n>\d{{1,4}})(?!\d)"
@@ -143,6 +147,8 @@ _GENERATIONS = (
         r"(?:每个|每条|每道)\s*(?:prompt|问题|提示|题)\s*(?:生成|采样|出)?\s*(?P<n>\d{1,4})\s*(?:个|条|次)?(?:回答|回复|生成|输出|样本|completion|response)?"
     ),
     _c(r"(?:group[\s_-]*size|rollout\.n|(?<![a-z])n)\s*=\s*(?P<n>\d{1,4})(?!\d)"),
+    # with RL named: '6 generations, 512-token completions' (a count of them, not a length: no 'token' before)
+    _c(r"(?<![a-z0-9.-])(?P<n>\d{1,4})\s*(?:generations|rollouts|samples)(?![a-z])"),
     _c(r"(?P<n>\d{1,4})\s*(?:个|条)\s*(?:回答|回复|采样|生成)"),
 )
 _COMPLETION = (
@@ -150,7 +156,7 @@ _COMPLETION = (
     _c(rf"response_length\s*(?:=|:)?\s*{_CTX}"),
     _c(rf"(?:回答|回复)\s*(?:长度|最长|最大长度)\s*(?:改成|改为|设为|是|为|=)?\s*{_CTX}"),
     _c(
-        rf"(?<![a-z0-9.]){_CTX[: -len(_E)]}\s*(?:tokens?\s+)?"
+        rf"(?<![a-z0-9.]){_CTX[: -len(_E)]}[\s-]*(?:tokens?[\s-]+)?"
         rf"(?:completions?|responses?|generations?)(?:\s+length)?{_E}"
     ),
     _c(rf"(?:completions?|responses?|generations?)\s*(?:length|len|of|up\s+to)?\s*(?:=|:)?\s*{_CTX}"),
@@ -294,6 +300,9 @@ def read_jobs(text: str, fields: dict[str, object]) -> str:
     if ngl:
         fields["gpu_layers"] = int(ngl.group("n"))
         fields["offload"] = Offload.LAYERS
+    weights_off = take(_CPU_OFFLOAD_GB)
+    if weights_off and float(weights_off.group("n")) > 0:
+        fields["cpu_offload_gb"] = float(weights_off.group("n"))
     slots = take(_PARALLEL)
     if slots and int(slots.group("n")) >= 1:
         fields["parallel"] = int(slots.group("n"))
@@ -324,7 +333,8 @@ def read_jobs(text: str, fields: dict[str, object]) -> str:
         if match and 1 <= int(match.group("n")) <= 1024:
             fields["num_generations"] = int(match.group("n"))
             break
-    for pattern in _COMPLETION if rl_said else _COMPLETION[:3]:
+    # a follow-up of an RL question that changes its generations changes its completions the same way
+    for pattern in _COMPLETION if rl_said or "num_generations" in fields else _COMPLETION[:3]:
         match = pattern.search(text)
         if match:
             value = context_tokens(match.group("num"), match.group("unit"))

@@ -226,6 +226,45 @@ def read_rental_days(text: str) -> float | None:
     return None
 
 
+# A time the job must finish within: '一周内', '3 天之内', '24小时内', '月底前（还有 10 天）',
+# 'within 24 hours', 'in under 24 hours', 'done in 2 days', 'in 60 days', '12 hours from now'. Read for any
+# message; only a training job with its data is sized by it (core/advisor/cluster.py).
+_DEADLINE_HOURS_IN = {
+    "小时": 1.0, "钟头": 1.0, "天": 24.0, "日": 24.0, "周": 168.0, "星期": 168.0, "礼拜": 168.0, "月": 720.0,
+    "h": 1.0, "hr": 1.0, "hrs": 1.0, "hour": 1.0, "day": 24.0, "week": 168.0, "month": 720.0,
+}  # fmt: skip
+_ZH_N = r"(?P<n>\d+(?:\.\d+)?|[一两二三四五六七八九十半])"
+_EN_N = r"(?P<n>\d+(?:\.\d+)?|a|one|two|three|four|five|six|ten)"
+_EN_UNIT = r"(?P<u>hours?|hrs?|h|days?|weeks?|months?)(?![a-z])"
+_DEADLINE = (
+    _c(rf"{_ZH_N}\s*(?:个)?\s*(?P<u>小时|钟头|天|日|周|星期|礼拜|月)\s*(?:之内|以内|内)(?!存)"),
+    _c(
+        rf"(?:截止|deadline|ddl|之前|前)\s*[(（]?\s*(?:还有|只剩|剩|只有)\s*{_ZH_N}\s*(?:个)?\s*(?P<u>小时|天|周|月)"
+    ),
+    _c(
+        r"(?:within|in\s+under|in\s+less\s+than|in\s+no\s+more\s+than|done\s+in|finished\s+in|finish\s+in|"
+        rf"completed?\s+in|ready\s+in)\s+(?:about\s+|roughly\s+|the\s+next\s+)?{_EN_N}\s*-?\s*{_EN_UNIT}"
+    ),
+    _c(rf"(?<![a-z]){_EN_N}\s*-?\s*{_EN_UNIT}\s+from\s+now"),
+    _c(rf"(?<![a-z])in\s+{_EN_N}\s*-?\s*{_EN_UNIT}"),
+)
+
+
+def read_deadline(text: str) -> float | None:
+    """The hours a job must finish within, when the message sets one ('一周内要训完' = 168)."""
+    for pattern in _DEADLINE:
+        match = pattern.search(text)
+        if match is None:
+            continue
+        n = match.group("n")
+        count = float(n) if n[0].isdigit() else float(_ZH_COUNT.get(n) or _EN_COUNT.get(n) or 0)
+        unit = match.group("u")
+        hours = count * _DEADLINE_HOURS_IN[unit if unit in _DEADLINE_HOURS_IN else unit.rstrip("s")]
+        if 0 < hours <= 87_600:
+            return hours
+    return None
+
+
 # -- traffic -----------------------------------------------------------------------------------------
 _MAG = r"(?P<mag>万|千|k|w|m|million|亿)?"
 _NUM = rf"(?P<num>\d+(?:\.\d+)?)\s*{_MAG}"
@@ -305,6 +344,69 @@ _USER_SPEED = (
 )
 
 
+# People online at once and how often each sends a message: '在线用户 300 人，平均每人每分钟发一条',
+# '300 users online, each sends a message a minute' (Little's law gives how many are in flight, not the 300)
+_ONLINE_USERS = (
+    _c(
+        rf"(?:在线用户|在线人数|同时在线(?:用户|人数)?)\s*(?:大概|大约|约|有|是|为|:)?\s*{_NUM}\s*(?:个|人|位)?"
+    ),
+    _c(rf"(?<![a-z0-9.]){_NUM}\s*(?:个|位)?\s*(?:人|用户)\s*(?:同时)?在线"),
+    _c(rf"(?<![a-z0-9.]){_NUM}\s*(?:users?|people)\s+(?:online|at\s+once|concurrently)"),
+)
+_ZH_ONE_TO_TEN = "一两二三四五六七八九十"
+_ONE_NUM = rf"(?P<num>\d+(?:\.\d+)?|[{_ZH_ONE_TO_TEN}]|a|an|one|two|three)\s*{_MAG}"
+_PER_USER_SPAN = (
+    (
+        _c(
+            rf"(?:每人|每个人|每个用户|每用户|each|per\s+user)\s*(?:平均)?\s*{_PER_MINUTE}\s*(?:大概|大约|约|平均)?"
+            rf"\s*(?:问|发|请求|调用|聊|sends?|asks?|makes?)?\s*{_ONE_NUM}\s*(?:次|条|个|轮|句|messages?|msgs?|requests?|"
+            r"questions?|times)"
+        ),
+        60,
+    ),
+    (
+        _c(
+            rf"(?:每人|每个人|每个用户|每用户|each|per\s+user)\s*(?:平均)?\s*{_PER_HOUR}\s*(?:大概|大约|约|平均)?"
+            rf"\s*(?:问|发|请求|调用|聊|sends?|asks?|makes?)?\s*{_ONE_NUM}\s*(?:次|条|个|轮|句|messages?|msgs?|requests?|"
+            r"questions?|times)"
+        ),
+        3600,
+    ),
+    (
+        _c(
+            rf"(?:each|per\s+user)\s+(?:sends?|asks?|makes?|posts?)\s+{_ONE_NUM}\s*(?:messages?|msgs?|requests?|"
+            rf"questions?|queries)\s*{_PER_MINUTE}"
+        ),
+        60,
+    ),
+    (
+        _c(
+            rf"(?:each|per\s+user)\s+(?:sends?|asks?|makes?|posts?)\s+{_ONE_NUM}\s*(?:messages?|msgs?|requests?|"
+            rf"questions?|queries)\s*{_PER_HOUR}"
+        ),
+        3600,
+    ),
+)
+_WORD_VALUES = (
+    {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3}
+    | {c: i + 1 for i, c in enumerate("一二三四五六七八九十")}
+    | {"两": 2}
+)
+
+
+def _online_users_rate(text: str) -> tuple[float, list[tuple[int, int]]] | None:
+    """Requests per second from people online at once times each one's rate a minute or an hour."""
+    users = next((m for p in _ONLINE_USERS if (m := p.search(text))), None)
+    if users is None:
+        return None
+    for pattern, seconds in _PER_USER_SPAN:
+        if (each := pattern.search(text)) is not None:
+            num = each.group("num")
+            value = _WORD_VALUES.get(num) or float(num) if not num[0].isdigit() else _count(each)
+            return _count(users) * float(value) / seconds, [users.span(), each.span()]
+    return None
+
+
 def _count(match: re.Match[str]) -> float:
     return magnitude(match.group("num"), match.group("mag"))
 
@@ -351,6 +453,10 @@ def read_traffic(text: str) -> tuple[dict[str, object], str]:
         fields["requests_per_s"] = per_span[0]
         fields["traffic_per_day"] = False
         spans.append(per_span[1])
+    elif (online := _online_users_rate(text)) is not None:
+        fields["requests_per_s"] = online[0]
+        fields["traffic_per_day"] = False
+        spans += online[1]
     elif (users := _daily_users_and_requests(text)) is not None:
         # before a day's total: '日活2000人，每人每天15次' says 15 a day per user, not 15 in all
         fields["requests_per_s"] = _count(users[0]) * _count(users[1]) / 86_400
