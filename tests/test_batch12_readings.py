@@ -281,3 +281,24 @@ def test_a_budget_kept_running_around_the_clock_is_a_budget() -> None:
     assert (parsed.query.budget, parsed.query.budget_period) == (2000, "month")
     # other hours a day with a price stay a billing question
     assert parse("4090 包月 1500，按量 2.2 一小时，我们每天跑 10 小时，选哪个").intent == "billing"
+
+
+# -- a per-second price and a peak said as a multiple of the average --------------------------------------
+def test_a_price_per_second_is_an_hourly_price() -> None:
+    q = _query(
+        "Per-second billing at $0.00069/s for an L40S, serving Llama 3.1 8B — per hour? per million tokens?"
+    )
+    assert q["stated_hourly_price"] == pytest.approx(2.484)
+    q = _query("4090 按秒计费 0.0006 元/秒，包月 1500，每天 10 小时 哪个划算")
+    assert q["stated_hourly_price"] == pytest.approx(2.16) and q["stated_monthly_price"] == 1500
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Our peak is 3x the average of 2 requests/s, 1,500 tokens in, 300 out. Qwen3-14B on L40S: how many?",
+        "平均每秒 2 个请求，峰值是平均的 3 倍，qwen3-14b 用 l40s 要几张",
+    ],
+)
+def test_a_peak_multiple_sizes_for_the_peak(text: str) -> None:
+    assert _query(text)["requests_per_s"] == pytest.approx(6.0)

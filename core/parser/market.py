@@ -63,7 +63,13 @@ _BILLING = (
     ),
     ("weekly", _c(r"包周|按周|weekly|by\s+the\s+week")),
     ("daily", _c(r"包天|包日|按天|按日|by\s+the\s+day|daily\s+(?:rent|plan|billing)")),
-    ("on-demand", _c(r"按量|按小时|按时(?:计费)?|按需|on[\s-]*demand|pay[\s-]*as[\s-]*you[\s-]*go|hourly")),
+    (
+        "on-demand",
+        _c(
+            r"按量|按小时|按时(?:计费)?|按秒(?:计费)?|按需|on[\s-]*demand|pay[\s-]*as[\s-]*you[\s-]*go|hourly"
+            r"|per[\s-]*second\s+billing|billed\s+per\s+second"
+        ),
+    ),
 )
 
 
@@ -168,12 +174,24 @@ def read_reserved_price(text: str) -> tuple[float | None, str | None, str]:
     return None, None, text
 
 
+# an hourly rate said per second ('$0.00069/s', '0.0005 元每秒'): × 3,600
+_PER_SECOND_PRICE = _c(
+    rf"(?<![a-z0-9.]){_PRICE}\s*(?:/\s*(?:s|sec|second)(?![a-z])|per\s+second|a\s+second|每秒|/秒)"
+)
+
+
 def read_stated_prices(text: str) -> tuple[dict[str, float], str | None, str]:
     """The prices a billing question states ({'monthly': 950.0, 'on-demand': 1.58}), the currency they are
     written in (a symbol or unit: '¥', '元', '$'; None when bare), and the text with them masked."""
     prices: dict[str, float] = {}
     currency: str | None = None
     spans: list[tuple[int, int]] = []
+    if (second := _PER_SECOND_PRICE.search(text)) is not None:
+        value = magnitude(second.group("num"), second.group("mag"))
+        if value > 0 and (second.group("pre") or second.group("suf")):
+            prices["on-demand"] = value * 3600
+            currency = second.group("pre") or second.group("suf")
+            spans.append(second.span())
     for kind, patterns in _STATED_PRICES.items():
         for pattern, said_as_money in patterns:
             match = next(
@@ -465,6 +483,17 @@ def _online_users_rate(text: str) -> tuple[float, list[tuple[int, int]]] | None:
     return None
 
 
+# A peak said as a multiple of the rate given ('our peak is 3x the average of 2 requests/s', '峰值是平均的
+# 3 倍'): the cards are sized for the peak, so the rate read is multiplied by it
+_PEAK_MULTIPLE = (
+    _c(
+        r"peak\s+(?:traffic\s+|load\s+)?(?:is\s+|of\s+|at\s+)?(?:about\s+|around\s+|~)?(?P<k>\d+(?:\.\d+)?)\s*"
+        r"(?:x|×|times)\s+(?:the\s+|our\s+|an?\s+)?(?:average|mean|normal)"
+    ),
+    _c(r"(?:峰值|高峰)\s*(?:是|为|约|大概)?\s*(?:平均(?:值|水平)?的?)\s*(?P<k>\d+(?:\.\d+)?)\s*倍"),
+)
+
+
 def _count(match: re.Match[str]) -> float:
     return magnitude(match.group("num"), match.group("mag"))
 
@@ -524,6 +553,12 @@ def read_traffic(text: str) -> tuple[dict[str, object], str]:
         fields["requests_per_s"] = _count(m) / 86_400
         fields["traffic_per_day"] = True
         spans.append(m.span())
+    peak = next((m for p in _PEAK_MULTIPLE if (m := p.search(text))), None)
+    rate = fields.get("requests_per_s")
+    if peak is not None and isinstance(rate, float) and 1 < float(peak.group("k")) <= 100:
+        fields["requests_per_s"] = rate * float(peak.group("k"))
+        fields["traffic_per_day"] = False  # the peak said replaces the 80/20 rule's
+        spans.append(peak.span())
     if (m := first(_PROMPT)) is not None and 1 <= _lengths(m) <= 10_000_000:
         fields["prompt_tokens"] = _lengths(m)
         spans.append(m.span())
