@@ -12,7 +12,7 @@ import re
 from core.parser.card_names import mask
 from core.parser.numbers import NUMBER_RE, context_tokens
 from core.query import Algorithm, Offload
-from core.regex_screen import TextPattern, gated
+from core.regex_screen import AnyOf, TextPattern, gated
 from core.runtimes import load_runtimes
 
 JOB_MARK = "\ue004"  # stands in for a flag or setting already read
@@ -264,6 +264,9 @@ def read_jobs(text: str, fields: dict[str, object]) -> str:
     )  # the profiles' words (data/runtimes.toml), before flags are masked
     if named is not None:
         fields["runtime"] = named.id
+    if not _JOB_READINGS.holds(text):  # none of the flags and settings below is said: nothing to mask
+        fields.update(read_host_memory(text))
+        return text
     if _FSDP.search(text):
         fields["zero_stage"] = 3
     for pattern in _SEQ_FLAGS:
@@ -360,6 +363,16 @@ _OFFLOAD_KINDS: tuple[tuple[TextPattern, Offload], ...] = (
     (_PARAM_OFF, Offload.PARAMS),
     (_OPTIMIZER_OFF, Offload.OPTIMIZER),
 )
+
+
+# every pattern read_jobs and _read_offload read (tests/test_regex_screen.py checks that none is missing):
+# most messages say none of these flags, and one scan says so
+_JOB_READINGS = AnyOf(
+    _FSDP, _SEQ_FLAGS, _GPU_UTIL, _MEM_FRACTION, _TP, _TP_NAMED, _PP_NAMED, _DP_NAMED, _EP, _NGL, _PARALLEL,
+    _KV_DTYPE, _OFFLOAD_KINDS, _OFFLOAD, _CPU_ONLY, _ALGORITHMS, _GENERATIONS, _CHANGE, _COMPLETION,
+    _ROLLOUT_SEPARATE, _ROLLOUT_COLOCATED, _SP_DEGREE, _SP_WORDS, _PURE_BF16, _CHUNKED_LOSS,
+    _OFFLOADED_CHECKPOINTS, _LAUNCH,
+)  # fmt: skip
 
 
 def _read_offload(text: str, fields: dict[str, object]) -> None:
