@@ -17,6 +17,7 @@ from core.contract import JobTime, speed_json
 from core.cost import CardPrice, JobCost, PriceBook, job_cost
 from core.data_amount import DataTokens, data_tokens
 from core.estimator import Estimate, Fit, Verdict, estimate
+from core.jobs.weight_offload import with_weight_streaming
 from core.platforms import platform
 from core.query import Currency, Query, Task
 from core.speed import InferenceSpeed, TrainingSpeed, inference_speed, training_speed
@@ -155,7 +156,8 @@ def _compose(
     fits = verdict is not None and verdict.fits is not Fit.NO
     if speed and card is not None and (fits or not fits_only):
         if result.query.task is Task.INFERENCE:
-            inference = inference_speed(result, card, count)
+            # weights the engine keeps in host memory cross PCIe in every forward pass (vLLM --cpu-offload-gb)
+            inference = with_weight_streaming(inference_speed(result, card, count), result, card, count)
         else:
             training = training_speed(result, card, count, data.tokens if data else None)
     cost = None

@@ -169,6 +169,12 @@ class Query(BaseModel):
     gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)
     expert_parallel: bool | None = Field(default=None, description="vLLM --enable-expert-parallel")
     gpu_layers: int | None = Field(default=None, ge=0, le=1000, description="llama.cpp -ngl / Ollama num_gpu")
+    cpu_offload_gb: float | None = Field(
+        default=None,
+        gt=0,
+        le=100_000,
+        description="vLLM --cpu-offload-gb: GiB of weights per card in host RAM",
+    )
     parallel: int | None = Field(
         default=None,
         ge=1,

@@ -92,6 +92,12 @@ class ModelArch(BaseModel):
     # Quantised checkpoint: its method and the weights' real bytes at rest (0 = computed from the format).
     quant_method: str = ""
     checkpoint_bytes: int = 0
+    # The maker's FP8 checkpoint keeps these linear layers in 16-bit (served as released): every block's
+    # attention projections, and the MLPs of the first and last blocks (Llama-3.1-405B-Instruct-FP8: "we do
+    # not perform quantization in the self-attention layers ... in the first and last Transformer layers",
+    # Llama 3 paper §6.2; its config's modules_to_not_convert)
+    fp8_16bit_modules: tuple[Literal["attention", "end_mlps"], ...] = ()
+    fp8_release: str = ""  # that checkpoint's Hub repo (a published run names it when it ran that one)
     # Where the description came from and which memory terms could not be computed from it.
     origin: Literal["registry", "hub", "cache", "name"] = "registry"
     fetched_on: str = ""  # ISO date a looked-up description was fetched
@@ -299,6 +305,16 @@ class ModelArch(BaseModel):
             return self.total_params
         total, active = self.moe_block_params
         return self.total_params - self.moe_layers * (total - active)
+
+    @cached_property
+    def fp8_16bit_params(self) -> int:
+        """Linear-layer parameters the maker's FP8 checkpoint keeps in 16-bit (fp8_16bit_modules)."""
+        kept = 0
+        if "attention" in self.fp8_16bit_modules:
+            kept += self.mixer_params
+        if "end_mlps" in self.fp8_16bit_modules and self.layers >= 2:
+            kept += 2 * self._mlp(self.intermediate)
+        return kept
 
     @cached_property
     def linear_params(self) -> int:

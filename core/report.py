@@ -13,6 +13,7 @@ from core.catalog import load_catalog
 from core.contract import ServingFigures
 from core.cost import currency_for, price_book_in_force
 from core.estimator import Estimate
+from core.jobs.weight_offload import host_bytes_per_card
 from core.layout import layout_of
 from core.query import Method, Query, Task
 from core.registry import load_registry
@@ -44,6 +45,8 @@ def folk_reason(est: Estimate) -> str:
     if total < low:
         if q.task is not Task.INFERENCE and q.method in (Method.LORA, Method.QLORA, Method.FREEZE):
             return "adapters_only"
+        if q.cpu_offload_gb and host_bytes_per_card(est, q.gpus or 1):
+            return "weights_in_host"  # vLLM --cpu-offload-gb: part of the weights stay in host memory
         if q.gpus and q.gpus > 1:
             return "sharded"
         return "small_overhead"

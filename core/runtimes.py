@@ -136,6 +136,10 @@ class RuntimeProfile(BaseModel):
     launch_expert_parallel: str | None = None
     launch_dp_attention: str | None = None  # MLA models on several cards: {gpus}
     launch_experts_on_cpu: str | None = None  # MoE experts in system RAM: {cpu_moe_layers}
+    # weights kept in host memory and read over PCIe in every forward pass (vLLM --cpu-offload-gb): the flag,
+    # as answers quote it, and its launch fragment ({cpu_offload_gb})
+    weight_offload_flag: str | None = None
+    launch_weight_offload: str | None = None
     # the engine's own setting for the layers on the card, as answers quote it ({ngl}, {gpu_fraction}):
     # llama.cpp's -ngl, Ollama's num_gpu, LM Studio's --gpu share
     gpu_layers_knob: str | None = None

@@ -79,8 +79,22 @@ def test_gguf_file_sizes_llama31_8b(precision: Precision, gib: float) -> None:
     ],
 )
 def test_weights_match_published_tables(model: str, precision: Precision, gb: float) -> None:
-    """Rows 58, 62, 63: weights by dtype (fp8 keeps embeddings/lm_head 16-bit, within 5%)."""
-    assert approx(weight_bytes(REGISTRY.get(model), precision) / GB, gb, 0.07)
+    """Rows 58, 62, 63: weights by dtype (fp8 keeps embeddings/lm_head 16-bit, within 5%). The tables' FP8 is
+    every linear layer in FP8; Meta's own 405B FP8 release keeps more in BF16 (the next test), so its row is
+    checked on the registry's model without that release's 16-bit layers."""
+    arch = REGISTRY.get(model)
+    if arch.fp8_16bit_modules:
+        arch = arch.model_validate({**arch.model_dump(), "fp8_16bit_modules": ()})
+    assert approx(weight_bytes(arch, precision) / GB, gb, 0.07)
+
+
+def test_llama31_405b_fp8_is_sized_as_meta_releases_it() -> None:
+    """meta-llama/Llama-3.1-405B-Instruct-FP8 quantizes the MLPs of blocks 1-124 only (Llama 3 paper §6.2: no
+    quantization in the self-attention layers nor in the first and last Transformer layers): vLLM logs
+    'Loading model weights took 56.7677 GB' (GiB) a card at TP 8 (dstackai/benchmarks
+    comparison/h100sxm5_vs_mi300x/issues/serving_issue_2.txt), not the 47 GiB of every linear layer in FP8."""
+    per_card = weight_bytes(REGISTRY.get("llama-3.1-405b"), Precision.FP8) / 8 / GIB
+    assert approx(per_card, 56.77, 0.01)
 
 
 def test_llama31_70b_nf4_load_matches_blog_within_fifteen_percent() -> None:

@@ -244,6 +244,10 @@ def _fixes(query: Query, currency: Currency | None, _book: object) -> tuple[Fix,
         return ()
     unknown_speed = stand_in is not None and bool(baseline.query.card_name)
     said = stated_only(query)
+    if said.cpu_offload_gb:
+        # what makes it fit on the cards: without weights streamed over PCIe in every pass (vLLM
+        # --cpu-offload-gb), which would keep a fix's smaller weights in host memory too
+        said = said.model_copy(update={"cpu_offload_gb": None})
     if stand_in is None:
         said = said.model_copy(update={"card": card.id})
 

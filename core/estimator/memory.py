@@ -22,6 +22,7 @@ from core.estimator.result import Breakdown, Estimate, Fit, FolkRule, Verdict, V
 from core.jobs import rl, zero_offload
 from core.jobs.defaults import cpu_defaults, device_defaults, on_cpu, runtime_defaults
 from core.jobs.slots import serve_in_slots
+from core.jobs.weight_offload import offloaded_weight_bytes
 from core.layout import (
     LAYOUT_FIELDS,
     LayoutProblem,
@@ -91,6 +92,8 @@ def _inference(
 ) -> tuple[Breakdown, str, VllmPool | None]:
     assert query.precision and query.batch and query.seq
     weights = terms.weight_bytes(model, query.precision) // gpus
+    # vLLM --cpu-offload-gb: that many GiB of each card's weights stay in host memory (jobs/weight_offload.py)
+    weights -= offloaded_weight_bytes(query, weights)
     kv_dtype = terms.kv_dtype_bytes(query.precision, query.kv_cache_dtype)
     engine = runtime_profile(query.runtime).memory
     kv_cache = terms.kv_cache_bytes(
@@ -762,4 +765,6 @@ def _warnings(query: Query, model: ModelArch, card: Card | None) -> list[str]:
         warnings.append("tensor_parallel_uneven")  # 16 heads on 6 cards: the engine refuses to start
     if card and card.vendor != "NVIDIA" and query.method is Method.QLORA:
         warnings.append("bitsandbytes_non_nvidia")
+    if query.precision is Precision.FP8 and model.fp8_16bit_params:
+        warnings.append("fp8_maker_release")  # the maker's FP8 checkpoint (ModelArch fp8_16bit_modules)
     return warnings

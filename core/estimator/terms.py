@@ -102,8 +102,10 @@ def weight_bytes(model: ModelArch, precision: Precision) -> int:
     if model.checkpoint_bytes and model.native_precision == precision.value:
         return model.checkpoint_bytes  # a quantised checkpoint served as released: its real bytes
     if precision in LINEAR_ONLY:
-        rest = model.total_params - model.linear_params
-        return int(model.linear_params * per + rest * 2)
+        # the layers an FP8 checkpoint keeps in 16-bit as its maker released it (Llama 3.1 405B FP8)
+        kept = model.fp8_16bit_params if precision is Precision.FP8 else 0
+        rest = model.total_params - model.linear_params + kept
+        return int((model.linear_params - kept) * per + rest * 2)
     return int(model.total_params * per)
 
 

@@ -46,6 +46,7 @@ class HostConstants(_Section):
     server_from_gb: int
     efficiency: float
     pcie_gb_s: float
+    pcie_gen: int  # the generation pcie_gb_s is for (others scale by 2 per generation)
 
 
 class CpuConstants(_Section):

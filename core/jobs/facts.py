@@ -19,10 +19,11 @@ from core.jobs.launch import Launch, launch_line
 from core.jobs.offload import InferenceOffload, offload_plan
 from core.jobs.slots import ServingSlots
 from core.jobs.tables import TableFigure, size_tables, table_figures
+from core.jobs.weight_offload import WeightOffload, weight_offload, with_weight_streaming
 from core.query import Offload, Query, Task
 from core.registry import ModelArch, load_registry
 from core.runtimes import runtime_profile
-from core.speed import training_speed
+from core.speed import inference_speed, training_speed
 
 Verdict = Literal["fits", "tight", "no", "offload", "cpu"]
 
@@ -103,11 +104,19 @@ class JobFacts(BaseModel):
     cpu: CpuRun | None = None  # no GPU: the job on the CPU and system RAM (core/jobs/cpu.py)
     # an engine that answers a fixed number of requests at once (Ollama): how the asked ones are served
     slots: ServingSlots | None = None
+    # a serving engine's weights partly in host memory, read over PCIe each pass (vLLM --cpu-offload-gb)
+    weight_offload: WeightOffload | None = None
 
     def offload_json(self) -> dict[str, object] | None:
         """The answer's JSON `offload`: the split (with whether it runs) or the offloaded states."""
         if isinstance(self.offload, InferenceOffload):
             return self.offload.model_dump(mode="json") | {"runs": self.offload.runs}
+        if self.offload is None and self.weight_offload is not None:
+            return (
+                {"mode": "weights"}
+                | self.weight_offload.model_dump(mode="json")
+                | {"runs": self.weight_offload.runs}
+            )
         return self.offload.model_dump(mode="json") if self.offload is not None else None
 
 
@@ -150,6 +159,14 @@ def job_facts(
         offload = _training_offload(est, model, card, count)
         if q.host_memory_bytes is not None and offload.host_bytes > q.host_memory_bytes:
             verdict = "no"
+    weights_off = None
+    if q.cpu_offload_gb and q.task is Task.INFERENCE:
+        speed = None
+        if card is not None and fits is not Fit.NO:
+            speed = with_weight_streaming(inference_speed(est, card, count), est, card, count)
+        weights_off = weight_offload(est, card, count, speed)
+        if weights_off is not None and fits is not Fit.NO and verdict is None:
+            verdict = "offload" if weights_off.runs else "no"
     rl_facts = _rl_facts(est, model, card, count) if q.algorithm is not None and model is not None else None
     launch = launch_line(est, model, count, plan, on_cpu=cpu is not None)
     tables: list[TableFigure] = []
@@ -169,6 +186,7 @@ def job_facts(
         context_rule=_context_rule(est, card, count),
         cpu=cpu,
         slots=est.slots,
+        weight_offload=weights_off,
     )
 
 

@@ -75,7 +75,7 @@ def launch_line(
         return None
     seq = q.seq or 2048
     fields = _fields(q, model, count, seq, offload, on_cpu=on_cpu)
-    flags = {"kv": "", "ep": "", "dp": "", "experts": ""}
+    flags = {"kv": "", "ep": "", "dp": "", "experts": "", "weights": ""}
     if q.kv_cache_dtype is not None and profile.launch_kv:
         flags["kv"] = profile.launch_kv.format(**fields)
     if q.expert_parallel and profile.launch_expert_parallel:
@@ -84,6 +84,8 @@ def launch_line(
         flags["dp"] = profile.launch_dp_attention.format(**fields)
     if offload is not None and offload.mode is Offload.EXPERTS and profile.launch_experts_on_cpu:
         flags["experts"] = profile.launch_experts_on_cpu.format(**fields)
+    if q.cpu_offload_gb and profile.launch_weight_offload:
+        flags["weights"] = profile.launch_weight_offload.format(**fields)
     return Launch(runtime=profile.id, command=profile.launch.format(**fields | flags))
 
 
@@ -115,6 +117,7 @@ def _fields(
         "gpu_fraction": fraction,
         "cpu_moe_layers": cpu_moe,
         "kv": q.kv_cache_dtype.value if q.kv_cache_dtype is not None else "",
+        "cpu_offload_gb": f"{q.cpu_offload_gb:g}" if q.cpu_offload_gb else "",
     }
 
 

@@ -63,6 +63,10 @@ _EP = _c(r"--enable[-_]expert[-_]parallel|(?<![a-z0-9-])-ep(?![a-z0-9])|expert[\
 _NGL = _c(
     rf"(?:(?<![a-z0-9-])-ngl|--n[-_]gpu[-_]layers|--gpu[-_]layers|{_B}num_gpu)(?:\s*=\s*|\s+)(?P<n>\d{{1,3}})(?!\d)"
 )
+# vLLM's --cpu-offload-gb N: N GiB of each GPU's weights kept in host memory (vllm/config/cache.py)
+_CPU_OFFLOAD_GB = _c(
+    r"(?:--cpu[-_]offload[-_]gb|cpu_offload_gb)(?:\s*=\s*|\s+)(?P<n>\d{1,5}(?:\.\d+)?)(?![\d.])"
+)
 # the requests an engine serves at once: Ollama's OLLAMA_NUM_PARALLEL, llama-server's -np / --parallel
 _PARALLEL = _c(
     rf"(?:ollama_num_parallel|{_B}num_parallel|(?<![a-z0-9-])-np|(?<![a-z0-9-])--parallel)(?:\s*=\s*|\s+)(?P<n>\d{{1,4}})(?!\d)"
@@ -297,6 +301,9 @@ def read_jobs(text: str, fields: dict[str, object]) -> str:
     if ngl:
         fields["gpu_layers"] = int(ngl.group("n"))
         fields["offload"] = Offload.LAYERS
+    weights_off = take(_CPU_OFFLOAD_GB)
+    if weights_off and float(weights_off.group("n")) > 0:
+        fields["cpu_offload_gb"] = float(weights_off.group("n"))
     slots = take(_PARALLEL)
     if slots and int(slots.group("n")) >= 1:
         fields["parallel"] = int(slots.group("n"))

@@ -73,6 +73,9 @@ class Generation:
     # the engine's own 4-bit GEMV kernels (data/runtimes.toml int4_kernels, data/speed.toml
     # [formats.int4_kernels]): int4 weights read at their share by the step's rows; "": the shared int4 factor
     int4_kernels: str = ""
+    # share of the active parameters in linear layers an FP8 checkpoint keeps in 16-bit (ModelArch
+    # fp8_16bit_modules: Llama 3.1 405B FP8's attention and end MLPs), whose GEMMs run at the 16-bit peak
+    fp8_16bit_share: float = 0.0
 
     def attended_tokens(self, kv_tokens: float) -> float:
         """Cached tokens a decoded token attends to, in whole-context layers' units: a sliding-window layer
@@ -198,6 +201,9 @@ def generation(
         experts_active=model.experts_active if model.is_moe else 0,
         fitted_moe=model.is_mla or legacy_moe,
         windows=attention_windows(model, layers),
+        fp8_16bit_share=(
+            model.fp8_16bit_params / max(model.active_params, 1) if precision is Precision.FP8 else 0.0
+        ),
     )
 
 
@@ -292,6 +298,16 @@ def _prefill_peak(c: SpeedConstants, g: Generation, precision: Precision) -> flo
     return found
 
 
+def _linear_compute_s(c: SpeedConstants, g: Generation, tokens: float) -> float:
+    """The linear layers' GEMMs over `tokens` tokens on the generation's ranks: 2·N FLOPs a token at the
+    precision's peak, the share an FP8 checkpoint keeps in 16-bit (g.fp8_16bit_share) at the BF16 peak."""
+    flops = 2.0 * g.active_params * tokens / g.ranks
+    if not g.fp8_16bit_share:
+        return flops / _peak(c, g)
+    kept = g.fp8_16bit_share
+    return flops * ((1.0 - kept) / _peak(c, g) + kept / _prefill_peak(c, g, Precision.BF16))
+
+
 def _attention_peak(c: SpeedConstants, g: Generation) -> float:
     """The prefill attention kernel's FLOP/s: FP8 only where the KV cache is FP8 too (an FP8 context FMHA);
     with FP8 weights over a 16-bit cache the scores and values run in BF16 (FlashAttention-3, FlashInfer),
@@ -336,15 +352,12 @@ def decode_step_s(
         share = min(1.0, prefill_tokens / chunk) if prefill_tokens else 0.0
         weights = (1.0 - share) * g.weights_read(batch) + share * g.weights_read(batch + chunk)
     bandwidth = g.ranks * _bandwidth(c, g)
-    peak = g.ranks * _peak(c, g)
     attention_peak = g.ranks * _attention_peak(c, g)
     tokens = batch + prefill_tokens
     # Each kernel meets its own roofline: the linear layers' GEMMs read the weights and compute 2·N FLOPs per
     # token, attention reads the KV and computes the prompt tokens' causal scores; they run one after the
     # other, so a step is the sum of the two, not the larger of the step's total reads and FLOPs.
-    linear_s = max(
-        weights / (g.ranks * _weight_bandwidth(c, g, tokens)), 2.0 * g.active_params * tokens / peak
-    )
+    linear_s = max(weights / (g.ranks * _weight_bandwidth(c, g, tokens)), _linear_compute_s(c, g, tokens))
     attention_s = max(
         kv_read_bytes(c, g, batch, kv_tokens) / bandwidth,
         g.attention_flops_per_token2 * g.attended_tokens(kv_tokens) * prefill_tokens / attention_peak,
@@ -379,7 +392,7 @@ def prefill_s(c: SpeedConstants, g: Generation, prompt: int, prompts: int = 1) -
     """Time to prefill `prompts` prompts of `prompt` tokens at once: their FLOPs (linear layers and causal
     attention) over the peak × the runtime's prefill utilisation, or the one weight read, whichever is
     longer."""
-    linear = prompts * 2.0 * g.active_params * prompt / (g.ranks * _peak(c, g))
+    linear = _linear_compute_s(c, g, prompts * prompt)
     pairs = prompt * prompt * g.attended_pairs_share(prompt)
     attention = prompts * g.attention_flops_per_token2 * pairs / (g.ranks * _attention_peak(c, g))
     compute = linear + attention

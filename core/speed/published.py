@@ -22,7 +22,7 @@ from core.estimator import estimate, terms
 from core.estimator.calibration import load_calibration
 from core.paths import DATA_DIR
 from core.query import KvCacheDtype, Method, Precision, Query, Runtime, Task
-from core.registry import load_registry
+from core.registry import ModelArch, load_registry
 from core.speed import terms as speed_terms
 from core.speed.constants import SpeedConstants, load_speed_constants
 from core.speed.inference import (
@@ -362,6 +362,7 @@ def _serving_concurrency(
     free_share: float | None = None,
     *,
     on_demand: bool = False,
+    weights_saved: float = 0.0,
 ) -> int:
     """Requests that run at once: the asked concurrency, at most what the KV pool holds (of I + O tokens each,
     or of their present length where the runtime allocates KV on demand: terms.resident_sequences) and the
@@ -372,7 +373,11 @@ def _serving_concurrency(
     is loaded (`kv_cache_free_gpu_mem_fraction`), not vLLM's share of the whole card: the same card and
     weights hold several times the sequences when the weights fill most of it (70B in FP8 on one 80 GB
     card). The free memory is the card less the weights, the activations and the engine's overhead
-    (what a vLLM budget of the whole card leaves) less one CUDA context per card."""
+    (what a vLLM budget of the whole card leaves) less one CUDA context per card.
+
+    `weights_saved`: bytes a card holds fewer than the registry's release of the model (an FP8 checkpoint
+    with every linear layer in FP8 where the maker's keeps some in 16-bit: _fp8_as_released), left to the
+    pool."""
     seq = figure.input_len + figure.output_len
     fields = _read(figure, _SERVING_QUERY, runtime=Runtime.VLLM, seq=seq)
     if free_share is not None:
@@ -380,10 +385,10 @@ def _serving_concurrency(
     pool = estimate(Query.model_validate(fields)).vllm
     if pool is None:
         return figure.batch
-    pool_bytes = float(pool.kv_pool_bytes)
+    pool_bytes = float(pool.kv_pool_bytes) + weights_saved
     if free_share is not None and pool.kv_bytes_per_sequence:
         context = int(load_calibration().runtime.cuda_context_gib * GIB) * max(figure.gpus, 1)
-        pool_bytes = max(0, pool.kv_pool_bytes - context) * free_share
+        pool_bytes = max(0.0, pool_bytes - context) * free_share
     held = speed_terms.resident_sequences(
         pool_bytes,
         pool.kv_bytes_per_sequence,
@@ -393,6 +398,22 @@ def _serving_concurrency(
     )
     cap = batch_cap if batch_cap is not None else load_calibration().vllm.max_num_seqs
     return max(1, min(figure.batch, held, cap))
+
+
+def _fp8_as_released(figure: PublishedFigure, model: ModelArch) -> ModelArch:
+    """The model as the figure's FP8 checkpoint holds it. The registry describes the maker's FP8 release where
+    it keeps layers in 16-bit (ModelArch fp8_16bit_modules: Llama 3.1 405B's attention and end MLPs), which
+    answers assume; a published run is that release only where its source or note names it (its repo, with
+    or without "-Instruct"). Others ran checkpoints with every linear layer in FP8 (NVIDIA's ModelOpt, AMD's
+    Quark, Neural Magic's releases; TensorRT-LLM quantizes with ModelOpt)."""
+    if figure.precision is not Precision.FP8 or not model.fp8_16bit_modules:
+        return model
+    source = source_of(figure.source)
+    text = " ".join((source.citation, source.setup, figure.note)).lower()
+    repo = model.fp8_release.lower()
+    if repo and (repo in text or repo.replace("-instruct", "") in text):
+        return model
+    return ModelArch.model_validate({**model.model_dump(), "fp8_16bit_modules": ()})
 
 
 def _prepare_diffusion(figure: PublishedFigure, card: Card, c: SpeedConstants) -> PreparedFigure:
@@ -568,8 +589,13 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
     ranks = figure.tp if runtime.tensor_parallel else 1
     cap = runtime.max_num_seqs
     share = _stated_kv_share(figure.source) or runtime.kv_free_memory_share
+    released = _fp8_as_released(figure, model)
+    saved = (
+        terms.weight_bytes(model, figure.precision) - terms.weight_bytes(released, figure.precision)
+    ) / max(figure.gpus, 1)
+    model = released
     concurrency = (
-        _serving_concurrency(figure, catalog, cap, share, on_demand=runtime.kv_on_demand)
+        _serving_concurrency(figure, catalog, cap, share, on_demand=runtime.kv_on_demand, weights_saved=saved)
         if figure.kind == "serve" or (figure.kind == "generate" and runtime.continuous_batching)
         else figure.batch
     )
