@@ -375,7 +375,8 @@ _OFFLOAD_KINDS: tuple[tuple[TextPattern, Offload], ...] = (
 # every pattern read_jobs and _read_offload read (tests/test_regex_screen.py checks that none is missing):
 # most messages say none of these flags, and one scan says so
 _JOB_READINGS = AnyOf(
-    _FSDP, _SEQ_FLAGS, _GPU_UTIL, _MEM_FRACTION, _TP, _TP_NAMED, _PP_NAMED, _DP_NAMED, _EP, _NGL, _PARALLEL,
+    _FSDP, _SEQ_FLAGS, _GPU_UTIL, _MEM_FRACTION, _TP, _TP_NAMED, _PP_NAMED, _DP_NAMED, _EP, _NGL,
+    _CPU_OFFLOAD_GB, _PARALLEL,
     _KV_DTYPE, _OFFLOAD_KINDS, _OFFLOAD, _CPU_ONLY, _ALGORITHMS, _GENERATIONS, _CHANGE, _COMPLETION,
     _ROLLOUT_SEPARATE, _ROLLOUT_COLOCATED, _SP_DEGREE, _SP_WORDS, _PURE_BF16, _CHUNKED_LOSS,
     _OFFLOADED_CHECKPOINTS, _LAUNCH,
