@@ -184,8 +184,8 @@ HELD_OUT_7_TABLE = "speed_heldout7"
 HELD_OUT_8_TABLE = "speed_heldout8"
 # a ninth (LMDeploy on A100; Oct-2023 vLLM / llama.cpp / ExLlamaV2 batch-1 decode on consumer cards,
 # PCIe A100 and A10G; GPUStack's vLLM / SGLang / TensorRT-LLM burst runs of 2025 dense and MoE models
-# on A100 / H100 / H200), from sources none of the tables above use, committed before it was
-# predicted: issue 22's outside check
+# on A100 / H100 / H200; Ollama on an RTX 4060 Ti and Tesla P40s), from sources none of the tables
+# above use, committed before it was predicted: issue 22's outside check
 HELD_OUT_9_TABLE = "speed_heldout9"
 # speed_heldout_training.csv + its sources: training figures recorded before the training terms were built
 TRAINING_HELD_OUT_TABLE = "speed_heldout_training"
