@@ -63,6 +63,8 @@ _EP = _c(r"--enable[-_]expert[-_]parallel|(?<![a-z0-9-])-ep(?![a-z0-9])|expert[\
 _NGL = _c(
     rf"(?:(?<![a-z0-9-])-ngl|--n[-_]gpu[-_]layers|--gpu[-_]layers|{_B}num_gpu)(?:\s*=\s*|\s+)(?P<n>\d{{1,3}})(?!\d)"
 )
+# llama.cpp's --n-cpu-moe N: "keep the Mixture of Experts (MoE) weights of the first N layers in the CPU"
+_CPU_MOE_COUNT = _c(r"(?:--n[-_]cpu[-_]moe|(?<![a-z0-9-])-ncmoe)(?:\s*=\s*|\s+)?(?P<n>\d{1,3})(?!\d)")
 # vLLM's --cpu-offload-gb N: N GiB of each GPU's weights kept in host memory (vllm/config/cache.py)
 _CPU_OFFLOAD_GB = _c(
     r"(?:--cpu[-_]offload[-_]gb|cpu_offload_gb)(?:\s*=\s*|\s+)(?P<n>\d{1,5}(?:\.\d+)?)(?![\d.])"
@@ -300,6 +302,9 @@ def read_jobs(text: str, fields: dict[str, object]) -> str:
     if ngl:
         fields["gpu_layers"] = int(ngl.group("n"))
         fields["offload"] = Offload.LAYERS
+    cpu_moe = _CPU_MOE_COUNT.search(text)  # not masked: the offload reading below reads the flag too
+    if cpu_moe:
+        fields["cpu_moe_layers"] = int(cpu_moe.group("n"))
     weights_off = take(_CPU_OFFLOAD_GB)
     if weights_off and float(weights_off.group("n")) > 0:
         fields["cpu_offload_gb"] = float(weights_off.group("n"))
