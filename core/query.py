@@ -251,6 +251,12 @@ class Query(BaseModel):
     stated_daily_price: float | None = Field(
         default=None, gt=0, description="a daily (包天) price the question states, in `currency`"
     )
+    stated_reserved_price: float | None = Field(
+        default=None,
+        gt=0,
+        description="a reserved / committed price the question states, per hour of the commitment, billed "
+        "around the clock ('包年 9000' = 9,000 ÷ 8,760 h; 'a 3-month commitment at $1.85/h')",
+    )
     rental_days: float | None = Field(
         default=None, gt=0, le=3650, description="how many days the card is rented for ('连续跑两周')"
     )

@@ -187,3 +187,97 @@ def test_items_counted_before_their_noun() -> None:
     text = "qwen3-embedding-8b 在一张 4090 上给 1000 万条文本做向量，每条 500 token，要多久"
     data, _, _ = ask_json(text, None)
     assert data["query"]["items"] == 10_000_000 and data["answer"]["speed"]["hours"] > 100
+
+
+# -- a reserved / yearly price the question states, weighed before the price list's monthly term -------------
+def _billing(*turns: str) -> dict[str, Any]:
+    previous: Query | None = None
+    data: dict[str, Any] = {}
+    for turn in turns:
+        data, remembered, _ = ask_json(turn, previous)
+        previous = remembered or previous
+    facts: dict[str, Any] = data["answer"]["billing"]
+    return facts
+
+
+@pytest.mark.parametrize(
+    ("turns", "kind", "break_even", "best"),
+    [
+        (("4090 包年 9000 块，按量 1.9 一小时，每天用 6 小时，包年划算吗",), "reserved", 13.0, "on-demand"),
+        (
+            ("H100 at $2.49/h on demand vs a 3-month commitment at $1.85/h. We use it ~14h a day. Which?",),
+            "reserved",
+            17.8,
+            "on-demand",
+        ),
+        (
+            ("4090 按量 2 块一小时，lora 微调 qwen2.5-7b 1亿 token 多少钱", "换成包天 40 块呢"),
+            "daily",
+            20.0,
+            None,
+        ),
+        (("a800 按天租 150 一天，按量 8 块一小时，我每天跑 16 小时，选哪个",), "daily", 18.8, "on-demand"),
+    ],
+)
+def test_the_term_the_question_prices_is_the_one_weighed(
+    turns: tuple[str, ...], kind: str, break_even: float, best: str | None
+) -> None:
+    facts = _billing(*turns)
+    assert facts["break_even_kind"] == kind and facts["break_even_hours_per_day"] == pytest.approx(break_even)
+    if best is not None:
+        assert facts["kind"] == best
+
+
+def test_a_commitment_bills_around_the_clock() -> None:
+    facts = _billing("H100 at $2.49/h on demand vs a 3-month commitment at $1.85/h. We'd use it 14h a day.")
+    reserved = next(o for o in facts["options"] if o["kind"] == "reserved")
+    assert reserved["stated"] and reserved["month_cost"] == pytest.approx(1.85 * 24 * 30)
+
+
+# -- a working day said by the clock ----------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "hours"),
+    [
+        ("a100 按量 6.5 一小时，我们只有工作日 9 点到 18 点开，包月 2800 划算吗", 9),
+        ("4090 包月还是按量，早上9点到晚上6点用", 9),
+        ("A100 monthly or hourly? we run it 9am to 6pm", 9),
+        ("H100 hourly vs monthly, strictly 9-to-5", 8),
+    ],
+)
+def test_hours_a_day_by_the_clock(text: str, hours: float) -> None:
+    assert _query(text)["hours_per_day"] == hours
+
+
+# -- a batch of requests with their lengths: prompts at the prefill's rate, replies batched ------------------
+@pytest.mark.parametrize(
+    ("text", "low", "high"),
+    [
+        # 1e5 × 1,500 prompt tokens × 2 × 72.7e9 = 2.2e19 FLOPs on 4 × 989 TFLOPS at 0.4–0.6 ≈ 2.5–3.8 h
+        (
+            "用 qwen2.5-72b 当 judge 给 10 万条回答打分，每条输入 1500 token 输出 10 token，4 张 h100 要多久",
+            1.5,
+            8,
+        ),
+        (
+            "score 100k answers with qwen2.5-72b as judge, 1500 tokens in, 10 out each, 4x h100: how long?",
+            1.5,
+            8,
+        ),
+    ],
+)
+def test_a_batch_of_prompts_is_a_prefill_job(text: str, low: float, high: float) -> None:
+    data, _, _ = ask_json(text, None)
+    answer = data["answer"]
+    assert answer.get("traffic") is None  # a batch to run, not traffic to size
+    assert low <= answer["time"]["hours"] <= high
+    assert answer["speed"]["batch"] > 1  # the engine runs what its KV pool holds at once
+
+
+def test_a_budget_kept_running_around_the_clock_is_a_budget() -> None:
+    parsed = parse(
+        "We have $2,000 a month. What's the biggest model we can serve 24/7 in int4, and on which card?"
+    )
+    assert parsed.intent == "budget" and parsed.query is not None
+    assert (parsed.query.budget, parsed.query.budget_period) == (2000, "month")
+    # other hours a day with a price stay a billing question
+    assert parse("4090 包月 1500，按量 2.2 一小时，我们每天跑 10 小时，选哪个").intent == "billing"

@@ -19,6 +19,7 @@ from core.parser.market import (
     read_hours_per_day,
     read_platform,
     read_rental_days,
+    read_reserved_price,
     read_stated_prices,
     read_traffic,
 )
@@ -122,7 +123,13 @@ def _read_market(text: str, ex: Extraction) -> str:
     if hours is not None:
         ex.fields["hours_per_day"] = hours
     if billing:  # after the hours a day: '12h a day' is a use, not a price
+        reserved, reserved_unit = None, None
+        if billing == "reserved":
+            reserved, reserved_unit, text = read_reserved_price(text)
+        if reserved is not None:
+            ex.fields["stated_reserved_price"] = reserved
         prices, unit, text = read_stated_prices(text)
+        unit = unit or reserved_unit
         if "on-demand" in prices:
             ex.fields["stated_hourly_price"] = prices["on-demand"]
         if "monthly" in prices:

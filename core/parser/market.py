@@ -50,7 +50,13 @@ def read_platform(text: str) -> tuple[str | None, str]:
 # Billing kinds, most specific first: a question naming 包月 and 按小时 asks about the monthly rent.
 _BILLING = (
     ("spot", _c(r"抢占|竞价|可中断|spot|interruptible|preemptible|pre-emptible")),
-    ("reserved", _c(r"reserved|预留|包年|capacity\s*blocks?|committed\s+use|savings\s+plan")),
+    (
+        "reserved",
+        _c(
+            r"reserved|预留|包年|年租|按年(?:租|付)|capacity\s*blocks?|committed\s+use|savings\s+plan"
+            r"|(?<![a-z])commit(?:ment|ted)(?![a-z])"
+        ),
+    ),
     (
         "monthly",
         _c(r"包月|按月(?:租|付|计费)?|月租|monthly|by\s+the\s+month|per\s+month\s+(?:rent|plan|billing)"),
@@ -135,6 +141,33 @@ _STATED_PRICES = {
 }
 
 
+# A reserved / committed price: a year's term ('包年 9000', '$9,000 a year') or an hourly rate committed to
+# ('a 3-month commitment at $1.85/h', '预留 1.2 一小时'), as the hourly figure billed around the clock
+HOURS_PER_YEAR = 8760
+_YEAR_WORDS = r"(?:包年|年租|按年(?:租|付|计费)?|yearly|annual(?:ly)?)"
+_PER_YEAR = r"(?:\s*(?:/\s*(?:yr|year|年)(?![a-z])|(?:1|一)\s*年|每年|a\s+year|per\s+year))"
+_COMMIT_WORDS = r"(?:reserved|reservation|预留|(?<![a-z])commit(?:ment|ted)(?![a-z])|包年)"
+_RESERVED_PRICES = (
+    (_c(rf"{_YEAR_WORDS}{_NEAR}(?<![a-z0-9.]){_PRICE}(?:{_PER_YEAR})?{_NOT_A_PRICE}"), HOURS_PER_YEAR),
+    (_c(rf"(?<![a-z0-9.]){_PRICE}{_PER_YEAR}"), HOURS_PER_YEAR),
+    (_c(rf"{_COMMIT_WORDS}[^,;，；$¥\d]{{0,24}}?(?<![a-z0-9.]){_PRICE}{_PRICE_PERIOD['on-demand']}"), 1),
+)
+
+
+def read_reserved_price(text: str) -> tuple[float | None, str | None, str]:
+    """A reserved price the question states, per hour of the commitment (a year's term ÷ 8,760 h), its
+    currency as written, and the text with it masked."""
+    for pattern, hours in _RESERVED_PRICES:
+        match = pattern.search(text)
+        if match is None:
+            continue
+        value = magnitude(match.group("num"), match.group("mag"))
+        if value > 0:
+            currency = match.group("pre") or match.group("suf")
+            return value / hours, currency, mask(text, [match.span()], MARKET_MARK)
+    return None, None, text
+
+
 def read_stated_prices(text: str) -> tuple[dict[str, float], str | None, str]:
     """The prices a billing question states ({'monthly': 950.0, 'on-demand': 1.58}), the currency they are
     written in (a symbol or unit: '¥', '元', '$'; None when bare), and the text with them masked."""
@@ -179,7 +212,32 @@ _HOURS_PER_DAY = (
 )
 
 
+# The hours of a working day said by the clock: '9 点到 18 点', '早上9点到晚上6点', '9am to 6pm', '9-to-5'
+_CLOCK_SPAN = _c(
+    r"(?:早上|上午|白天)?\s*(?P<a>\d{1,2})\s*(?P<a_unit>点|:00|am|a\.m\.)?\s*(?:到|至|~|～|-|–|to|until|till)\s*"
+    r"(?P<pm_word>下午|晚上|傍晚)?\s*(?P<b>\d{1,2})\s*(?P<b_unit>点|:00|pm|p\.m\.)"
+)
+_NINE_TO_FIVE = _c(r"(?<![\d.])9[\s-]*to[\s-]*5(?![\d.])|朝九晚五")
+
+
+def _clock_hours(text: str) -> tuple[float, tuple[int, int]] | None:
+    """The hours between two clock times ('9 点到 18 点' = 9), when the message gives a working day."""
+    if (m := _NINE_TO_FIVE.search(text)) is not None:
+        return 8.0, m.span()
+    m = _CLOCK_SPAN.search(text)
+    if m is None:
+        return None
+    start, end = int(m.group("a")), int(m.group("b"))
+    pm = m.group("pm_word") or m.group("b_unit") in ("pm", "p.m.")
+    if pm and end < 12:
+        end += 12
+    hours = end - start
+    return (float(hours), m.span()) if 0 < hours <= 24 and start < 24 and end <= 24 else None
+
+
 def read_hours_per_day(text: str) -> tuple[float | None, str]:
+    if (clock := _clock_hours(text)) is not None:
+        return clock[0], mask(text, [clock[1]], MARKET_MARK)
     for pattern in _HOURS_PER_DAY:
         match = pattern.search(text)
         if match is None:

@@ -196,7 +196,7 @@ def _billing_kind(m: Message) -> Parsed | None:
 # already given.
 _BILLING_CARRIED = (
     "card", "gpus", "platform", "hours_per_day", "rental_days", "stated_hourly_price", "stated_monthly_price",
-    "stated_weekly_price", "stated_daily_price", "currency",
+    "stated_weekly_price", "stated_daily_price", "stated_reserved_price", "currency",
 )  # fmt: skip
 
 
@@ -212,9 +212,12 @@ def _billing_carried(m: Message) -> dict[str, object] | None:
 
 
 def _budget(m: Message) -> Parsed | None:
-    """'预算每月5000元 能跑什么': what a budget buys."""
+    """'预算每月5000元 能跑什么': what a budget buys (also kept running around the clock: 'we have $2,000 a
+    month, the biggest model we can serve 24/7'; other hours a day with an amount are a billing question)."""
     ex = m.ex
-    if ex.has_model or "budget" not in ex.fields or len(m.cards) > 1 or "hours_per_day" in ex.fields:
+    if ex.has_model or "budget" not in ex.fields or len(m.cards) > 1:
+        return None
+    if "hours_per_day" in ex.fields and ex.fields["hours_per_day"] != 24:
         return None
     return m.reply(Intent.BUDGET, query=build_query(ex.fields | {"kind": Intent.BUDGET}))
 
