@@ -165,6 +165,14 @@ def _compose(
     if inference is not None and data is not None:
         # a batch of requests (responses to write, documents to read) at the engine's aggregate rate
         hours = data.tokens / inference.aggregate_tokens_per_s / 3600
+        query = result.query
+        if data.samples and query.prompt_tokens and inference.ttft_s > 0:
+            # their prompts are read at the prefill's rate (compute-bound, batched or not) and only the
+            # replies decoded: '10 万条，每条输入 1500 输出 10' is a prefill job
+            prompt_rate = max(1, (query.seq or 0) - inference.output_tokens) / inference.ttft_s
+            reply_tokens = data.samples * (query.response_tokens or 0) * data.epochs
+            prompt_tokens = data.samples * query.prompt_tokens * data.epochs
+            hours = (prompt_tokens / prompt_rate + reply_tokens / inference.aggregate_tokens_per_s) / 3600
     if price is not None:
         tokens_per_s = inference.aggregate_tokens_per_s if inference is not None else None
         cost = job_cost(price, count, tokens_per_s=tokens_per_s, hours=hours)

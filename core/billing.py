@@ -112,6 +112,8 @@ def _stated_prices(query: Query) -> dict[BillingKind, float]:
         stated["weekly"] = query.stated_weekly_price
     if query.stated_daily_price is not None:
         stated["daily"] = query.stated_daily_price
+    if query.stated_reserved_price is not None:
+        stated["reserved"] = query.stated_reserved_price
     return stated
 
 
@@ -140,6 +142,8 @@ def _month_cost(
         return round(price * DAYS_PER_MONTH / 7, 2)
     if kind == "monthly":
         return round(price, 2)
+    if kind == "reserved":
+        return round(price * 24 * DAYS_PER_MONTH, 2)  # a commitment bills every hour of it, on or off
     return round(price * hours_per_day * DAYS_PER_MONTH, 2)
 
 
@@ -204,9 +208,12 @@ def billing_advice(
     hourly, monthly = by_kind.get("on-demand"), by_kind.get("monthly")
     break_even = None
     vs: tuple[float, float] | None = None
-    against = monthly or _term_asked_or_stated(by_kind, asked, stated)
+    against = _term_asked_or_stated(by_kind, asked, stated) or monthly
     if hourly is not None and against is not None and hourly.per_hour > 0:
-        break_even = round(against.price / (_TERM_DAYS[against.kind] * hourly.per_hour), 1)
+        # a term's price over its days at the hourly rate; a commitment's hourly rate around the clock
+        term_days = _TERM_DAYS.get(against.kind)
+        committed = against.price / term_days if term_days else against.per_hour * 24
+        break_even = round(committed / hourly.per_hour, 1)
     if (
         hourly is not None
         and monthly is not None
@@ -238,9 +245,14 @@ _TERM_DAYS: dict[BillingKind, float] = {"daily": 1, "weekly": 7, "monthly": DAYS
 def _term_asked_or_stated(
     by_kind: dict[BillingKind, BillingOption], asked: BillingKind | None, stated: dict[BillingKind, float]
 ) -> BillingOption | None:
-    """A weekly or daily term the question asks about or states a price for ('包周 800，按量 6 一小时')."""
+    """The term the question prices ('包周 800，按量 6 一小时', '换成包天 40 块呢', '包年 9000', 'a 3-month
+    commitment at $1.85/h'), else a weekly or daily one it asks about: the offer in front of the user is the
+    one weighed, before the price list's monthly term."""
+    for kind in ("monthly", "reserved", "weekly", "daily"):
+        if kind in by_kind and kind in stated:
+            return by_kind[kind]
     for kind in ("weekly", "daily"):
-        if kind in by_kind and (kind == asked or kind in stated):
+        if kind in by_kind and kind == asked:
             return by_kind[kind]
     return None
 

@@ -49,7 +49,11 @@ def data_tokens(query: Query) -> DataTokens | None:
         # A sample's length is the sequence length the user gave, else its length in Chinese characters turned
         # into tokens, else a typical instruction pair.
         said_seq = query.seq is not None and "seq" not in query.defaulted
-        if said_seq and query.seq:
+        lengths = (query.prompt_tokens or 0) + (query.response_tokens or 0)
+        if query.task is Task.INFERENCE and lengths:
+            per_sample = lengths  # a batch of requests: each one's prompt and reply as the question says
+            said_seq = True
+        elif said_seq and query.seq:
             per_sample = query.seq
         elif query.sample_chars is not None:
             per_sample = round(

@@ -169,6 +169,9 @@ class Query(BaseModel):
     gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)
     expert_parallel: bool | None = Field(default=None, description="vLLM --enable-expert-parallel")
     gpu_layers: int | None = Field(default=None, ge=0, le=1000, description="llama.cpp -ngl / Ollama num_gpu")
+    cpu_moe_layers: int | None = Field(
+        default=None, ge=0, le=1000, description="llama.cpp --n-cpu-moe N: the first N layers' experts in RAM"
+    )
     cpu_offload_gb: float | None = Field(
         default=None,
         gt=0,
@@ -248,8 +251,20 @@ class Query(BaseModel):
     stated_daily_price: float | None = Field(
         default=None, gt=0, description="a daily (包天) price the question states, in `currency`"
     )
+    stated_reserved_price: float | None = Field(
+        default=None,
+        gt=0,
+        description="a reserved / committed price the question states, per hour of the commitment, billed "
+        "around the clock ('包年 9000' = 9,000 ÷ 8,760 h; 'a 3-month commitment at $1.85/h')",
+    )
     rental_days: float | None = Field(
         default=None, gt=0, le=3650, description="how many days the card is rented for ('连续跑两周')"
+    )
+    deadline_hours: float | None = Field(
+        default=None,
+        gt=0,
+        le=87_600,
+        description="the wall time a job must finish within ('一周内训完', 'within 24 hours', 'in 60 days')",
     )
     requests_per_s: float | None = Field(default=None, gt=0, description="serving traffic (per day ÷ 86,400)")
     traffic_per_day: bool | None = Field(

@@ -46,6 +46,9 @@ class ModelArch(BaseModel):
     attention_bias: bool = False
     mlp_bias: bool = False
     max_context: int = 4096
+    # the context length the chat GGUF that llama.cpp / Ollama run declares (its n_ctx_train, which caps
+    # Ollama's num_ctx), where it differs from max_context: Qwen2.5 7B–72B Instruct configs say 32,768
+    gguf_context: int | None = None
     sliding_window: int = 0
     # Share of layers that slide when only some do (Gemma 2: 0.5, Gemma 3: 5/6); 0 with a window = all slide.
     sliding_layers_fraction: float = 0.0

@@ -72,8 +72,11 @@ class RuntimeSlots(BaseModel):
 
     parallel: int = Field(ge=1)  # slots when not set
     parallel_setting: str  # the engine's own name for it, as answers quote it
-    parallel_since: str  # the release whose default `parallel` is
-    parallel_before: int = Field(ge=1)  # the default before that release (when it fit)
+    parallel_since: str | None = None  # the release whose default `parallel` is (None: not said)
+    parallel_before: int | None = Field(default=None, ge=1)  # the default before that release (when it fit)
+    # the slots share one context's KV cache (llama-server: -c is the whole cache, split or unified between
+    # the slots) instead of each holding the whole context (Ollama: -c num_ctx × parallel)
+    kv_shared: bool = False
     max_queue: int | None = Field(default=None, ge=0)  # requests that may wait; past them the engine refuses
     max_queue_setting: str | None = None
 

@@ -66,3 +66,11 @@ def test_a_context_asked_is_not_explained() -> None:
     reply = answer("ollama run qwen2.5 14b on a 4090 with num_ctx 8192", lang="en")
     assert "context 8,192 tokens" in reply.html and "context_rule" not in reply.facts
     assert "set num_ctx by the cards' total VRAM" not in reply.html
+
+
+def test_the_cap_is_the_gguf_context_not_the_base_models() -> None:
+    """Ollama caps num_ctx at the GGUF's n_ctx_train: Qwen2.5's Instruct configs say 32,768 ("The current
+    config.json is set for context length up to 32,768 tokens", YaRN beyond), not the base model's 131,072."""
+    reply = answer("ollama run qwen2.5 72b on two 3090s", lang="en")
+    assert "context 32,768 tokens" in reply.html
+    assert "262,144 tokens from 47 GiB, capped at the model's own 32,768" in reply.html

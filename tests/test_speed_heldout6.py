@@ -31,7 +31,7 @@ from speed_heldout_checks import TARGET_WITHIN_25, predicted_at_level, sourced_a
 from core.speed.published import HELD_OUT_6_TABLE, TABLES, load_sources
 
 TABLE = HELD_OUT_6_TABLE
-FLOOR_WITHIN_25 = 16 / 28  # the level reached (the first looks: 9 / 22, then 1 / 6); it may only rise
+FLOOR_WITHIN_25 = 17 / 28  # the level reached (first looks 9 / 22, then 1 / 6; +1 FP16 accumulate)
 MAX_OUTSIDE_2X = 10  # five of the first batch, five of the second
 
 

@@ -1,6 +1,8 @@
 """Big training jobs as a cluster (issue 19): cards × nodes, wall time, GPU-hours and cost, on the count the
 question gave ("两台机器每台8张H100" = 16 cards) or, when none was given and one card would take more than a
-month, the smallest cluster of 8-card nodes that finishes within one.
+month, the smallest cluster of 8-card nodes that finishes within one. A time the question sets ("一周内训完",
+"done within 24 hours", "in 60 days": `Query.deadline_hours`) replaces the month: the count asked when it
+finishes by then, else the smallest count that does (powers of two up to a node, then whole 8-card nodes).
 
 The link between cards is an assumption stated with the figures: NVLink inside a node and InfiniBand between
 nodes for data-centre cards (the MFU in data/speed.toml is measured on such clusters); PCIe and Ethernet for
@@ -50,6 +52,8 @@ class Cluster(BaseModel):
     # the 3D layout the time assumes (a pretraining cluster: tensor parallel inside each node, pipeline and
     # data parallel across them); None: ZeRO-3 / FSDP over all the cards
     layout: TrainingLayout | None = None
+    deadline_hours: float | None = None  # the time the question set the run to finish within
+    meets_deadline: bool | None = None  # whether these cards finish by then (None: no deadline, or no time)
 
 
 def _cluster(
@@ -69,6 +73,7 @@ def _cluster(
     per_node = math.ceil(gpus / nodes)
     cost = job.cost.per_hour * hours if job.cost is not None and hours is not None else None
     link: Interconnect = "nvlink" if card.has_nvlink else "pcie"
+    deadline = job.query.deadline_hours
     said_gbit = job.query.network_gbit_s if network == "ethernet" else None
     gbit = said_gbit or (load_speed_constants().link.ethernet_node_gbit_s if network == "ethernet" else None)
     return Cluster(
@@ -88,7 +93,50 @@ def _cluster(
         asked=asked,
         fits=job.fits,
         layout=job.training.layout if job.training is not None else None,
+        deadline_hours=deadline,
+        meets_deadline=hours <= deadline if deadline is not None and hours is not None else None,
     )
+
+
+def _hours(job: Assessment) -> float:
+    """The job's wall time where it fits, else infinity (a count that does not fit finishes nothing)."""
+    if not job.fits or job.training is None or job.training.training_hours is None:
+        return math.inf
+    return job.training.training_hours
+
+
+def _by_deadline(
+    query: Query, card: Card, start: int, deadline: float, *, book: PriceBook | None, currency: Currency
+) -> Cluster | None:
+    """The smallest count from `start` up that fits and finishes within `deadline` hours: powers of two up to
+    one node, then whole 8-card nodes (doubled until one finishes, then halved back between the two). The
+    largest tried when none does (the answer says it misses)."""
+
+    def run(gpus: int) -> Assessment:
+        return assess(query.model_copy(update={"gpus": gpus}), card, gpus, book=book, currency=currency)
+
+    gpus = max(1, start)
+    last_short = 0
+    while True:
+        job = run(gpus)
+        if _hours(job) <= deadline:
+            break
+        if gpus * 2 > MAX_GPUS:
+            return _cluster(job, card, False, None, query.network)
+        last_short = gpus
+        # the next power of two up to a node (3 → 4 → 8), then twice the whole nodes (8 → 16 → 32)
+        nodes = -(-gpus // GPUS_PER_NODE)
+        gpus = 1 << gpus.bit_length() if gpus < GPUS_PER_NODE else nodes * 2 * GPUS_PER_NODE
+    # between the last count that missed and the first that finishes, in whole nodes past one node
+    low, high = last_short // GPUS_PER_NODE, gpus // GPUS_PER_NODE
+    while gpus > GPUS_PER_NODE and high - low > 1:
+        middle = (low + high) // 2
+        tried = run(middle * GPUS_PER_NODE)
+        if _hours(tried) <= deadline:
+            high, job, gpus = middle, tried, middle * GPUS_PER_NODE
+        else:
+            low = middle
+    return _cluster(job, card, False, None, query.network)
 
 
 def cluster_for(
@@ -106,6 +154,12 @@ def cluster_for(
         if asked and (job.count > GPUS_PER_NODE or (query.nodes or 0) > 1):
             return _cluster(job, card, True, query.nodes, query.network, timed=False)
         return None
+    deadline = query.deadline_hours
+    if deadline is not None:
+        if _hours(job) <= deadline:
+            return _cluster(job, card, asked, query.nodes, query.network)
+        # the count asked misses the time set: the smallest that makes it (from the count it was answered for)
+        return _by_deadline(query, card, job.count, deadline, book=book, currency=currency)
     if asked:
         # the count asked is kept: a cluster when it is more than one node or names nodes
         if job.count <= GPUS_PER_NODE and not query.nodes:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Sequence
 from functools import lru_cache
+from itertools import groupby
 
 from core.advisor.model import COUNTS, PRETRAIN_COUNTS, QUALITY_RANK, Plan
 from core.advisor.shared import (
@@ -78,6 +79,78 @@ def _market_cards(currency: Currency, book: PriceBook | None) -> tuple[Card, ...
     return tuple(card for card in load_catalog().cards if _rented_in_market(card, currency, book))
 
 
+def search_cards(query: Query, currency: Currency, book: PriceBook | None) -> list[Card]:
+    """The cards a plan search over `query` tries when not given its own list: the card the query names,
+    else the cards the platform it names rents (at that platform's prices), else the cards rented in the
+    market of `currency`."""
+    catalog = load_catalog()
+    if query.card:
+        match = catalog.by_id.get(query.card) or (m.card if (m := catalog.resolve(query.card)) else None)
+        if match is None:
+            raise UnknownCardError(query.card, catalog.closest(query.card))
+        return [match]
+    if query.platform and book is not None and (named := platform(query.platform)) is not None:
+        # 'Best GPU on AutoDL': the cards that platform rents, at its prices
+        return [card for card in catalog.cards if book.sells(named, card.id)]
+    return list(_market_cards(currency, book))
+
+
+def ranks_by_hourly_price(query: Query, sort: SortKey = "cost") -> bool:
+    """Whether every plan of a search over `query` ranks first by its hourly price: a serving job sorted by
+    cost with no amount of data (no plan has a total or a price per token) and no budget for the whole job.
+    Such a ranking puts every plan under a price before every plan at or above it."""
+    if sort != "cost" or query.task is not Task.INFERENCE or query.has_data_amount:
+        return False
+    return budget_caps(query, None)[1] is None
+
+
+def search_counts(query: Query) -> tuple[int, ...]:
+    """The card counts a plan search tries: the count said, else the usual counts for the task."""
+    if "gpus" in query.said() and query.gpus:
+        return (query.gpus,)
+    return PRETRAIN_COUNTS if query.task is Task.PRETRAIN else COUNTS
+
+
+def _card_prices(
+    candidates: Sequence[Card], currency: Currency, book: PriceBook | None, platform_id: str | None
+) -> tuple[float, ...]:
+    """Each candidate's hourly price for one card (infinite without a price), in the candidates' order."""
+    if book is None:  # (card_price then reads the book in force: not remembered)
+        return _hourly_prices(tuple(card.id for card in candidates), currency, book, platform_id)
+    return _hourly_prices_cached(tuple(card.id for card in candidates), currency, book, platform_id)
+
+
+def _hourly_prices(
+    card_ids: tuple[str, ...], currency: Currency, book: PriceBook | None, platform_id: str | None
+) -> tuple[float, ...]:
+    prices = (card_price(card_id, currency, book, platform_id) for card_id in card_ids)
+    return tuple(price.per_hour if price else float("inf") for price in prices)
+
+
+# A search's candidates are the same few lists (a market's cards, a platform's): their prices and price
+# order are worked out once per price book, not per search.
+_hourly_prices_cached = lru_cache(maxsize=64)(_hourly_prices)
+
+
+@lru_cache(maxsize=64)
+def _price_order(per_hour: tuple[float, ...], counts: tuple[int, ...]) -> tuple[tuple[float, int, int], ...]:
+    """(hourly price, card position, count) of every candidate card × count, cheapest first, the catalog's
+    order among equal prices (infinite without a price), fewer cards first on one card: the order in which
+    a search in price order tries them."""
+    order = []
+    for position, unit in enumerate(per_hour):
+        for count in counts:
+            hourly = round(unit * count, 4) if unit != float("inf") else unit  # JobCost.per_hour
+            order.append((hourly, position, count))
+    return tuple(sorted(order))
+
+
+@lru_cache(maxsize=64)
+def _by_price(per_hour: tuple[float, ...]) -> tuple[int, ...]:
+    """The candidates' positions, cheapest first (the catalog's order among equal prices)."""
+    return tuple(sorted(range(len(per_hour)), key=per_hour.__getitem__))
+
+
 @lru_cache(maxsize=4096)
 def _plans(
     query: Query,
@@ -95,25 +168,13 @@ def _plans(
     per_hour_cap, total_cap = budget_caps(query, max_per_hour)
     if cards is not None:
         candidates = [catalog.get(c) for c in cards if c in catalog.by_id]
-    elif query.card:
-        match = catalog.by_id.get(query.card) or (m.card if (m := catalog.resolve(query.card)) else None)
-        if match is None:
-            raise UnknownCardError(query.card, catalog.closest(query.card))
-        candidates = [match]
-    elif query.platform and book is not None and (named := platform(query.platform)) is not None:
-        # 'Best GPU on AutoDL': the cards that platform rents, at its prices
-        candidates = [card for card in catalog.cards if book.sells(named, card.id)]
     else:
-        candidates = list(_market_cards(money, book))
+        candidates = search_cards(query, money, book)
     if total_cap is not None and not query.has_data_amount:
         # A budget for the whole job, but no amount of data to price a whole run: no plan has a total cost,
         # so keep() would drop every plan built (the search returns none without building them).
         return ()
-    said = query.said()
-    if "gpus" in said and query.gpus:
-        counts: tuple[int, ...] = (query.gpus,)
-    else:
-        counts = PRETRAIN_COUNTS if query.task is Task.PRETRAIN else COUNTS
+    counts = search_counts(query)
     base = stated_only(query).model_copy(update={"card": None, "card_memory_bytes": None})
     key = sort_key(sort)
     # Ranked by price per hour (no token count to price a whole run): rank the cheap way first and build
@@ -125,8 +186,6 @@ def _plans(
     # they still rank by the hourly price: built in that order, the search stops once the next price is
     # above the last plan it would show (the same plans as building them all).
     in_price_order = hourly_ranked and kv_pool
-    shortlist: list[tuple[tuple[float, int], Card, Query, int]] = []
-    by_price: list[tuple[float, int, Card, Query, int]] = []
     best: dict[tuple[str, str, str], Plan] = {}
 
     def keep(plan: Plan | None) -> None:
@@ -170,57 +229,108 @@ def _plans(
         price = price_of(card, base.platform)
         return price is None or round(price.per_hour * count, 4) > per_hour_cap  # JobCost.per_hour
 
-    for card in candidates:
+    def variant_count(card: Card) -> int:
         kind = variant_class(card)
         if kind not in variants:
             variants[kind] = list(variants_for(base, card))
-        memory = card.memory_bytes
-        for index in range(len(variants[kind])):
-            for count in counts:
-                if per_hour_cap is not None and over_cap(card, count):
-                    break  # more cards of the same kind cost more per hour
-                trial, need, quality = sized.get((kind, index, count)) or sized_trial(kind, index, count)
-                if need > memory:
-                    continue  # screened without building the estimate: it cannot fit this card
-                if by_hourly_price:
-                    price = price_of(card, query.platform)
-                    hourly = price.per_hour * count if price else float("inf")
-                    shortlist.append(((hourly, quality), card, trial, count))
-                    break  # more cards of the same kind cost more per hour
-                if in_price_order:
-                    price = price_of(card, trial.platform)
-                    hourly = round(price.per_hour * count, 4) if price else float("inf")  # JobCost.per_hour
-                    by_price.append((hourly, len(by_price), card, trial, index))
-                    continue
-                plan = plan_on_card(
-                    estimate(trial.model_copy(update={"card": card.id})), card, count, money, book
-                )
-                keep(plan)
-                if plan is not None and sort == "cost":
-                    break  # more cards of the same kind cost more per hour and do not run cheaper
-    done: set[tuple[str, int]] = set()  # (card, variant) with a plan: more of that card costs more
-    for hourly, _, card, trial, index in sorted(by_price, key=lambda entry: entry[:2]):
-        if (card.id, index) in done:
-            continue
-        if len(best) >= limit:
-            last = sorted(best.values(), key=key)[limit - 1].cost_per_hour
-            if last is not None and hourly > last:
-                break  # every plan left costs more per hour than the last one shown
-        count = trial.gpus or 1
+        return len(variants[kind])
+
+    def screened(card: Card, index: int, count: int) -> tuple[Query, int] | None:
+        """(the variant on `count` cards, its quality rank), or None when it is known not to be a plan: its
+        card-free memory is already more than the card holds (no estimate built), or it is over the hourly
+        cap (more cards of the kind cost more: no larger count is either)."""
+        if per_hour_cap is not None and over_cap(card, count):
+            return None
+        kind = variant_class(card)
+        trial, need, quality = sized.get((kind, index, count)) or sized_trial(kind, index, count)
+        return None if need > card.memory_bytes else (trial, quality)
+
+    def build(card: Card, trial: Query, count: int) -> Plan | None:
         plan = plan_on_card(estimate(trial.model_copy(update={"card": card.id})), card, count, money, book)
         keep(plan)
-        if plan is not None:
-            done.add((card.id, index))
-    if in_price_order:  # equal plans rank in the catalog's order, as when every plan is built
-        position = {card.id: i for i, card in enumerate(candidates)}
-        best = dict(sorted(best.items(), key=lambda item: position[item[0][0]]))
-    # A serving plan without an amount of data ranks by its hourly price first (sort_key), so once `limit`
-    # plans are kept, a shortlisted one priced above the last of them cannot be shown: it is not built.
-    by_price_first = query.task is Task.INFERENCE and query.platform == base.platform
-    for (hourly, _), card, trial, count in heapq.nsmallest(3 * limit, shortlist, key=lambda entry: entry[0]):
-        if by_price_first and len(best) >= limit:
-            last = sorted(best.values(), key=key)[limit - 1].cost_per_hour
-            if last is not None and round(hourly, 4) > last:  # JobCost.per_hour
+        return plan
+
+    if by_hourly_price:
+        # A shortlist of 3 × limit, built cheapest first: each card × variant on its fewest cards that may
+        # fit, ranked by (hourly price, quality), ties in the catalog's order; cards are screened in the
+        # order of their price, and once the shortlist is full, a card whose price on the fewest cards is
+        # above its last entry cannot enter it (nor can any dearer card): the rest are not screened.
+        wanted = 3 * limit
+        fewest = min(counts)
+
+        per_hour_of = _card_prices(candidates, money, book, query.platform)
+        entries: list[tuple[float, int, int, int, Card, Query, int]] = []
+        bound = float("inf")  # the wanted-th lowest hourly price in `entries`
+        for position in _by_price(per_hour_of):
+            card = candidates[position]
+            per_hour = per_hour_of[position]
+            if len(entries) >= wanted and per_hour * fewest > bound:
                 break
-        keep(plan_on_card(estimate(trial.model_copy(update={"card": card.id})), card, count, money, book))
+            for index in range(variant_count(card)):
+                for count in counts:
+                    if per_hour_cap is not None and over_cap(card, count):
+                        break  # more cards of the same kind cost more per hour
+                    fits = screened(card, index, count)
+                    if fits is None:
+                        continue  # screened without building the estimate: it cannot fit this card
+                    trial, quality = fits
+                    hourly = per_hour * count  # (price.per_hour * count, or infinite without a price)
+                    entries.append((hourly, quality, position, index, card, trial, count))
+                    break  # more cards of the same kind cost more per hour
+            if len(entries) >= wanted:
+                bound = heapq.nsmallest(wanted, (entry[0] for entry in entries))[-1]
+        # A serving plan without an amount of data ranks by its hourly price first (sort_key), so once
+        # `limit` plans are kept, a shortlisted one priced above the last of them cannot be shown: it is not
+        # built.
+        by_price_first = query.task is Task.INFERENCE and query.platform == base.platform
+        for hourly, _, _, _, card, trial, count in sorted(entries, key=lambda entry: entry[:4])[:wanted]:
+            if by_price_first and len(best) >= limit:
+                last = sorted(best.values(), key=key)[limit - 1].cost_per_hour
+                if last is not None and round(hourly, 4) > last:  # JobCost.per_hour
+                    break
+            build(card, trial, count)
+    elif in_price_order:
+        # Every card × count in the order of its hourly price (the catalog's among equal prices), each
+        # card's variants in turn; a variant with a plan on a card is not tried on more of that card, and
+        # once `limit` plans are kept, the search stops at the first price above the last of them. Screened
+        # only when reached, so the dearer cards are never sized.
+        done: set[tuple[int, int]] = set()  # (card, variant) with a plan: more of that card costs more
+        order = _price_order(_card_prices(candidates, money, book, base.platform), counts)
+        for (hourly, position), group in groupby(order, key=lambda entry: entry[:2]):
+            card = candidates[position]
+            stop = False
+            group_counts = [count for _, _, count in group]
+            for index in range(variant_count(card)):
+                for count in group_counts:
+                    if (position, index) in done:
+                        break
+                    fits = screened(card, index, count)
+                    if fits is None:
+                        continue
+                    if len(best) >= limit:
+                        last = sorted(best.values(), key=key)[limit - 1].cost_per_hour
+                        if last is not None and hourly > last:
+                            stop = True  # every plan left costs more per hour than the last one shown
+                            break
+                    if build(card, fits[0], count) is not None:
+                        done.add((position, index))
+                if stop:
+                    break
+            if stop:
+                break
+        # equal plans rank in the catalog's order, as when every plan is built
+        position_of = {card.id: i for i, card in enumerate(candidates)}
+        best = dict(sorted(best.items(), key=lambda item: position_of[item[0][0]]))
+    else:
+        for card in candidates:
+            for index in range(variant_count(card)):
+                for count in counts:
+                    if per_hour_cap is not None and over_cap(card, count):
+                        break  # more cards of the same kind cost more per hour
+                    fits = screened(card, index, count)
+                    if fits is None:
+                        continue  # screened without building the estimate: it cannot fit this card
+                    plan = build(card, fits[0], count)
+                    if plan is not None and sort == "cost":
+                        break  # more cards of the same kind cost more per hour and do not run cheaper
     return tuple(sorted(best.values(), key=key)[:limit])

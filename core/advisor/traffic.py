@@ -92,6 +92,18 @@ def apply_traffic(query: Query) -> tuple[Query, Traffic | None]:
         and (headcount is None or headcount <= 1)
     ):
         return query, None
+    if query.has_data_amount and query.requests_per_s is None and not users_said and headcount is None:
+        # a batch of requests to run ('给 10 万条回答打分，每条输入 1500 输出 10'): no traffic to size, the
+        # engine runs what its KV pool holds at once; each request's lengths set the context
+        if query.seq is None or "seq" in query.defaulted:
+            lengths = (
+                query.prompt_tokens or DEFAULT_PROMPT_TOKENS,
+                query.response_tokens or DEFAULT_RESPONSE_TOKENS,
+            )
+            seq = sum(lengths)
+            defaulted = tuple(k for k in query.defaulted if k != "seq")
+            query = query.model_copy(update={"seq": seq, "defaulted": defaulted})
+        return query, None
     assumed: list[str] = []
     lengths_said = query.prompt_tokens is not None or query.response_tokens is not None
     average = query.requests_per_s

@@ -130,6 +130,8 @@ def runtime_defaults(query: Query, total_vram_bytes: int | None, model: ModelArc
     profile = runtime_profile(query.runtime)  # None: the training / single-sequence default
     max_context = model.max_context
     if query.task is Task.INFERENCE and query.runtime is not None and profile.host_offload is not None:
+        # a GGUF engine caps its context at the GGUF's own n_ctx_train (the chat model's config)
+        max_context = model.gguf_context or max_context
         # GGUF files are Q4_K_M unless asked; a model released in 4 bits (gpt-oss's MXFP4) runs as released
         native = Precision.INT4 if model.native_precision == "int4" else Precision.Q4_K_M
         updates: dict[str, object] = {"precision": native}

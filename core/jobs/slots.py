@@ -25,8 +25,9 @@ class ServingSlots(BaseModel):
     parallel: int  # requests answered at once, each with the whole context (the memory is theirs)
     parallel_said: bool  # the question set it (else the engine's default since `parallel_since`)
     parallel_setting: str  # the engine's name for it (OLLAMA_NUM_PARALLEL)
-    parallel_since: str
-    parallel_before: int
+    parallel_since: str | None
+    parallel_before: int | None
+    kv_shared: bool  # the slots share one context's KV cache (llama-server's -c), not one each
     requested: int | None  # requests in flight the question asked for (None: it said none)
     queued: int  # of them, waiting for a free slot
     max_queue: int | None
@@ -52,12 +53,11 @@ def serve_in_slots(query: Query) -> tuple[Query, ServingSlots | None]:
     queue = slots.max_queue
     refused = max(0, waiting - queue) if queue is not None else 0
     served = {
-        "batch": parallel,
+        "batch": 1 if slots.kv_shared else parallel,
         "defaulted": tuple(k for k in query.defaulted if k != "batch"),
     }
-    sized = (
-        query.model_copy(update=served) if query.batch != parallel or "batch" in query.defaulted else query
-    )
+    changed = query.batch != served["batch"] or "batch" in query.defaulted
+    sized = query.model_copy(update=served) if changed else query
     return sized, ServingSlots(
         runtime=query.runtime,
         parallel=parallel,
@@ -65,6 +65,7 @@ def serve_in_slots(query: Query) -> tuple[Query, ServingSlots | None]:
         parallel_setting=slots.parallel_setting,
         parallel_since=slots.parallel_since,
         parallel_before=slots.parallel_before,
+        kv_shared=slots.kv_shared,
         requested=requested,
         queued=waiting - refused,
         max_queue=queue,

@@ -15,9 +15,11 @@ from core.parser.hub_ref import find_reference
 from core.parser.jobs import read_jobs
 from core.parser.market import (
     read_billing,
+    read_deadline,
     read_hours_per_day,
     read_platform,
     read_rental_days,
+    read_reserved_price,
     read_stated_prices,
     read_traffic,
 )
@@ -77,6 +79,8 @@ _MONEY = (
         # the period may come between: '预算每月5000', 'budget per month 3000'
         rf"\s*(?:是|为|of|:|=|大概|大约|在|只有|就|有)?\s*{_BUDGET_PERIOD}?"
         rf"\s*(?:是|为|of|:|=|大概|大约|在|只有|就|有)?\s*(?<![a-z0-9.]){_AMOUNT}(?![a-z0-9.%])"
+        # 'within 24 hours', '3 天以内' are times, not money
+        rf"(?!\s*(?:个)?\s*(?:hours?|hrs?|h(?![a-z])|days?|weeks?|months?|minutes?|mins?|小时|钟头|天|日|周|星期|分钟|个月))"
     ),
     # '一个月5000预算', '5000的预算': the amount before the word
     _c(rf"(?<![a-z0-9.]){_AMOUNT}\s*(?:的)?\s*(?P<kw>预算)"),
@@ -112,11 +116,20 @@ def _read_market(text: str, ex: Extraction) -> str:
     days = read_rental_days(text) if billing or _BUDGET_WORD.search(text) else None
     if days is not None:
         ex.fields["rental_days"] = days
+    deadline = read_deadline(text)
+    if deadline is not None:
+        ex.fields["deadline_hours"] = deadline
     hours, text = read_hours_per_day(text)
     if hours is not None:
         ex.fields["hours_per_day"] = hours
     if billing:  # after the hours a day: '12h a day' is a use, not a price
+        reserved, reserved_unit = None, None
+        if billing == "reserved":
+            reserved, reserved_unit, text = read_reserved_price(text)
+        if reserved is not None:
+            ex.fields["stated_reserved_price"] = reserved
         prices, unit, text = read_stated_prices(text)
+        unit = unit or reserved_unit
         if "on-demand" in prices:
             ex.fields["stated_hourly_price"] = prices["on-demand"]
         if "monthly" in prices:
@@ -426,8 +439,8 @@ _NODES_OF_CARDS = _c(
     rf"(?:gpus?|cards?|卡)?\s*-?\s*{_M}?\s*{_NODE_WORD}"
 )
 # A count of nodes said apart from the cards in each: '8卡4090 两台', '8张4090 两台机器', '8 H100s per node,
-# 2 nodes'
-_NODE_COUNT = _c(rf"(?<![a-z0-9.])(\d{{1,4}}|{_EN_NUM})\s*{_NODE_WORD}")
+# 2 nodes', 'two DGX B200 nodes (16 GPUs)'
+_NODE_COUNT = _c(rf"(?<![a-z0-9.])(\d{{1,4}}|{_EN_NUM})\s*(?:{_M}\s*)?{_NODE_WORD}")
 # ... and the cards counted in all rather than per node: '16 H100 across 2 nodes', '两台机器共16张卡'
 _CARDS_IN_ALL = _c(r"across|spread|in\s+total|total|altogether|共|总共|一共|合计|分布|分在|分到")
 _PER_NODE = _c(r"每台|每个节点|每节点|各|each|per\s+(?:node|server|machine|box|host)")
@@ -567,7 +580,9 @@ _BATCH = (
     ),
     _c(
         r"(?:并发(?:数|量)?|concurrency|concurrent(?:\s*(?:users|requests|sessions))?|同时(?:在线)?(?:请求|用户)?(?:数)?"
-        r"|qps|在线人数|parallel\s*requests|simultaneous(?:\s*(?:users|requests))?)"
+        r"|qps|在线人数|parallel\s*requests|simultaneous(?:\s*(?:users|requests))?"
+        # a checklist's field: 'users at once: 10', 'at the same time: 10'
+        r"|(?:users?|people|requests?|sessions?)?\s*(?:at\s*once|at\s*the\s*same\s*time))"
         rf"\s*(?:=|:|为|是|of|about|大概|约|有|达到|要|会有|在)?\s*(\d+){_NOT_UNIT}"
     ),
     _c(r"(?<![a-z0-9.])(\d+)\s*(?:的)?\s*(?:batch|bs)(?![a-z])"),
@@ -577,10 +592,18 @@ _BATCH = (
         r"(?:at\s*once|at\s*the\s*same\s*time|concurrently|simultaneously|in\s*parallel)"
     ),
 )
-# A headcount ('200 人用', '50 users', 'a team of 40', '50人的团队'): the people who use a deployment, not how
-# many use it at once (core/advisor/traffic.py derives that: data/jobs.toml [traffic] active_share, stated)
+# A headcount ('200 人用', '50 users', 'a team of 40', '50人的团队', '120 engineers share it'): the people who
+# use a deployment, not how many use it at once (core/advisor/traffic.py derives that: data/jobs.toml
+# [traffic] active_share, stated)
+_PEOPLE = (
+    r"users|people|engineers|developers|devs|employees|staff|colleagues|members|researchers|analysts|students"
+    r"|agents"
+)
 _HEADCOUNT = (
-    _c(r"(?<![a-z0-9.])(\d+)\s*(?:个|人)?\s*(?:(?:人|用户)\s*(?:用|使用|访问)|(?:users|people)(?![a-z]))"),
+    _c(rf"(?<![a-z0-9.])(\d+)\s*(?:个|人)?\s*(?:(?:人|用户)\s*(?:用|使用|访问)|(?:{_PEOPLE})(?![a-z]))"),
+    _c(
+        r"(?<![a-z0-9.])(\d+)\s*(?:个|位|名)?\s*(?:员工|工程师|同事|开发者|开发人员|研发|研究员|分析师|学生|客服)"
+    ),
     _c(r"(?:team|group|company|office|class)\s+of\s+(\d+)(?![\d.])"),
     _c(r"(?<![a-z0-9.])(\d+)\s*人\s*(?:的)?\s*(?:团队|公司|小组|部门)"),
     _c(r"(?<![a-z0-9.])(\d+)\s*(?:个|位|名)?\s*用户"),  # '100个用户', '服务20个用户'

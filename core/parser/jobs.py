@@ -63,6 +63,8 @@ _EP = _c(r"--enable[-_]expert[-_]parallel|(?<![a-z0-9-])-ep(?![a-z0-9])|expert[\
 _NGL = _c(
     rf"(?:(?<![a-z0-9-])-ngl|--n[-_]gpu[-_]layers|--gpu[-_]layers|{_B}num_gpu)(?:\s*=\s*|\s+)(?P<n>\d{{1,3}})(?!\d)"
 )
+# llama.cpp's --n-cpu-moe N: "keep the Mixture of Experts (MoE) weights of the first N layers in the CPU"
+_CPU_MOE_COUNT = _c(r"(?:--n[-_]cpu[-_]moe|(?<![a-z0-9-])-ncmoe)(?:\s*=\s*|\s+)?(?P<n>\d{1,3})(?!\d)")
 # vLLM's --cpu-offload-gb N: N GiB of each GPU's weights kept in host memory (vllm/config/cache.py)
 _CPU_OFFLOAD_GB = _c(
     r"(?:--cpu[-_]offload[-_]gb|cpu_offload_gb)(?:\s*=\s*|\s+)(?P<n>\d{1,5}(?:\.\d+)?)(?![\d.])"
@@ -147,6 +149,8 @@ _GENERATIONS = (
         r"(?:每个|每条|每道)\s*(?:prompt|问题|提示|题)\s*(?:生成|采样|出)?\s*(?P<n>\d{1,4})\s*(?:个|条|次)?(?:回答|回复|生成|输出|样本|completion|response)?"
     ),
     _c(r"(?:group[\s_-]*size|rollout\.n|(?<![a-z])n)\s*=\s*(?P<n>\d{1,4})(?!\d)"),
+    # with RL named: '6 generations, 512-token completions' (a count of them, not a length: no 'token' before)
+    _c(r"(?<![a-z0-9.-])(?P<n>\d{1,4})\s*(?:generations|rollouts|samples)(?![a-z])"),
     _c(r"(?P<n>\d{1,4})\s*(?:个|条)\s*(?:回答|回复|采样|生成)"),
 )
 _COMPLETION = (
@@ -154,7 +158,7 @@ _COMPLETION = (
     _c(rf"response_length\s*(?:=|:)?\s*{_CTX}"),
     _c(rf"(?:回答|回复)\s*(?:长度|最长|最大长度)\s*(?:改成|改为|设为|是|为|=)?\s*{_CTX}"),
     _c(
-        rf"(?<![a-z0-9.]){_CTX[: -len(_E)]}\s*(?:tokens?\s+)?"
+        rf"(?<![a-z0-9.]){_CTX[: -len(_E)]}[\s-]*(?:tokens?[\s-]+)?"
         rf"(?:completions?|responses?|generations?)(?:\s+length)?{_E}"
     ),
     _c(rf"(?:completions?|responses?|generations?)\s*(?:length|len|of|up\s+to)?\s*(?:=|:)?\s*{_CTX}"),
@@ -301,6 +305,9 @@ def read_jobs(text: str, fields: dict[str, object]) -> str:
     if ngl:
         fields["gpu_layers"] = int(ngl.group("n"))
         fields["offload"] = Offload.LAYERS
+    cpu_moe = _CPU_MOE_COUNT.search(text)  # not masked: the offload reading below reads the flag too
+    if cpu_moe:
+        fields["cpu_moe_layers"] = int(cpu_moe.group("n"))
     weights_off = take(_CPU_OFFLOAD_GB)
     if weights_off and float(weights_off.group("n")) > 0:
         fields["cpu_offload_gb"] = float(weights_off.group("n"))
@@ -334,7 +341,8 @@ def read_jobs(text: str, fields: dict[str, object]) -> str:
         if match and 1 <= int(match.group("n")) <= 1024:
             fields["num_generations"] = int(match.group("n"))
             break
-    for pattern in _COMPLETION if rl_said else _COMPLETION[:3]:
+    # a follow-up of an RL question that changes its generations changes its completions the same way
+    for pattern in _COMPLETION if rl_said or "num_generations" in fields else _COMPLETION[:3]:
         match = pattern.search(text)
         if match:
             value = context_tokens(match.group("num"), match.group("unit"))

@@ -50,7 +50,13 @@ def read_platform(text: str) -> tuple[str | None, str]:
 # Billing kinds, most specific first: a question naming 包月 and 按小时 asks about the monthly rent.
 _BILLING = (
     ("spot", _c(r"抢占|竞价|可中断|spot|interruptible|preemptible|pre-emptible")),
-    ("reserved", _c(r"reserved|预留|包年|capacity\s*blocks?|committed\s+use|savings\s+plan")),
+    (
+        "reserved",
+        _c(
+            r"reserved|预留|包年|年租|按年(?:租|付)|capacity\s*blocks?|committed\s+use|savings\s+plan"
+            r"|(?<![a-z])commit(?:ment|ted)(?![a-z])"
+        ),
+    ),
     (
         "monthly",
         _c(r"包月|按月(?:租|付|计费)?|月租|monthly|by\s+the\s+month|per\s+month\s+(?:rent|plan|billing)"),
@@ -135,6 +141,33 @@ _STATED_PRICES = {
 }
 
 
+# A reserved / committed price: a year's term ('包年 9000', '$9,000 a year') or an hourly rate committed to
+# ('a 3-month commitment at $1.85/h', '预留 1.2 一小时'), as the hourly figure billed around the clock
+HOURS_PER_YEAR = 8760
+_YEAR_WORDS = r"(?:包年|年租|按年(?:租|付|计费)?|yearly|annual(?:ly)?)"
+_PER_YEAR = r"(?:\s*(?:/\s*(?:yr|year|年)(?![a-z])|(?:1|一)\s*年|每年|a\s+year|per\s+year))"
+_COMMIT_WORDS = r"(?:reserved|reservation|预留|(?<![a-z])commit(?:ment|ted)(?![a-z])|包年)"
+_RESERVED_PRICES = (
+    (_c(rf"{_YEAR_WORDS}{_NEAR}(?<![a-z0-9.]){_PRICE}(?:{_PER_YEAR})?{_NOT_A_PRICE}"), HOURS_PER_YEAR),
+    (_c(rf"(?<![a-z0-9.]){_PRICE}{_PER_YEAR}"), HOURS_PER_YEAR),
+    (_c(rf"{_COMMIT_WORDS}[^,;，；$¥\d]{{0,24}}?(?<![a-z0-9.]){_PRICE}{_PRICE_PERIOD['on-demand']}"), 1),
+)
+
+
+def read_reserved_price(text: str) -> tuple[float | None, str | None, str]:
+    """A reserved price the question states, per hour of the commitment (a year's term ÷ 8,760 h), its
+    currency as written, and the text with it masked."""
+    for pattern, hours in _RESERVED_PRICES:
+        match = pattern.search(text)
+        if match is None:
+            continue
+        value = magnitude(match.group("num"), match.group("mag"))
+        if value > 0:
+            currency = match.group("pre") or match.group("suf")
+            return value / hours, currency, mask(text, [match.span()], MARKET_MARK)
+    return None, None, text
+
+
 def read_stated_prices(text: str) -> tuple[dict[str, float], str | None, str]:
     """The prices a billing question states ({'monthly': 950.0, 'on-demand': 1.58}), the currency they are
     written in (a symbol or unit: '¥', '元', '$'; None when bare), and the text with them masked."""
@@ -179,7 +212,32 @@ _HOURS_PER_DAY = (
 )
 
 
+# The hours of a working day said by the clock: '9 点到 18 点', '早上9点到晚上6点', '9am to 6pm', '9-to-5'
+_CLOCK_SPAN = _c(
+    r"(?:早上|上午|白天)?\s*(?P<a>\d{1,2})\s*(?P<a_unit>点|:00|am|a\.m\.)?\s*(?:到|至|~|～|-|–|to|until|till)\s*"
+    r"(?P<pm_word>下午|晚上|傍晚)?\s*(?P<b>\d{1,2})\s*(?P<b_unit>点|:00|pm|p\.m\.)"
+)
+_NINE_TO_FIVE = _c(r"(?<![\d.])9[\s-]*to[\s-]*5(?![\d.])|朝九晚五")
+
+
+def _clock_hours(text: str) -> tuple[float, tuple[int, int]] | None:
+    """The hours between two clock times ('9 点到 18 点' = 9), when the message gives a working day."""
+    if (m := _NINE_TO_FIVE.search(text)) is not None:
+        return 8.0, m.span()
+    m = _CLOCK_SPAN.search(text)
+    if m is None:
+        return None
+    start, end = int(m.group("a")), int(m.group("b"))
+    pm = m.group("pm_word") or m.group("b_unit") in ("pm", "p.m.")
+    if pm and end < 12:
+        end += 12
+    hours = end - start
+    return (float(hours), m.span()) if 0 < hours <= 24 and start < 24 and end <= 24 else None
+
+
 def read_hours_per_day(text: str) -> tuple[float | None, str]:
+    if (clock := _clock_hours(text)) is not None:
+        return clock[0], mask(text, [clock[1]], MARKET_MARK)
     for pattern in _HOURS_PER_DAY:
         match = pattern.search(text)
         if match is None:
@@ -223,6 +281,45 @@ def read_rental_days(text: str) -> float | None:
         days = count * _DAYS_IN[match.group("u")]
         if 0 < days <= 3650:
             return days
+    return None
+
+
+# A time the job must finish within: '一周内', '3 天之内', '24小时内', '月底前（还有 10 天）',
+# 'within 24 hours', 'in under 24 hours', 'done in 2 days', 'in 60 days', '12 hours from now'. Read for any
+# message; only a training job with its data is sized by it (core/advisor/cluster.py).
+_DEADLINE_HOURS_IN = {
+    "小时": 1.0, "钟头": 1.0, "天": 24.0, "日": 24.0, "周": 168.0, "星期": 168.0, "礼拜": 168.0, "月": 720.0,
+    "h": 1.0, "hr": 1.0, "hrs": 1.0, "hour": 1.0, "day": 24.0, "week": 168.0, "month": 720.0,
+}  # fmt: skip
+_ZH_N = r"(?P<n>\d+(?:\.\d+)?|[一两二三四五六七八九十半])"
+_EN_N = r"(?P<n>\d+(?:\.\d+)?|a|one|two|three|four|five|six|ten)"
+_EN_UNIT = r"(?P<u>hours?|hrs?|h|days?|weeks?|months?)(?![a-z])"
+_DEADLINE = (
+    _c(rf"{_ZH_N}\s*(?:个)?\s*(?P<u>小时|钟头|天|日|周|星期|礼拜|月)\s*(?:之内|以内|内)(?!存)"),
+    _c(
+        rf"(?:截止|deadline|ddl|之前|前)\s*[(（]?\s*(?:还有|只剩|剩|只有)\s*{_ZH_N}\s*(?:个)?\s*(?P<u>小时|天|周|月)"
+    ),
+    _c(
+        r"(?:within|in\s+under|in\s+less\s+than|in\s+no\s+more\s+than|done\s+in|finished\s+in|finish\s+in|"
+        rf"completed?\s+in|ready\s+in)\s+(?:about\s+|roughly\s+|the\s+next\s+)?{_EN_N}\s*-?\s*{_EN_UNIT}"
+    ),
+    _c(rf"(?<![a-z]){_EN_N}\s*-?\s*{_EN_UNIT}\s+from\s+now"),
+    _c(rf"(?<![a-z])in\s+{_EN_N}\s*-?\s*{_EN_UNIT}"),
+)
+
+
+def read_deadline(text: str) -> float | None:
+    """The hours a job must finish within, when the message sets one ('一周内要训完' = 168)."""
+    for pattern in _DEADLINE:
+        match = pattern.search(text)
+        if match is None:
+            continue
+        n = match.group("n")
+        count = float(n) if n[0].isdigit() else float(_ZH_COUNT.get(n) or _EN_COUNT.get(n) or 0)
+        unit = match.group("u")
+        hours = count * _DEADLINE_HOURS_IN[unit if unit in _DEADLINE_HOURS_IN else unit.rstrip("s")]
+        if 0 < hours <= 87_600:
+            return hours
     return None
 
 
@@ -305,6 +402,69 @@ _USER_SPEED = (
 )
 
 
+# People online at once and how often each sends a message: '在线用户 300 人，平均每人每分钟发一条',
+# '300 users online, each sends a message a minute' (Little's law gives how many are in flight, not the 300)
+_ONLINE_USERS = (
+    _c(
+        rf"(?:在线用户|在线人数|同时在线(?:用户|人数)?)\s*(?:大概|大约|约|有|是|为|:)?\s*{_NUM}\s*(?:个|人|位)?"
+    ),
+    _c(rf"(?<![a-z0-9.]){_NUM}\s*(?:个|位)?\s*(?:人|用户)\s*(?:同时)?在线"),
+    _c(rf"(?<![a-z0-9.]){_NUM}\s*(?:users?|people)\s+(?:online|at\s+once|concurrently)"),
+)
+_ZH_ONE_TO_TEN = "一两二三四五六七八九十"
+_ONE_NUM = rf"(?P<num>\d+(?:\.\d+)?|[{_ZH_ONE_TO_TEN}]|a|an|one|two|three)\s*{_MAG}"
+_PER_USER_SPAN = (
+    (
+        _c(
+            rf"(?:每人|每个人|每个用户|每用户|each|per\s+user)\s*(?:平均)?\s*{_PER_MINUTE}\s*(?:大概|大约|约|平均)?"
+            rf"\s*(?:问|发|请求|调用|聊|sends?|asks?|makes?)?\s*{_ONE_NUM}\s*(?:次|条|个|轮|句|messages?|msgs?|requests?|"
+            r"questions?|times)"
+        ),
+        60,
+    ),
+    (
+        _c(
+            rf"(?:每人|每个人|每个用户|每用户|each|per\s+user)\s*(?:平均)?\s*{_PER_HOUR}\s*(?:大概|大约|约|平均)?"
+            rf"\s*(?:问|发|请求|调用|聊|sends?|asks?|makes?)?\s*{_ONE_NUM}\s*(?:次|条|个|轮|句|messages?|msgs?|requests?|"
+            r"questions?|times)"
+        ),
+        3600,
+    ),
+    (
+        _c(
+            rf"(?:each|per\s+user)\s+(?:sends?|asks?|makes?|posts?)\s+{_ONE_NUM}\s*(?:messages?|msgs?|requests?|"
+            rf"questions?|queries)\s*{_PER_MINUTE}"
+        ),
+        60,
+    ),
+    (
+        _c(
+            rf"(?:each|per\s+user)\s+(?:sends?|asks?|makes?|posts?)\s+{_ONE_NUM}\s*(?:messages?|msgs?|requests?|"
+            rf"questions?|queries)\s*{_PER_HOUR}"
+        ),
+        3600,
+    ),
+)
+_WORD_VALUES = (
+    {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3}
+    | {c: i + 1 for i, c in enumerate("一二三四五六七八九十")}
+    | {"两": 2}
+)
+
+
+def _online_users_rate(text: str) -> tuple[float, list[tuple[int, int]]] | None:
+    """Requests per second from people online at once times each one's rate a minute or an hour."""
+    users = next((m for p in _ONLINE_USERS if (m := p.search(text))), None)
+    if users is None:
+        return None
+    for pattern, seconds in _PER_USER_SPAN:
+        if (each := pattern.search(text)) is not None:
+            num = each.group("num")
+            value = _WORD_VALUES.get(num) or float(num) if not num[0].isdigit() else _count(each)
+            return _count(users) * float(value) / seconds, [users.span(), each.span()]
+    return None
+
+
 def _count(match: re.Match[str]) -> float:
     return magnitude(match.group("num"), match.group("mag"))
 
@@ -360,6 +520,10 @@ def read_traffic(text: str) -> tuple[dict[str, object], str]:
         fields["requests_per_s"] = per_span[0]
         fields["traffic_per_day"] = False
         spans.append(per_span[1])
+    elif (online := _online_users_rate(text)) is not None:
+        fields["requests_per_s"] = online[0]
+        fields["traffic_per_day"] = False
+        spans += online[1]
     elif (users := _daily_users_and_requests(text)) is not None:
         # before a day's total: '日活2000人，每人每天15次' says 15 a day per user, not 15 in all
         fields["requests_per_s"] = _count(users[0]) * _count(users[1]) / 86_400

@@ -28,11 +28,11 @@ _FIT_FIELDS = frozenset(
         "task", "method", "card", "card_memory_bytes", "gpus", "precision", "batch", "seq", "runtime",
         "grad_checkpointing", "lora_rank", "tokens", "budget", "optimizer", "zero_stage", "model", "params_b",
         "samples", "sample_chars", "epochs", "text_bytes", "kv_cache_dtype", "expert_parallel", "gpu_layers",
-        "parallel", "cpu_offload_gb", "offload", "host_memory_bytes", "host_memory_type",
+        "parallel", "cpu_offload_gb", "cpu_moe_layers", "offload", "host_memory_bytes", "host_memory_type",
         "host_memory_channels", "algorithm",
         "num_generations", "completion_tokens", "rollout", "master_weights", "chunked_loss",
         "offload_activations", "launch", "sequence_parallel", "network", "network_gbit_s", "cpu_only",
-        "tensor_parallel", "pipeline_parallel", "data_parallel", "users",
+        "tensor_parallel", "pipeline_parallel", "data_parallel", "users", "deadline_hours",
     }
 )  # fmt: skip
 
@@ -196,7 +196,7 @@ def _billing_kind(m: Message) -> Parsed | None:
 # already given.
 _BILLING_CARRIED = (
     "card", "gpus", "platform", "hours_per_day", "rental_days", "stated_hourly_price", "stated_monthly_price",
-    "stated_weekly_price", "stated_daily_price", "currency",
+    "stated_weekly_price", "stated_daily_price", "stated_reserved_price", "currency",
 )  # fmt: skip
 
 
@@ -212,9 +212,12 @@ def _billing_carried(m: Message) -> dict[str, object] | None:
 
 
 def _budget(m: Message) -> Parsed | None:
-    """'预算每月5000元 能跑什么': what a budget buys."""
+    """'预算每月5000元 能跑什么': what a budget buys (also kept running around the clock: 'we have $2,000 a
+    month, the biggest model we can serve 24/7'; other hours a day with an amount are a billing question)."""
     ex = m.ex
-    if ex.has_model or "budget" not in ex.fields or len(m.cards) > 1 or "hours_per_day" in ex.fields:
+    if ex.has_model or "budget" not in ex.fields or len(m.cards) > 1:
+        return None
+    if "hours_per_day" in ex.fields and ex.fields["hours_per_day"] != 24:
         return None
     return m.reply(Intent.BUDGET, query=build_query(ex.fields | {"kind": Intent.BUDGET}))
 

@@ -23,8 +23,10 @@ def _c(pattern: str) -> TextPattern:
     return gated(pattern)  # no search where the strings every match holds are missing (regex_screen)
 
 
-# A number that is no count, size or length: negative (ASCII or Unicode minus) or zero.
-_NOT_POSITIVE = r"(?P<v>[-−]\s*\d+(?:\.\d+)?|0+(?:\.0+)?)(?![\d.])"
+# A number that is no count, size or length: negative (ASCII or Unicode minus) or zero. An ASCII hyphen
+# glued to the word before ('batch-1', 'a batch-64 decode', 'rank-8') joins a compound, as English writes
+# it; a minus is spaced from the word or follows '=' / ':' ('batch -4', 'batch=-4').
+_NOT_POSITIVE = r"(?P<v>(?:(?<![a-z])-|−)\s*\d+(?:\.\d+)?|0+(?:\.0+)?)(?![\d.])"
 _SAID = r"\s*(?:=|:|of|为|是|设为|设成|取|用|to|at)?\s*"
 _BATCH_KW = (
     r"(?:per[\s_-]*device[\s_-]*(?:train[\s_-]*)?batch[\s_-]*size|micro[\s_-]*batch(?:[\s_-]*size)?|"

@@ -88,6 +88,11 @@ _ITEMS = _c(
     r"(?:张|个|段|条|幅|篇|images?|pictures?|pics?|videos?|clips?|texts?|documents?|docs?|passages?|chunks?|sentences?"
     r"|段落|文档|句子?)"
 )
+# the count before its noun with no verb in front: '给 1000 万条文本做向量', '1万张图片 打标签'
+_ITEMS_NOUN = _c(
+    r"(?<![\d.])(\d[\d,]*(?:\.\d+)?)\s*(万|亿|k|m|million)?\s*(?:条|篇|张|段|幅|个)\s*"
+    r"(?:文本|文档|图片|图像|照片|图|视频|句子|段落|语料|passages?|texts?|documents?|images?)"
+)
 _ITEM_MAGNITUDE = {"万": 10_000, "亿": 100_000_000, "k": 1_000, "m": 1_000_000, "million": 1_000_000}
 _OFFLOAD_GROUP = _c(r"group[\s_-]*offload|apply_group_offloading|分组卸载|组卸载")
 _OFFLOAD_SEQ = _c(r"sequential[\s_-]*(?:cpu[\s_-]*)?offload|逐层卸载|顺序卸载|novram")
@@ -265,7 +270,7 @@ def _stated(
     steps = _int(_STEPS.search(rest))
     if steps and diffusion:
         values["steps"] = steps
-    items = _ITEMS.search(rest)
+    items = _ITEMS.search(rest) or _ITEMS_NOUN.search(rest)
     if items:
         count = float(items.group(1).replace(",", "")) * _ITEM_MAGNITUDE.get(items.group(2) or "", 1)
         if count >= 1 and int(count) != batch:

@@ -89,6 +89,9 @@ class RuntimeSpeed(BaseModel):
     # one on the largest (terms.prefill_chunk_tokens)
     prefill_chunk_by_memory: list[tuple[float, int]] = []
     tensor_parallel: bool = False  # several cards split each layer (else they split the layers)
+    # its prefill GEMMs accumulate in FP16 (llama.cpp's cuBLAS path, CUBLAS_COMPUTE_16F; its int8 MMQ kernels
+    # likewise run at full rate), which GeForce cards run at twice their listed FP32-accumulate rate
+    fp16_accumulate: bool = False
     source: str
 
 
@@ -274,6 +277,9 @@ class StackConstants(BaseModel):
     # the tensor FLOP/s ROCm's GEMMs reach on an AMD card, as a share of what the runtimes' fitted utilisation
     # (prefill_mfu, fitted on NVIDIA cards) takes of the nominal peak
     rocm_tensor_share: float = 1.0
+    # GeForce cards run FP16 tensor GEMMs that accumulate in FP16 at this many times the FP32-accumulate rate
+    # cards.toml lists for them (RuntimeSpeed.fp16_accumulate runtimes only; terms.fp16_accumulate_factor)
+    geforce_fp16_accumulate_factor: float = 1.0
     source: str
 
 

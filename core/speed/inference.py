@@ -293,7 +293,9 @@ def _prefill_peak(c: SpeedConstants, g: Generation, precision: Precision) -> flo
     found = c.derived.get(key)
     if found is None:
         peak = speed_terms.tensor_peak_flops(g.card, precision, c.training.fp8_gain)
-        found = peak * c.runtime(g.runtime).prefill_mfu * speed_terms.tensor_share(c, g.card)
+        runtime = c.runtime(g.runtime)
+        peak *= speed_terms.fp16_accumulate_factor(c, g.card, runtime, precision)
+        found = peak * runtime.prefill_mfu * speed_terms.tensor_share(c, g.card)
         c.derived[key] = found
     return found
 

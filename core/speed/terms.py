@@ -64,7 +64,7 @@ import itertools
 import math
 import re
 
-from core.catalog import Card
+from core.catalog import Card, Segment
 from core.query import Precision
 from core.speed.constants import LinkConstants, RuntimeSpeed, SpeedConstants
 
@@ -280,6 +280,23 @@ def dense_layer_factor(constants: SpeedConstants, card: Card) -> float:
     """The fixed cost per layer (graph replay, launches) of the card's software stack against CUDA's
     (data/speed.toml [stacks] rocm_dense_layer_factor)."""
     return constants.stacks.rocm_dense_layer_factor if card.vendor == "AMD" else 1.0
+
+
+def fp16_accumulate_factor(
+    constants: SpeedConstants, card: Card, runtime: RuntimeSpeed, precision: Precision
+) -> float:
+    """How much faster than cards.toml's 16-bit tensor rate a runtime's prefill GEMMs run on the card: GeForce
+    cards (NVIDIA's consumer segment) list FP16 with FP32 accumulate, half their FP16-accumulate rate, and a
+    runtime that accumulates in FP16 (llama.cpp) gets the whole of it; BF16 has no 16-bit accumulate and FP8
+    runs at its own rate."""
+    if (
+        not runtime.fp16_accumulate
+        or card.vendor != "NVIDIA"
+        or card.segment is not Segment.CONSUMER
+        or precision in (Precision.BF16, Precision.FP8)
+    ):
+        return 1.0
+    return constants.stacks.geforce_fp16_accumulate_factor
 
 
 def tensor_share(constants: SpeedConstants, card: Card) -> float:
