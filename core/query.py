@@ -169,6 +169,9 @@ class Query(BaseModel):
     gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)
     expert_parallel: bool | None = Field(default=None, description="vLLM --enable-expert-parallel")
     gpu_layers: int | None = Field(default=None, ge=0, le=1000, description="llama.cpp -ngl / Ollama num_gpu")
+    cpu_moe_layers: int | None = Field(
+        default=None, ge=0, le=1000, description="llama.cpp --n-cpu-moe N: the first N layers' experts in RAM"
+    )
     cpu_offload_gb: float | None = Field(
         default=None,
         gt=0,

@@ -96,3 +96,15 @@ def test_llama_server_slots_share_one_context() -> None:
     split = answer("llama.cpp server, Qwen2.5 14B Q8_0, -c 16384 -np 4 on a 4090, does it fit?", lang="en")
     said = "(-np 4, as you said), splitting one 16,384-token KV cache (-c) between them, 4,096 tokens each"
     assert said in split.html
+
+
+def test_n_cpu_moe_with_a_count_keeps_the_other_layers_experts_on_the_card() -> None:
+    """llama.cpp --n-cpu-moe N: "keep the Mixture of Experts (MoE) weights of the first N layers in the CPU"
+    (common/arg.cpp). Qwen3-30B-A3B has 48 MoE layers, so --n-cpu-moe 30 leaves 18 layers' experts on the
+    card (it was read as every expert in RAM)."""
+    reply = answer("llama-server --n-cpu-moe 30 qwen3-30b-a3b on a 3060 12GB with 32GB DDR4", lang="en")
+    offload = reply.facts["offload"]
+    assert isinstance(offload, dict) and offload["mode"] == "experts"
+    assert offload["expert_layers_on_gpu"] == 18
+    launch = reply.facts["launch"]
+    assert isinstance(launch, dict) and "--n-cpu-moe 30" in launch["command"]

@@ -7,12 +7,13 @@ import random
 import re
 import sys
 import tomllib
+import types
 from pathlib import Path
 
 import pytest
 
 from core.parser import card_names, model_names
-from core.regex_screen import Gated, first_chars, gated, needed_literals, screened
+from core.regex_screen import AnyOf, Gated, by_first_char, first_chars, gated, needed_literals, screened
 from core.runtimes import load_runtimes
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -38,6 +39,33 @@ CORPUS = Path(__file__).parent / "corpus"
 def test_first_chars(source: str, flags: int, expected: str | None) -> None:
     found = first_chars(source, flags)
     assert found == (frozenset(expected) if expected is not None else None)
+
+
+def test_by_first_char_groups_branches_that_begin_with_a_plain_character() -> None:
+    assert by_first_char(["apple", "ab[cd]", "h100", "a100", "4090"]) == "a(?:pple|b[cd]|100)|h100|4090"
+    assert by_first_char(["a*b", "ab"]) == "a*b|ab"  # a repeated first character: as written
+    assert by_first_char(["ab", "x|y"]) == "ab|x|y"  # an alternation as a branch: as written
+    assert by_first_char(["a(b)", "ac"]) == "a(b)|ac"  # a capturing group: as written
+    assert by_first_char([r"\(x", "ab"]) == r"\(x|ab"
+
+
+def test_branches_grouped_by_first_char_match_as_the_plain_alternation() -> None:
+    """Random branches over a small alphabet, inside the kind of pattern the card names sit in: the same
+    matches, spans and groups, backtracking included (the branches' order decides which one matches)."""
+    rng = random.Random(23)
+    pieces = ["a", "b", "c", "ab", "a?", "b+", "[ab]", "(c)", r"\s*", "(?:a|bc)", "c{2}", "(?=b)", "(?!a)"]
+    alphabet = "abc x"
+    for _ in range(600):
+        branches = []
+        for _ in range(rng.randint(2, 8)):
+            branches.append(rng.choice("abc") + "".join(rng.choice(pieces) for _ in range(rng.randint(0, 3))))
+        tail = rng.choice(["", "b", "(?![a-z])", "c?x"])
+        plain = re.compile(f"(?:{'|'.join(branches)}){tail}")
+        grouped = re.compile(f"(?:{by_first_char(branches)}){tail}")
+        for _ in range(15):
+            text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 10)))
+            expected = [(m.span(), m.groups()) for m in plain.finditer(text)]
+            assert [(m.span(), m.groups()) for m in grouped.finditer(text)] == expected, (branches, text)
 
 
 def test_a_pattern_whose_first_chars_are_unknown_is_compiled_as_it_is() -> None:
@@ -89,7 +117,10 @@ def test_the_screened_patterns_find_what_the_patterns_as_written_find(name: str)
         "models": model_names._table().exact,
     }[name]
     assert pattern.pattern.startswith("(?=[")  # screened
-    written = re.compile(pattern.pattern[pattern.pattern.index("])(?:") + 5 : -1], pattern.flags)
+    as_written = {"cards": card_names._table().written, "models": model_names._table().written}
+    # the names of cards and models grouped by first character (by_first_char): compared with the plain list
+    source = as_written.get(name, pattern.pattern[pattern.pattern.index("])(?:") + 5 : -1])
+    written = re.compile(source, pattern.flags)
     found = 0
     for text in _texts():
         expected = [(m.span(), m.groups()) for m in written.finditer(text)]
@@ -225,3 +256,75 @@ def test_the_parsers_gated_patterns_find_what_they_find_ungated() -> None:
             else:
                 assert pattern.search(text) is None, (name, text)
     assert matched > 5_000
+
+
+def _patterns_read_by(function: object, outside: tuple[object, ...]) -> set[int]:
+    """The ids of the patterns `function` reads: module constants its code names (tables of them looked
+    into), and those of the functions of its module that it calls, except `outside` (run whatever the
+    gate says)."""
+    assert isinstance(function, types.FunctionType)
+    found: set[int] = set()
+    seen: set[object] = set()
+
+    def from_value(value: object) -> None:
+        if isinstance(value, (re.Pattern, Gated)):
+            found.add(id(value))
+        elif isinstance(value, tuple):
+            for item in value:
+                from_value(item)
+
+    def walk(func: types.FunctionType) -> None:
+        if func in seen or func in outside:
+            return
+        seen.add(func)
+        codes = [func.__code__]
+        while codes:
+            code = codes.pop()
+            codes += [const for const in code.co_consts if isinstance(const, types.CodeType)]
+            for name in code.co_names:
+                value = func.__globals__.get(name)
+                value = getattr(value, "__wrapped__", value)  # an lru_cache'd function
+                if isinstance(value, types.FunctionType) and value.__module__ == func.__module__:
+                    walk(value)
+                else:
+                    from_value(value)
+
+    walk(function)
+    return found
+
+
+def _families() -> list[tuple[str, AnyOf, object, tuple[object, ...]]]:
+    from core.parser import entities, jobs, market, normalize
+    from core.parser.card_names import mask
+
+    return [
+        ("normalize", normalize._ANY_REWRITE, normalize._rewritten, ()),
+        ("read_jobs", jobs._JOB_READINGS, jobs.read_jobs, (jobs.read_host_memory, mask)),
+        ("_read_precision", entities._PRECISION_WORDS, entities._read_precision, ()),
+        ("read_traffic", market._TRAFFIC_WORDS, market.read_traffic, (mask,)),
+    ]
+
+
+@pytest.mark.parametrize("index", range(4))
+def test_a_readers_one_test_covers_every_pattern_it_reads(index: int) -> None:
+    """A reader skipped on one test of its patterns' strings (AnyOf) lists every pattern it reads: one
+    added to the reader and not to its list would be hidden where the others find nothing."""
+    name, family, reader, outside = _families()[index]
+    listed = {id(pattern) for pattern in family.patterns}
+    read = _patterns_read_by(reader, outside)
+    assert read, name
+    module = sys.modules[reader.__module__]
+    missing = [attr for attr, value in vars(module).items() if id(value) in read - listed]
+    assert not missing, f"{name} reads {missing}: add them to its AnyOf"
+    assert family.literals is not None, name  # every member gated: the test can fail
+
+
+def test_a_family_holds_wherever_one_of_its_patterns_matches() -> None:
+    from core.parser.normalize import normalize
+
+    typed = _questions()
+    texts = list(dict.fromkeys([*typed, *(normalize(text) for text in typed)]))
+    for name, family, _reader, _outside in _families():
+        for text in texts:
+            if any(pattern.search(text) for pattern in family.patterns):
+                assert family.holds(text), (name, text)

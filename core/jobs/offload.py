@@ -157,6 +157,11 @@ def offload_plan(estimate: Estimate, model: ModelArch, card: Card, count: int) -
         on_gpu = 0 if forced else max(0, min(model.moe_layers, int(room // expert_layer))) if room > 0 else 0
         if room < 0:
             return None  # even the dense part does not fit: not a split llama.cpp makes by itself
+        if query.cpu_moe_layers is not None:
+            # --n-cpu-moe N: the first N layers' experts in RAM, the rest's on the card (as many as fit: the
+            # launch line gives the count used)
+            fits_on_card = max(0, int(room // expert_layer))
+            on_gpu = min(max(0, model.moe_layers - query.cpu_moe_layers), fits_on_card)
         on_gpu = min(model.moe_layers, on_gpu)
         host = (model.moe_layers - on_gpu) * expert_layer + embedding
         gpu = layers * (dense_layer + kv_layer) + on_gpu * expert_layer + output

@@ -13,7 +13,7 @@ from functools import cache, lru_cache
 
 from core.catalog import CardMatch, load_catalog, normalize_name
 from core.parser.aliases import alias_pattern
-from core.regex_screen import gated, screened
+from core.regex_screen import by_first_char, gated, screened
 
 CARD_MARK = "\ue000"  # stands in for a found card, so counts like '2x<card>' can be read around it
 
@@ -36,6 +36,7 @@ class _CardTable:
     pattern: re.Pattern[str]
     alias_by_canon: dict[str, str]
     numbers: frozenset[str]
+    written: str  # the pattern before its names were grouped by first character (tests compare the two)
 
 
 @cache
@@ -51,10 +52,12 @@ def _table() -> _CardTable:
             keys.add(key)
             alias_by_canon.setdefault(_canon(alias), alias)
     ordered = sorted(keys, key=lambda k: (-len(_canon(k)), k))
-    body = "|".join(alias_pattern(k) for k in ordered)
-    pattern = screened(rf"(?:(?<![a-z0-9.])|(?<=\dx))(?:{body})(?:s)?(?:(?![a-z0-9])|(?=x\d))")
+    branches = [alias_pattern(k) for k in ordered]
+    around = r"(?:(?<![a-z0-9.])|(?<=\dx))(?:{})(?:s)?(?:(?![a-z0-9])|(?=x\d))"
+    written = around.format("|".join(branches))
+    pattern = screened(around.format(by_first_char(branches)))  # the same matches (regex_screen)
     numbers = frozenset(m for k in keys for m in re.findall(r"(?<![a-z0-9])\d{4}(?![0-9])", k))
-    return _CardTable(pattern, alias_by_canon, numbers)
+    return _CardTable(pattern, alias_by_canon, numbers, written)
 
 
 # '4090ti', 'rtx 4090 super', '3090 TI' where that exact variant is not sold: fall back to the number.

@@ -28,7 +28,7 @@ from core.parser.numbers import EN_NUMBERS, MAGNITUDE_RE, NUMBER_RE, context_tok
 from core.parser.result import Rejected
 from core.parser.unread import read_bad_numbers, read_unknown_cards
 from core.query import Currency, KvCacheDtype, Method, Offload, Optimizer, Precision, Task
-from core.regex_screen import TextPattern, gated
+from core.regex_screen import AnyOf, TextPattern, gated
 from core.registry import load_registry
 from core.runtimes import load_runtimes
 from core.units import GIB
@@ -764,7 +764,13 @@ def _read_kv_dtype(text: str, ex: Extraction) -> str:
     return text
 
 
+# every pattern _read_precision reads: one scan says none can match
+_PRECISION_WORDS = AnyOf(_PRECISIONS, _QUANTIZED, _NOT_QUANTIZED)
+
+
 def _read_precision(text: str, ex: Extraction) -> None:
+    if not _PRECISION_WORDS.holds(text):
+        return  # no format, no quantization word: nothing to read (most messages)
     best: tuple[int, Precision] | None = None
     # The last pattern (gguf / llama.cpp / ollama: Q4_K_M, their default) only when no format is named:
     # "llama.cpp with q4_0" is Q4_0.

@@ -12,7 +12,7 @@ import re
 from core.parser.card_names import mask
 from core.parser.numbers import NUMBER_RE, context_tokens
 from core.query import Algorithm, Offload
-from core.regex_screen import TextPattern, gated
+from core.regex_screen import AnyOf, TextPattern, gated
 from core.runtimes import load_runtimes
 
 JOB_MARK = "\ue004"  # stands in for a flag or setting already read
@@ -63,6 +63,8 @@ _EP = _c(r"--enable[-_]expert[-_]parallel|(?<![a-z0-9-])-ep(?![a-z0-9])|expert[\
 _NGL = _c(
     rf"(?:(?<![a-z0-9-])-ngl|--n[-_]gpu[-_]layers|--gpu[-_]layers|{_B}num_gpu)(?:\s*=\s*|\s+)(?P<n>\d{{1,3}})(?!\d)"
 )
+# llama.cpp's --n-cpu-moe N: "keep the Mixture of Experts (MoE) weights of the first N layers in the CPU"
+_CPU_MOE_COUNT = _c(r"(?:--n[-_]cpu[-_]moe|(?<![a-z0-9-])-ncmoe)(?:\s*=\s*|\s+)?(?P<n>\d{1,3})(?!\d)")
 # vLLM's --cpu-offload-gb N: N GiB of each GPU's weights kept in host memory (vllm/config/cache.py)
 _CPU_OFFLOAD_GB = _c(
     r"(?:--cpu[-_]offload[-_]gb|cpu_offload_gb)(?:\s*=\s*|\s+)(?P<n>\d{1,5}(?:\.\d+)?)(?![\d.])"
@@ -270,6 +272,9 @@ def read_jobs(text: str, fields: dict[str, object]) -> str:
     )  # the profiles' words (data/runtimes.toml), before flags are masked
     if named is not None:
         fields["runtime"] = named.id
+    if not _JOB_READINGS.holds(text):  # none of the flags and settings below is said: nothing to mask
+        fields.update(read_host_memory(text))
+        return text
     if _FSDP.search(text):
         fields["zero_stage"] = 3
     for pattern in _SEQ_FLAGS:
@@ -300,6 +305,9 @@ def read_jobs(text: str, fields: dict[str, object]) -> str:
     if ngl:
         fields["gpu_layers"] = int(ngl.group("n"))
         fields["offload"] = Offload.LAYERS
+    cpu_moe = _CPU_MOE_COUNT.search(text)  # not masked: the offload reading below reads the flag too
+    if cpu_moe:
+        fields["cpu_moe_layers"] = int(cpu_moe.group("n"))
     weights_off = take(_CPU_OFFLOAD_GB)
     if weights_off and float(weights_off.group("n")) > 0:
         fields["cpu_offload_gb"] = float(weights_off.group("n"))
@@ -370,6 +378,17 @@ _OFFLOAD_KINDS: tuple[tuple[TextPattern, Offload], ...] = (
     (_PARAM_OFF, Offload.PARAMS),
     (_OPTIMIZER_OFF, Offload.OPTIMIZER),
 )
+
+
+# every pattern read_jobs and _read_offload read (tests/test_regex_screen.py checks that none is missing):
+# most messages say none of these flags, and one scan says so
+_JOB_READINGS = AnyOf(
+    _FSDP, _SEQ_FLAGS, _GPU_UTIL, _MEM_FRACTION, _TP, _TP_NAMED, _PP_NAMED, _DP_NAMED, _EP, _NGL,
+    _CPU_OFFLOAD_GB, _CPU_MOE_COUNT, _PARALLEL,
+    _KV_DTYPE, _OFFLOAD_KINDS, _OFFLOAD, _CPU_ONLY, _ALGORITHMS, _GENERATIONS, _CHANGE, _COMPLETION,
+    _ROLLOUT_SEPARATE, _ROLLOUT_COLOCATED, _SP_DEGREE, _SP_WORDS, _PURE_BF16, _CHUNKED_LOSS,
+    _OFFLOADED_CHECKPOINTS, _LAUNCH,
+)  # fmt: skip
 
 
 def _read_offload(text: str, fields: dict[str, object]) -> None:

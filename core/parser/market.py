@@ -12,7 +12,7 @@ from functools import cache
 from core.parser.card_names import mask
 from core.parser.numbers import magnitude
 from core.platforms import load_platforms
-from core.regex_screen import TextPattern, gated
+from core.regex_screen import AnyOf, TextPattern, gated
 
 MARKET_MARK = "\ue004"  # stands in for what was read here
 
@@ -519,9 +519,18 @@ def _daily_users_and_requests(text: str) -> tuple[re.Match[str], re.Match[str]] 
     return (dau, per_user) if dau is not None and per_user is not None else None
 
 
+# every pattern read_traffic reads (with _rate_over_span and _daily_users_and_requests): one scan first
+_TRAFFIC_WORDS = AnyOf(
+    _REQUESTS_PER_SECOND, _REQUESTS_PER_SPAN, _DAU, _PER_USER_DAY, _REQUESTS_PER_DAY, _PROMPT, _RESPONSE,
+    _TTFT, _USER_SPEED,
+)  # fmt: skip
+
+
 def read_traffic(text: str) -> tuple[dict[str, object], str]:
     """Serving traffic fields (Query names: requests_per_s, prompt_tokens, response_tokens, ttft_ms,
     user_tokens_per_s), and the text with them masked."""
+    if not _TRAFFIC_WORDS.holds(text):
+        return {}, text  # no rate, length, latency or speed said (most messages)
     fields: dict[str, object] = {}
     spans: list[tuple[int, int]] = []
 

@@ -14,7 +14,7 @@ from functools import cache
 
 from core.parser.aliases import alias_pattern
 from core.parser.normalize import normalize
-from core.regex_screen import screened
+from core.regex_screen import by_first_char, screened
 from core.registry import ModelArch, load_registry
 
 MODEL_MARK = "\ue002"
@@ -94,6 +94,7 @@ class _ModelTable:
     grammar: re.Pattern[str]
     families: frozenset[str]
     family_only: re.Pattern[str]
+    written: str  # `exact` before its names were grouped by first character (tests compare the two)
 
 
 def _key(text: str) -> str:
@@ -119,8 +120,9 @@ def _table() -> _ModelTable:
         tokens = frozenset(t for name in (model.id, *model.aliases) for t in _tokens(normalize(name)))
         entries.append(_Entry(model, family, tokens, _nominal_size(model.id), _version(model.id, family)))
     keys = sorted(by_key, key=lambda k: (-len(k.replace(" ", "")), k))
-    body = "|".join(alias_pattern(k) for k in keys)
-    exact = screened(rf"(?<![a-z0-9.])(?:{body})(?![a-z0-9])")  # ~20,000 characters of names
+    branches = [alias_pattern(k) for k in keys]
+    written = rf"(?<![a-z0-9.])(?:{'|'.join(branches)})(?![a-z0-9])"  # ~20,000 characters of names
+    exact = screened(rf"(?<![a-z0-9.])(?:{by_first_char(branches)})(?![a-z0-9])")  # the same (regex_screen)
     fams = "|".join(re.escape(f).replace(r"\-", r"[\s\-_]?") for f in sorted(families, key=len, reverse=True))
     grammar = re.compile(
         rf"(?<![a-z0-9])(?P<fam>{fams})(?![a-z])"
@@ -132,7 +134,7 @@ def _table() -> _ModelTable:
         re.escape(f) for f in sorted(families, key=len, reverse=True) if len(f) >= _FAMILY_ONLY_MIN
     )
     family_only = re.compile(rf"(?<![a-z0-9])(?:{names})(?:[\s\-_.]*\d+(?:\.\d+)?)?(?![a-z0-9])")
-    return _ModelTable(exact, by_key, tuple(entries), grammar, frozenset(families), family_only)
+    return _ModelTable(exact, by_key, tuple(entries), grammar, frozenset(families), family_only, written)
 
 
 def _size_value(size: str, unit: str) -> tuple[str, float]:

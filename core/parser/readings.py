@@ -28,7 +28,7 @@ _FIT_FIELDS = frozenset(
         "task", "method", "card", "card_memory_bytes", "gpus", "precision", "batch", "seq", "runtime",
         "grad_checkpointing", "lora_rank", "tokens", "budget", "optimizer", "zero_stage", "model", "params_b",
         "samples", "sample_chars", "epochs", "text_bytes", "kv_cache_dtype", "expert_parallel", "gpu_layers",
-        "parallel", "cpu_offload_gb", "offload", "host_memory_bytes", "host_memory_type",
+        "parallel", "cpu_offload_gb", "cpu_moe_layers", "offload", "host_memory_bytes", "host_memory_type",
         "host_memory_channels", "algorithm",
         "num_generations", "completion_tokens", "rollout", "master_weights", "chunked_loss",
         "offload_activations", "launch", "sequence_parallel", "network", "network_gbit_s", "cpu_only",
