@@ -120,9 +120,9 @@ class Currency(StrEnum):
 
 
 LoraTargets = Literal["all-linear", "attention", "q,v"]
-# What a budget is per: "预算每月5000元" is a month, "$2/hour" an hour, "I have $500" the whole job.
-BudgetPeriod = Literal["hour", "day", "month", "total"]
-BUDGET_PERIOD_HOURS: dict[str, float] = {"hour": 1.0, "day": 24.0, "month": 720.0}
+# What a budget is per: "预算每月5000元" a month, "每周预算1000" a week, "$2/hour" an hour, "I have $500" all.
+BudgetPeriod = Literal["hour", "day", "week", "month", "total"]
+BUDGET_PERIOD_HOURS: dict[str, float] = {"hour": 1.0, "day": 24.0, "week": 168.0, "month": 720.0}
 # How a card is billed (data/prices.toml `billing`): hourly, by the term (包月 …), preemptible, committed.
 BillingKind = Literal["on-demand", "daily", "weekly", "monthly", "spot", "reserved", "serverless"]
 # How plans are ranked: cheapest first, or fastest ("fastest card for …").

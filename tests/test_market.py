@@ -127,6 +127,10 @@ def test_a_month_long_job_gets_a_cluster_of_nodes() -> None:
         ("月度预算3000元 微调7B用什么卡", "month"),
         ("日预算200元 微调7B用什么卡", "day"),
         ("预算3000元 微调7B用什么卡", "total"),
+        ("周预算1000元 微调7B用什么卡", "week"),
+        ("每周预算 1000 块，每周 lora 微调一次 qwen2.5-14b", "week"),
+        ("a budget of $300 a week to serve llama 3.1 8b", "week"),
+        ("$300 per week for serving qwen2.5-7b", "week"),
     ],
 )
 def test_a_budget_named_by_its_period_before_the_word_budget(text: str, period: str) -> None:
