@@ -242,6 +242,11 @@ class Query(BaseModel):
     stated_hourly_price: float | None = Field(
         default=None, gt=0, description="an hourly (on-demand) price the question states, in `currency`"
     )
+    stated_price_card: str | None = Field(
+        default=None,
+        description="the card `stated_hourly_price` is for: the card named with it (a plan on another "
+        "card, or a follow-up moving the job to one, is priced at the list's price)",
+    )
     stated_monthly_price: float | None = Field(
         default=None, gt=0, description="a monthly (包月) price the question states, in `currency`"
     )
@@ -299,6 +304,13 @@ class Query(BaseModel):
             old = data.pop("question")
             if old is not None and "kind" not in data:
                 data["kind"] = old
+        if (
+            isinstance(data, dict)
+            and data.get("stated_hourly_price") is not None
+            and data.get("stated_price_card") is None
+            and data.get("card") is not None
+        ):
+            data = {**data, "stated_price_card": data["card"]}  # the price is for the card named with it
         return data
 
     @model_validator(mode="after")

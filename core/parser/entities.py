@@ -105,6 +105,10 @@ _CUR_CNY = frozenset({"¥", "rmb", "cny", "元", "块", "块钱", "人民币"})
 
 
 _BUDGET_WORD = _c(r"预算|budget")
+# 'what would that cost at $2.5 per GPU-hour', '按 2 块一小时算': a rate the job is priced at, not a budget
+_PRICED_AT = _c(
+    r"(?:(?<![a-z])at|@|按|单价|价格|price\s*(?:is|of)?|costs?|paying|pay)\s*(?:about|around|约|大约)?\s*$"
+)
 
 
 def _read_market(text: str, ex: Extraction) -> str:
@@ -168,10 +172,21 @@ def _read_money(text: str, ex: Extraction) -> str:
             if value <= 0:
                 continue
             spans.append((match.start(), match.end()))
+            per_hour = bool(_PER_HOUR.search(window))
+            if (
+                per_hour
+                and "stated_hourly_price" not in ex.fields
+                and _PRICED_AT.search(text[max(0, match.start() - 12) : match.start()])
+                and not _BUDGET_WORD.search(window)
+            ):
+                ex.fields["stated_hourly_price"] = value
+                currency = groups.get("pre") or suffix
+                if currency and "currency" not in ex.fields:
+                    ex.fields["currency"] = Currency.CNY if currency in _CUR_CNY else Currency.USD
+                continue
             if "budget" in ex.fields:
                 continue
             ex.fields["budget"] = value
-            per_hour = bool(_PER_HOUR.search(window))
             ex.budget_per_month = not per_hour and bool(_PER_MONTH.search(window))
             per_week = not per_hour and not ex.budget_per_month and bool(_PER_WEEK.search(window))
             per_day = not (per_hour or ex.budget_per_month or per_week) and bool(_PER_DAY.search(window))
