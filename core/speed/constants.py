@@ -172,6 +172,10 @@ class TrainingConstants(BaseModel):
     frameworks_source: str
     # a framework's own share of tensor parallelism's collectives left exposed (tp_exposed where unlisted)
     framework_tp_exposed: dict[str, float] = {}
+    # a Megatron run without its userbuffer overlap (--tp-comm-overlap off): the share of the backward's
+    # tensor-parallel collectives its layers do not run behind a GEMM (the forward's are all exposed;
+    # core/speed/terms.py tensor_parallel_exposed_without_overlap)
+    tp_backward_exposed_without_overlap: float = 1.0
     # attention kernels: the share of the GEMMs' utilisation FlashAttention-2 keeps on full-rate Hopper cards,
     # the frameworks that run it there, and those cards (a regex over card ids)
     fa2_hopper_attention_share: float = 1.0

@@ -395,6 +395,21 @@ def tensor_parallel_train_s_per_token(
     return ranks * passes * layers * ring_bytes / data_parallel_link_bytes_s(card, link, ranks)
 
 
+def tensor_parallel_exposed_without_overlap(recompute: bool, backward_exposed: float) -> float:
+    """Share of tensor parallelism's per-layer collectives (tensor_parallel_train_s_per_token's 4, 6 with
+    recompute) a Megatron run leaves exposed without its userbuffer overlap (`--tp-comm-overlap`, off by
+    default: Megatron-LM megatron/training/arguments.py, store_true). The forward's all-gathers before the
+    column-parallel GEMMs and reduce-scatters after the row-parallel ones run between the GEMMs, as does the
+    recompute's forward; in the backward a column-parallel layer launches its input all-gather behind the
+    dgrad GEMM and its dgrad reduce-scatter behind the wgrad GEMM (`async_op=True`: Megatron-Core
+    tensor_parallel/layers.py LinearWithGradAccumulationAndAsyncCommunication, Transformer Engine
+    module/linear.py "Overlap input AG with dgrad", "Overlap dgrad-RS/AR with wgrad"), while a row-parallel
+    layer gathers its output gradient before its GEMMs: `backward_exposed` of the backward's collectives
+    (data/speed.toml tp_backward_exposed_without_overlap). (2 + 2·[recompute] + 2·b) / (4 + 2·[recompute])."""
+    forward = 4.0 if recompute else 2.0
+    return (forward + 2.0 * backward_exposed) / (forward + 2.0)
+
+
 def data_parallel_traffic(
     ranks: int,
     node: int,
