@@ -156,6 +156,39 @@ def test_pipeline_bubble_and_tensor_parallel_cost_utilisation() -> None:
     ) == pytest.approx(nvlink_s * 6 / 4)
 
 
+def test_megatron_without_its_tp_comm_overlap_exposes_the_forward_and_half_the_backward() -> None:
+    """--tp-comm-overlap off: the forward's collectives (and the recompute's) exposed, the backward's
+    column-parallel ones run behind its GEMMs (data/speed.toml tp_backward_exposed_without_overlap)."""
+    c = load_speed_constants()
+    b = c.training.tp_backward_exposed_without_overlap
+    assert b == 0.5
+    assert speed_terms.tensor_parallel_exposed_without_overlap(False, b) == pytest.approx(0.75)
+    assert speed_terms.tensor_parallel_exposed_without_overlap(True, b) == pytest.approx(5 / 6)
+    assert speed_terms.tensor_parallel_exposed_without_overlap(False, 1.0) == 1.0
+    from dataclasses import replace
+
+    from core.speed.training import TrainingJob, tokens_per_s_per_gpu
+
+    job = TrainingJob(
+        card=load_catalog().get("h800-sxm"),
+        gpus=32,
+        precision=Precision.BF16,
+        method=Method.FULL,
+        flops_per_token=6 * 69e9,
+        framework="megatron",
+        tensor_parallel=8,
+        pipeline_parallel=4,
+        micro_batches=44,
+        hidden=8192,
+        layers=80,
+    )
+    overlapped = tokens_per_s_per_gpu(c, job)
+    assert tokens_per_s_per_gpu(c, replace(job, tp_comm_overlap=False)) < overlapped
+    assert tokens_per_s_per_gpu(c, replace(job, tensor_parallel=1, tp_comm_overlap=False)) == pytest.approx(
+        tokens_per_s_per_gpu(c, replace(job, tensor_parallel=1))
+    )
+
+
 def test_vllm_caps_running_sequences_at_max_num_seqs() -> None:
     catalog = load_catalog()
     q = Query(model="qwen2.5-0.5b", card="h100-sxm", runtime=Runtime.VLLM, batch=2000, seq=512)

@@ -385,7 +385,7 @@ def decode_step_s(
         g.moe_layers,
         batch,
         factor=factor,
-        graphs=not g.legacy_launch,
+        graphs=not g.legacy_launch and speed_terms.captures_graphs(runtime, g.card),
         dense_factor=dense,
     )
 
@@ -415,7 +415,7 @@ def prefill_s(c: SpeedConstants, g: Generation, prompt: int, prompts: int = 1) -
         g.moe_layers,
         prompts,
         factor=factor,
-        graphs=not g.legacy_launch,
+        graphs=not g.legacy_launch and speed_terms.captures_graphs(runtime, g.card),
         dense_factor=speed_terms.dense_layer_factor(c, g.card),
     )
     return step + runtime.prefill_fixed_s

@@ -145,6 +145,9 @@ class Source(BaseModel):
     runtime_version: str = ""  # the engine release the figures were measured with, where the source says it
     framework: str | None = None  # training sources: what ran them (data/speed.toml [training.frameworks])
     power_limit_w: int | None = None  # training sources that state their cards' power limit
+    # training sources whose Megatron scripts leave --tp-comm-overlap off (Megatron-LM's default): the
+    # tensor-parallel collectives only the backward's asynchronous ones hide (training.TrainingJob)
+    tp_comm_overlap: bool = True
     # serving sources that state TensorRT-LLM's kv_cache_free_gpu_mem_fraction (else the runtime's default)
     kv_free_memory_share: float | None = None
     # serving sources that state vLLM's --num-scheduler-steps (multi-step scheduling, vLLM 0.6-0.7): a request
@@ -584,6 +587,7 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
             tokens_per_card_step=figure.mbs * figure.seq,
             attention_flops_per_token=attention,
             tp_overlapped="asynctp" in figure.note.lower().replace(" ", ""),
+            tp_comm_overlap=source.tp_comm_overlap,
             optimizer_bytes=optimizer_step_bytes(result) / _optimizer_shards(figure, framework, node),
             tokens_per_optimizer_step=(
                 max(global_batch, figure.mbs * data_parallel) * figure.seq / data_parallel

@@ -155,6 +155,10 @@ class TrainingJob:
     tokens_per_card_step: float = 1.0  # tokens in one card's micro-batch
     attention_flops_per_token: float = 0.0  # the share of flops_per_token in attention's score/value products
     tp_overlapped: bool = False  # the run overlaps its tensor-parallel collectives (PyTorch async TP)
+    # Megatron's userbuffer overlap of its tensor-parallel collectives with the GEMMs (--tp-comm-overlap; the
+    # fitted tp_exposed is for runs with it, as Megatron-Bridge's and NeMo's recipes set it); False: a source
+    # whose scripts leave it off (only the backward's asynchronous collectives hidden)
+    tp_comm_overlap: bool = True
     optimizer_bytes: float = 0.0  # weights, gradients and states one card's optimizer step updates
     tokens_per_optimizer_step: float = 1.0  # one card's tokens per optimizer step (all its micro-batches)
     zero3_hooks: bool = False  # DeepSpeed ZeRO-3: each module's shards fetched and released from Python hooks
@@ -239,6 +243,13 @@ def exposed_s_per_token(c: SpeedConstants, job: TrainingJob) -> float:
         ) / max(job.tokens_per_card_step, 1.0)
     if job.tensor_parallel > 1:
         exposed = t.tp_exposed_for(job.framework, job.tp_overlapped)
+        if not job.tp_comm_overlap:
+            exposed = max(
+                exposed,
+                speed_terms.tensor_parallel_exposed_without_overlap(
+                    job.recompute, t.tp_backward_exposed_without_overlap
+                ),
+            )
         seconds += exposed * speed_terms.tensor_parallel_train_s_per_token(
             job.card, c.link, job.layers, job.hidden, job.tensor_parallel, recompute=job.recompute
         )
