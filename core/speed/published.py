@@ -193,6 +193,11 @@ HELD_OUT_8_TABLE = "speed_heldout8"
 # on A100 / H100 / H200; Ollama on an RTX 4060 Ti and Tesla P40s), from sources none of the tables
 # above use, committed before it was predicted: issue 22's outside check
 HELD_OUT_9_TABLE = "speed_heldout9"
+# a tenth (a later TensorRT-LLM perf-overview's H100 / H200 cells: DeepSeek-R1, gpt-oss, Llama 3.3 70B,
+# Llama 4 Maverick, Qwen3 235B with attention DP + EP, up to 32K in or out; Ollama 0.7.0 on an RTX 5090 and
+# an RTX 3090), from sources none of the tables above use, committed before it was predicted: issue 22's
+# outside check
+HELD_OUT_10_TABLE = "speed_heldout10"
 # speed_heldout_training.csv + its sources: training figures recorded before the training terms were built
 TRAINING_HELD_OUT_TABLE = "speed_heldout_training"
 # speed_heldout_training3.csv + its sources: a third training set (v3), recorded before it was predicted
@@ -213,6 +218,10 @@ TRAINING_HELD_OUT_7_TABLE = "speed_heldout_training7"
 # Megatron-Core / DeepSpeed cases, Megatron-MoE-ModelZoo's Qwen3 MoE on 256 H100s, Colossal-LLaMA-2's
 # GPU-hours), from sources none of the tables above use, committed before it was predicted
 TRAINING_HELD_OUT_9_TABLE = "speed_heldout_training9"
+# speed_heldout_training10.csv + its sources: a tenth training set (NVIDIA dgxc-benchmarking's NeMo recipes:
+# Llama 3.1 70B / 405B and GPT-3 175B pre-training on 64-2,304 H100s, Llama 3 70B SFT and LoRA), committed
+# before it was predicted
+TRAINING_HELD_OUT_10_TABLE = "speed_heldout_training10"
 TABLES = (
     FITTED_TABLE,
     HELD_OUT_TABLE,
@@ -224,6 +233,7 @@ TABLES = (
     HELD_OUT_7_TABLE,
     HELD_OUT_8_TABLE,
     HELD_OUT_9_TABLE,
+    HELD_OUT_10_TABLE,
     TRAINING_HELD_OUT_TABLE,
     TRAINING_HELD_OUT_3_TABLE,
     TRAINING_HELD_OUT_4_TABLE,
@@ -231,6 +241,7 @@ TABLES = (
     TRAINING_HELD_OUT_6_TABLE,
     TRAINING_HELD_OUT_7_TABLE,
     TRAINING_HELD_OUT_9_TABLE,
+    TRAINING_HELD_OUT_10_TABLE,
 )
 
 
