@@ -189,6 +189,36 @@ def test_megatron_without_its_tp_comm_overlap_exposes_the_forward_and_half_the_b
     )
 
 
+def test_a_stated_network_per_node_is_shared_by_its_cards() -> None:
+    """A source's "4 x 100Gb RoCE between machines" is 400 Gb/s for the node's 8 cards, 6.25 GB/s each, not
+    [link]'s 50 GB/s per card; it only slows what crosses nodes."""
+    from dataclasses import replace
+
+    from core.speed.training import TrainingJob, job_link, tokens_per_s_per_gpu
+
+    c = load_speed_constants()
+    job = TrainingJob(
+        card=load_catalog().get("a100-80gb-sxm"),
+        gpus=1024,
+        precision=Precision.BF16,
+        method=Method.FULL,
+        flops_per_token=6 * 6.7e9,
+        framework="megatron",
+        hidden=4096,
+        layers=32,
+        communication_bytes=1e9,
+        network_bytes=1e9,
+        tokens_per_card_step=4096,
+    )
+    assert job_link(c, job) is c.link
+    stated = replace(job, network_gbit_s_per_node=400)
+    assert job_link(c, stated).internode_gb_s == pytest.approx(400 / 8 / 8)
+    assert tokens_per_s_per_gpu(c, stated) < tokens_per_s_per_gpu(c, job)
+    inside = replace(job, network_bytes=0.0)
+    slow = replace(inside, network_gbit_s_per_node=400)
+    assert tokens_per_s_per_gpu(c, slow) == tokens_per_s_per_gpu(c, inside)
+
+
 def test_vllm_caps_running_sequences_at_max_num_seqs() -> None:
     catalog = load_catalog()
     q = Query(model="qwen2.5-0.5b", card="h100-sxm", runtime=Runtime.VLLM, batch=2000, seq=512)

@@ -148,6 +148,9 @@ class Source(BaseModel):
     # training sources whose Megatron scripts leave --tp-comm-overlap off (Megatron-LM's default): the
     # tensor-parallel collectives only the backward's asynchronous ones hide (training.TrainingJob)
     tp_comm_overlap: bool = True
+    # training sources that state the network between their nodes: Gb/s per node, all its NICs together
+    # ("4 x 100Gb RoCE between machines": 400), shared by the node's cards (training.job_link)
+    network_gbit_s_per_node: float | None = None
     # serving sources that state TensorRT-LLM's kv_cache_free_gpu_mem_fraction (else the runtime's default)
     kv_free_memory_share: float | None = None
     # serving sources that state vLLM's --num-scheduler-steps (multi-step scheduling, vLLM 0.6-0.7): a request
@@ -588,6 +591,7 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
             attention_flops_per_token=attention,
             tp_overlapped="asynctp" in figure.note.lower().replace(" ", ""),
             tp_comm_overlap=source.tp_comm_overlap,
+            network_gbit_s_per_node=source.network_gbit_s_per_node,
             optimizer_bytes=optimizer_step_bytes(result) / _optimizer_shards(figure, framework, node),
             tokens_per_optimizer_step=(
                 max(global_batch, figure.mbs * data_parallel) * figure.seq / data_parallel
