@@ -261,6 +261,16 @@ def launch_s(
     return layers * per_layer * dense_factor + moe_layers * runtime.moe_s_per_layer * factor
 
 
+def captures_graphs(runtime: RuntimeSpeed, card: Card) -> bool:
+    """Whether the runtime can capture a decode step in a CUDA graph on this card: llama.cpp's CUDA backend
+    never does below compute capability 8.0 (ggml-cuda.cu: "if (ggml_cuda_info().devices[...].cc <
+    GGML_CUDA_CC_AMPERE) { cuda_graph->disable_due_to_gpu_arch = true; ... disabling CUDA graphs due to GPU
+    architecture"), in every release since graphs came (PR #6766) and in Ollama's vendored copy (v0.5.8 to
+    2026), so a Tesla P40, V100, T4 or RTX 2080 Ti launches every kernel one by one whatever the build
+    (data/speed.toml graphs_unsupported_architectures)."""
+    return card.architecture not in runtime.graphs_unsupported_architectures
+
+
 def eager_fallback_s(runtime: RuntimeSpeed, layers: int, factor: float = 1.0) -> float:
     """What a decode step costs on top of its CUDA-graph launches when it runs eager: vLLM's V0 engine
     (releases before 0.8) replays its captured graphs only while every sequence's context is at most
