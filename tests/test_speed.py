@@ -554,3 +554,34 @@ def test_rocm_stack_terms_apply_to_amd_cards_only() -> None:
     amd = inference_speed(estimate(base.model_copy(update={"card": "mi300x"})), mi300x, 8)
     nvidia = inference_speed(estimate(base.model_copy(update={"card": "h100-sxm"})), h100, 8)
     assert amd.ttft_s > nvidia.ttft_s  # 2,615 FP8 TFLOPS x 0.48 is below the H100's 1,979
+
+
+def test_deepseek_moe_tokens_take_the_release_s_kernels() -> None:
+    """vLLM's fitted MoE costs are all DeepSeek-V3 / R1 on the V0 engine: the fixed cost per layer is kept for
+    that architecture in every release, the cost per token (the Triton block-FP8 expert GEMMs of V0) only
+    before moe_kernels_from; later releases, and answers (today's engine), take the current one."""
+    from core.speed.constants import RuntimeSpeed
+    from core.speed.inference import generation, runtime_for
+
+    c = load_speed_constants()
+    vllm = c.runtime("vllm")
+    model, card = load_registry().get("deepseek-r1"), load_catalog().get("h200-sxm")
+
+    def terms_of(*, legacy: bool) -> RuntimeSpeed:
+        shape = generation(
+            model,
+            card,
+            runtime="vllm",
+            precision=Precision.FP8,
+            kv_dtype_bytes=2.0,
+            ranks=8,
+            batches=(16,),
+            legacy_moe=legacy,
+        )
+        return runtime_for(c, shape)
+
+    current, legacy = terms_of(legacy=False), terms_of(legacy=True)
+    assert legacy == vllm
+    assert current.moe_s_per_layer == vllm.moe_s_per_layer
+    assert vllm.current_moe_token_s is not None and vllm.current_moe_token_s < vllm.moe_token_s
+    assert current.moe_token_s == vllm.current_moe_token_s

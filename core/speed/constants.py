@@ -341,7 +341,7 @@ class SpeedConstants(BaseModel):
         return {}
 
     @cached_property
-    def derived_runtimes(self) -> dict[str, RuntimeSpeed]:
+    def derived_runtimes(self) -> dict[tuple[str, bool, bool], RuntimeSpeed]:
         return {}
 
     def vision_utilisation(self, card: Card) -> float:

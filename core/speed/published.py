@@ -143,6 +143,9 @@ class Source(BaseModel):
     date: str
     setup: str
     runtime_version: str = ""  # the engine release the figures were measured with, where the source says it
+    # a source that ran several engines, each at its own release (dstack's DeepSeek-R1 runs: vLLM 0.7.4.dev,
+    # SGLang 0.4.3.post2): engine -> release, ahead of runtime_version
+    runtime_versions: dict[str, str] = {}
     framework: str | None = None  # training sources: what ran them (data/speed.toml [training.frameworks])
     power_limit_w: int | None = None  # training sources that state their cards' power limit
     # training sources whose Megatron scripts leave --tp-comm-overlap off (Megatron-LM's default): the
@@ -300,12 +303,13 @@ class PreparedFigure:
 
 
 @cache
-def runtime_version(source: str) -> str:
-    """The engine release a source's figures were measured with ('' where it does not say)."""
+def runtime_version(source: str, runtime: str = "") -> str:
+    """The release of `runtime` a source's figures were measured with ('' where it does not say): the
+    engine's own entry where the source ran several (Source.runtime_versions), else the source's one."""
     for table in TABLES:
         found = load_sources(table).get(source)
         if found is not None:
-            return found.runtime_version
+            return found.runtime_versions.get(runtime, found.runtime_version)
     return ""
 
 
@@ -621,7 +625,7 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
     # source's release number is the other engine's, so no version-gated legacy path applies)
     borrowed = figure.runtime not in c.runtimes
     speed_name = runtime_name(figure.runtime, figure.precision) if borrowed else figure.runtime
-    version = "" if borrowed else runtime_version(figure.source)
+    version = "" if borrowed else runtime_version(figure.source, figure.runtime)
     runtime = c.runtime(speed_name)
     ranks = figure.tp if runtime.tensor_parallel else 1
     cap = runtime.max_num_seqs
