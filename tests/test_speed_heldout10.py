@@ -4,13 +4,17 @@ tables use — a later TensorRT-LLM perf-overview (docs/source/developer-guide/,
 H200 cell of DeepSeek-R1-0528, gpt-oss 120B / 20B, Llama 3.3 70B, Llama 4 Maverick and Qwen3 235B-A22B
 (trtllm-bench throughput, 1,000-3,000 requests queued at once, 1K-32K in or out, attention DP + EP for the
 MoE models), and Ollama 0.7.0's batch-1 decode of Mistral 7B, Phi-4 and two DeepSeek-R1 distills on one
-RTX 5090 and one RTX 3090 — recorded and committed (d2e2cdb) before any prediction for it was run: issue
-22's outside check, never fitted, never tuned on. Engineers changing the speed model never open it
-(tools/speed_heldout.py --exclude 10).
+RTX 5090 and one RTX 3090, and (a second batch, recorded after the first look and before its own
+predictions) vLLM's performance-benchmark CI latency tests (batch 8, 32 in / 128 out: Llama 3.1 8B, Llama 3
+70B, Mixtral 8x7B on H200, A100 and H100) — recorded and committed (d2e2cdb; the second batch d988872) before
+any prediction for it was run: issue 22's outside check, never fitted, never tuned on. Engineers changing
+the speed model never open it (tools/speed_heldout.py --exclude 10).
 
 First look (main b7d1671, data/measured/speed_heldout10_first_look.txt): 23 of 52 within ±25%, 45 within
-2x, median x1.28, worst x2.47. The floor below is that level, so main stays green while the speed model
-changes; it may only rise. The median bound leaves the first look's x1.28 some room (x1.4). The issue's bar
+2x, median x1.28, worst x2.47. The second batch's first look (main 583250b): 6 of 9 within ±25% (the three
+Mixtral rows x0.53-0.68); the whole table 29 of 61 within ±25%, 54 within 2x, median x1.20, worst x2.47. The
+floor below is that whole-table level, so main stays green while the speed model changes; it may only rise.
+The median bound leaves the first look's median some room (x1.4). The issue's bar
 (speed_heldout_checks.TARGET_WITHIN_25: at least 80% within ±25%, all within 2x) is not met.
 """
 
@@ -24,16 +28,16 @@ from core.speed.published import FITTED_TABLE, HELD_OUT_10_TABLE, TABLES, load_s
 
 TABLE = HELD_OUT_10_TABLE
 ROOT = Path(__file__).resolve().parent.parent
-FLOOR_WITHIN_25 = 23 / 52  # the first look; it may only rise
-MAX_OUTSIDE_2X = 7  # the same
+FLOOR_WITHIN_25 = 29 / 61  # the level after the second batch's first look; it may only rise
+MAX_OUTSIDE_2X = 7  # the same (the second batch adds none outside 2x)
 
 
 def test_the_tenth_held_out_table_is_sourced_unseen_and_never_fitted() -> None:
     older = [other for other in TABLES if other != TABLE]
-    figures = sourced_and_unseen(TABLE, older, at_least=52)
+    figures = sourced_and_unseen(TABLE, older, at_least=61)
     assert not any(figure.is_training for figure in figures)
-    assert {f.runtime for f in figures} == {"tensorrt-llm", "ollama"}
-    assert {"h100-sxm", "h200-sxm", "rtx-5090", "rtx-3090"} <= {f.card for f in figures}
+    assert {f.runtime for f in figures} == {"tensorrt-llm", "ollama", "vllm"}
+    assert {"h100-sxm", "h200-sxm", "a100-80gb-sxm", "rtx-5090", "rtx-3090"} <= {f.card for f in figures}
     assert any(f.batch == 1 for f in figures) and any(f.batch >= 1000 for f in figures)
     assert any(f.ep > 1 for f in figures) and any(f.input_len >= 32768 for f in figures)
     urls = {source.url for source in load_sources(TABLE).values()}
