@@ -156,6 +156,93 @@ def test_pipeline_bubble_and_tensor_parallel_cost_utilisation() -> None:
     ) == pytest.approx(nvlink_s * 6 / 4)
 
 
+def test_megatron_without_its_tp_comm_overlap_exposes_the_forward_and_half_the_backward() -> None:
+    """--tp-comm-overlap off: the forward's collectives (and the recompute's) exposed, the backward's
+    column-parallel ones run behind its GEMMs (data/speed.toml tp_backward_exposed_without_overlap)."""
+    c = load_speed_constants()
+    b = c.training.tp_backward_exposed_without_overlap
+    assert b == 0.5
+    assert speed_terms.tensor_parallel_exposed_without_overlap(False, b) == pytest.approx(0.75)
+    assert speed_terms.tensor_parallel_exposed_without_overlap(True, b) == pytest.approx(5 / 6)
+    assert speed_terms.tensor_parallel_exposed_without_overlap(False, 1.0) == 1.0
+    from dataclasses import replace
+
+    from core.speed.training import TrainingJob, tokens_per_s_per_gpu
+
+    job = TrainingJob(
+        card=load_catalog().get("h800-sxm"),
+        gpus=32,
+        precision=Precision.BF16,
+        method=Method.FULL,
+        flops_per_token=6 * 69e9,
+        framework="megatron",
+        tensor_parallel=8,
+        pipeline_parallel=4,
+        micro_batches=44,
+        hidden=8192,
+        layers=80,
+    )
+    overlapped = tokens_per_s_per_gpu(c, job)
+    assert tokens_per_s_per_gpu(c, replace(job, tp_comm_overlap=False)) < overlapped
+    assert tokens_per_s_per_gpu(c, replace(job, tensor_parallel=1, tp_comm_overlap=False)) == pytest.approx(
+        tokens_per_s_per_gpu(c, replace(job, tensor_parallel=1))
+    )
+
+
+def test_a_stated_network_per_node_is_shared_by_its_cards() -> None:
+    """A source's "4 x 100Gb RoCE between machines" is 400 Gb/s for the node's 8 cards, 6.25 GB/s each, not
+    [link]'s 50 GB/s per card; it only slows what crosses nodes."""
+    from dataclasses import replace
+
+    from core.speed.training import TrainingJob, job_link, tokens_per_s_per_gpu
+
+    c = load_speed_constants()
+    job = TrainingJob(
+        card=load_catalog().get("a100-80gb-sxm"),
+        gpus=1024,
+        precision=Precision.BF16,
+        method=Method.FULL,
+        flops_per_token=6 * 6.7e9,
+        framework="megatron",
+        hidden=4096,
+        layers=32,
+        communication_bytes=1e9,
+        network_bytes=1e9,
+        tokens_per_card_step=4096,
+    )
+    assert job_link(c, job) is c.link
+    stated = replace(job, network_gbit_s_per_node=400)
+    assert job_link(c, stated).internode_gb_s == pytest.approx(400 / 8 / 8)
+    assert tokens_per_s_per_gpu(c, stated) < tokens_per_s_per_gpu(c, job)
+    inside = replace(job, network_bytes=0.0)
+    slow = replace(inside, network_gbit_s_per_node=400)
+    assert tokens_per_s_per_gpu(c, slow) == tokens_per_s_per_gpu(c, inside)
+
+
+def test_fp8_does_not_shorten_what_narrow_experts_lose() -> None:
+    """FP8 runs the FLOPs faster, not the grouped GEMMs' idle tiles: a fine-grained MoE gains less from it
+    than a dense model, and a dense model's gain is unchanged."""
+    from dataclasses import replace
+
+    from core.speed.training import TrainingJob, compute_s_per_token
+
+    c = load_speed_constants()
+    dense = TrainingJob(
+        card=load_catalog().get("h100-sxm"),
+        gpus=8,
+        precision=Precision.BF16,
+        method=Method.FULL,
+        flops_per_token=6 * 8e9,
+    )
+    moe = replace(dense, expert_width=1536, expert_flops_share=0.64, experts_active=8, moe_layers=94)
+
+    def gain(job: TrainingJob) -> float:
+        return compute_s_per_token(c, job) / compute_s_per_token(c, replace(job, precision=Precision.FP8))
+
+    assert gain(dense) == pytest.approx(c.training.fp8_gain)
+    assert 1.0 < gain(moe) < gain(dense) - 0.2
+
+
 def test_vllm_caps_running_sequences_at_max_num_seqs() -> None:
     catalog = load_catalog()
     q = Query(model="qwen2.5-0.5b", card="h100-sxm", runtime=Runtime.VLLM, batch=2000, seq=512)
@@ -467,3 +554,34 @@ def test_rocm_stack_terms_apply_to_amd_cards_only() -> None:
     amd = inference_speed(estimate(base.model_copy(update={"card": "mi300x"})), mi300x, 8)
     nvidia = inference_speed(estimate(base.model_copy(update={"card": "h100-sxm"})), h100, 8)
     assert amd.ttft_s > nvidia.ttft_s  # 2,615 FP8 TFLOPS x 0.48 is below the H100's 1,979
+
+
+def test_deepseek_moe_tokens_take_the_release_s_kernels() -> None:
+    """vLLM's fitted MoE costs are all DeepSeek-V3 / R1 on the V0 engine: the fixed cost per layer is kept for
+    that architecture in every release, the cost per token (the Triton block-FP8 expert GEMMs of V0) only
+    before moe_kernels_from; later releases, and answers (today's engine), take the current one."""
+    from core.speed.constants import RuntimeSpeed
+    from core.speed.inference import generation, runtime_for
+
+    c = load_speed_constants()
+    vllm = c.runtime("vllm")
+    model, card = load_registry().get("deepseek-r1"), load_catalog().get("h200-sxm")
+
+    def terms_of(*, legacy: bool) -> RuntimeSpeed:
+        shape = generation(
+            model,
+            card,
+            runtime="vllm",
+            precision=Precision.FP8,
+            kv_dtype_bytes=2.0,
+            ranks=8,
+            batches=(16,),
+            legacy_moe=legacy,
+        )
+        return runtime_for(c, shape)
+
+    current, legacy = terms_of(legacy=False), terms_of(legacy=True)
+    assert legacy == vllm
+    assert current.moe_s_per_layer == vllm.moe_s_per_layer
+    assert vllm.current_moe_token_s is not None and vllm.current_moe_token_s < vllm.moe_token_s
+    assert current.moe_token_s == vllm.current_moe_token_s

@@ -59,6 +59,9 @@ class RuntimeSpeed(BaseModel):
     # costs launch_s_per_layer; later ones graph the step, saving graphs_saving_s_per_layer each (llama.cpp).
     graphs_before: str | None = None
     graphs_saving_s_per_layer: float = 0.0
+    # Card architectures on which no release captures the step in a CUDA graph (terms.captures_graphs):
+    # llama.cpp's CUDA backend turns graphs off below compute capability 8.0 (Ampere)
+    graphs_unsupported_architectures: tuple[str, ...] = ()
     # Releases before graph_context_cap_before capture decode in CUDA graphs only while every sequence's
     # context is at most graph_max_context tokens (vLLM V0's max_seq_len_to_capture, 8192 by default: "When a
     # sequence has context length larger than this, we fall back to eager mode"); an eager step adds
@@ -169,6 +172,10 @@ class TrainingConstants(BaseModel):
     frameworks_source: str
     # a framework's own share of tensor parallelism's collectives left exposed (tp_exposed where unlisted)
     framework_tp_exposed: dict[str, float] = {}
+    # a Megatron run without its userbuffer overlap (--tp-comm-overlap off): the share of the backward's
+    # tensor-parallel collectives its layers do not run behind a GEMM (the forward's are all exposed;
+    # core/speed/terms.py tensor_parallel_exposed_without_overlap)
+    tp_backward_exposed_without_overlap: float = 1.0
     # attention kernels: the share of the GEMMs' utilisation FlashAttention-2 keeps on full-rate Hopper cards,
     # the frameworks that run it there, and those cards (a regex over card ids)
     fa2_hopper_attention_share: float = 1.0
@@ -334,7 +341,7 @@ class SpeedConstants(BaseModel):
         return {}
 
     @cached_property
-    def derived_runtimes(self) -> dict[str, RuntimeSpeed]:
+    def derived_runtimes(self) -> dict[tuple[str, bool, bool], RuntimeSpeed]:
         return {}
 
     def vision_utilisation(self, card: Card) -> float:

@@ -77,6 +77,11 @@ PARAMS: tuple[Param, ...] = (
     _rt("llama.cpp", "launch_s_per_layer", 5e-5, 1e-6, 5e-4),
     # what builds since CUDA graphs save per layer: PR #6766's tables give 22 µs (the prior)
     _rt("llama.cpp", "graphs_saving_s_per_layer", 2.2e-5, 1e-6, 1e-4),
+    # a MoE layer's extra nodes in llama.cpp's build_moe_ffn (router logits, softmax, argsort / top-k,
+    # get_rows of the weights, their sum, clamp and division, the weighting, k - 1 adds over the experts):
+    # ~15 small kernels at the ~2 µs a node of a captured dense layer costs (launch_s_per_layer less
+    # graphs_saving_s_per_layer over ~25 nodes) is 30 µs (the prior)
+    _rt("llama.cpp", "moe_s_per_layer", 3e-5, 1e-7, 5e-4),
     _rt("llama.cpp-metal", "launch_s_per_layer", 1.8e-4, 1e-6, 5e-4),
     _bw("^h20$"),
     _bw("^(a100|a800)"),

@@ -143,8 +143,17 @@ class Source(BaseModel):
     date: str
     setup: str
     runtime_version: str = ""  # the engine release the figures were measured with, where the source says it
+    # a source that ran several engines, each at its own release (dstack's DeepSeek-R1 runs: vLLM 0.7.4.dev,
+    # SGLang 0.4.3.post2): engine -> release, ahead of runtime_version
+    runtime_versions: dict[str, str] = {}
     framework: str | None = None  # training sources: what ran them (data/speed.toml [training.frameworks])
     power_limit_w: int | None = None  # training sources that state their cards' power limit
+    # training sources whose Megatron scripts leave --tp-comm-overlap off (Megatron-LM's default): the
+    # tensor-parallel collectives only the backward's asynchronous ones hide (training.TrainingJob)
+    tp_comm_overlap: bool = True
+    # training sources that state the network between their nodes: Gb/s per node, all its NICs together
+    # ("4 x 100Gb RoCE between machines": 400), shared by the node's cards (training.job_link)
+    network_gbit_s_per_node: float | None = None
     # serving sources that state TensorRT-LLM's kv_cache_free_gpu_mem_fraction (else the runtime's default)
     kv_free_memory_share: float | None = None
     # serving sources that state vLLM's --num-scheduler-steps (multi-step scheduling, vLLM 0.6-0.7): a request
@@ -187,6 +196,11 @@ HELD_OUT_8_TABLE = "speed_heldout8"
 # on A100 / H100 / H200; Ollama on an RTX 4060 Ti and Tesla P40s), from sources none of the tables
 # above use, committed before it was predicted: issue 22's outside check
 HELD_OUT_9_TABLE = "speed_heldout9"
+# a tenth (a later TensorRT-LLM perf-overview's H100 / H200 cells: DeepSeek-R1, gpt-oss, Llama 3.3 70B,
+# Llama 4 Maverick, Qwen3 235B with attention DP + EP, up to 32K in or out; Ollama 0.7.0 on an RTX 5090 and
+# an RTX 3090), from sources none of the tables above use, committed before it was predicted: issue 22's
+# outside check
+HELD_OUT_10_TABLE = "speed_heldout10"
 # speed_heldout_training.csv + its sources: training figures recorded before the training terms were built
 TRAINING_HELD_OUT_TABLE = "speed_heldout_training"
 # speed_heldout_training3.csv + its sources: a third training set (v3), recorded before it was predicted
@@ -207,6 +221,10 @@ TRAINING_HELD_OUT_7_TABLE = "speed_heldout_training7"
 # Megatron-Core / DeepSpeed cases, Megatron-MoE-ModelZoo's Qwen3 MoE on 256 H100s, Colossal-LLaMA-2's
 # GPU-hours), from sources none of the tables above use, committed before it was predicted
 TRAINING_HELD_OUT_9_TABLE = "speed_heldout_training9"
+# speed_heldout_training10.csv + its sources: a tenth training set (NVIDIA dgxc-benchmarking's NeMo recipes:
+# Llama 3.1 70B / 405B and GPT-3 175B pre-training on 64-2,304 H100s, Llama 3 70B SFT and LoRA), committed
+# before it was predicted
+TRAINING_HELD_OUT_10_TABLE = "speed_heldout_training10"
 TABLES = (
     FITTED_TABLE,
     HELD_OUT_TABLE,
@@ -218,6 +236,7 @@ TABLES = (
     HELD_OUT_7_TABLE,
     HELD_OUT_8_TABLE,
     HELD_OUT_9_TABLE,
+    HELD_OUT_10_TABLE,
     TRAINING_HELD_OUT_TABLE,
     TRAINING_HELD_OUT_3_TABLE,
     TRAINING_HELD_OUT_4_TABLE,
@@ -225,6 +244,7 @@ TABLES = (
     TRAINING_HELD_OUT_6_TABLE,
     TRAINING_HELD_OUT_7_TABLE,
     TRAINING_HELD_OUT_9_TABLE,
+    TRAINING_HELD_OUT_10_TABLE,
 )
 
 
@@ -283,12 +303,13 @@ class PreparedFigure:
 
 
 @cache
-def runtime_version(source: str) -> str:
-    """The engine release a source's figures were measured with ('' where it does not say)."""
+def runtime_version(source: str, runtime: str = "") -> str:
+    """The release of `runtime` a source's figures were measured with ('' where it does not say): the
+    engine's own entry where the source ran several (Source.runtime_versions), else the source's one."""
     for table in TABLES:
         found = load_sources(table).get(source)
         if found is not None:
-            return found.runtime_version
+            return found.runtime_versions.get(runtime, found.runtime_version)
     return ""
 
 
@@ -573,6 +594,8 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
             tokens_per_card_step=figure.mbs * figure.seq,
             attention_flops_per_token=attention,
             tp_overlapped="asynctp" in figure.note.lower().replace(" ", ""),
+            tp_comm_overlap=source.tp_comm_overlap,
+            network_gbit_s_per_node=source.network_gbit_s_per_node,
             optimizer_bytes=optimizer_step_bytes(result) / _optimizer_shards(figure, framework, node),
             tokens_per_optimizer_step=(
                 max(global_batch, figure.mbs * data_parallel) * figure.seq / data_parallel
@@ -584,7 +607,7 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
     # source's release number is the other engine's, so no version-gated legacy path applies)
     borrowed = figure.runtime not in c.runtimes
     speed_name = runtime_name(figure.runtime, figure.precision) if borrowed else figure.runtime
-    version = "" if borrowed else runtime_version(figure.source)
+    version = "" if borrowed else runtime_version(figure.source, figure.runtime)
     runtime = c.runtime(speed_name)
     ranks = figure.tp if runtime.tensor_parallel else 1
     cap = runtime.max_num_seqs

@@ -261,6 +261,16 @@ def launch_s(
     return layers * per_layer * dense_factor + moe_layers * runtime.moe_s_per_layer * factor
 
 
+def captures_graphs(runtime: RuntimeSpeed, card: Card) -> bool:
+    """Whether the runtime can capture a decode step in a CUDA graph on this card: llama.cpp's CUDA backend
+    never does below compute capability 8.0 (ggml-cuda.cu: "if (ggml_cuda_info().devices[...].cc <
+    GGML_CUDA_CC_AMPERE) { cuda_graph->disable_due_to_gpu_arch = true; ... disabling CUDA graphs due to GPU
+    architecture"), in every release since graphs came (PR #6766) and in Ollama's vendored copy (v0.5.8 to
+    2026), so a Tesla P40, V100, T4 or RTX 2080 Ti launches every kernel one by one whatever the build
+    (data/speed.toml graphs_unsupported_architectures)."""
+    return card.architecture not in runtime.graphs_unsupported_architectures
+
+
 def eager_fallback_s(runtime: RuntimeSpeed, layers: int, factor: float = 1.0) -> float:
     """What a decode step costs on top of its CUDA-graph launches when it runs eager: vLLM's V0 engine
     (releases before 0.8) replays its captured graphs only while every sequence's context is at most
@@ -383,6 +393,21 @@ def tensor_parallel_train_s_per_token(
     passes = 6 if recompute else 4
     ring_bytes = 2 * (ranks - 1) / ranks * hidden * 2.0
     return ranks * passes * layers * ring_bytes / data_parallel_link_bytes_s(card, link, ranks)
+
+
+def tensor_parallel_exposed_without_overlap(recompute: bool, backward_exposed: float) -> float:
+    """Share of tensor parallelism's per-layer collectives (tensor_parallel_train_s_per_token's 4, 6 with
+    recompute) a Megatron run leaves exposed without its userbuffer overlap (`--tp-comm-overlap`, off by
+    default: Megatron-LM megatron/training/arguments.py, store_true). The forward's all-gathers before the
+    column-parallel GEMMs and reduce-scatters after the row-parallel ones run between the GEMMs, as does the
+    recompute's forward; in the backward a column-parallel layer launches its input all-gather behind the
+    dgrad GEMM and its dgrad reduce-scatter behind the wgrad GEMM (`async_op=True`: Megatron-Core
+    tensor_parallel/layers.py LinearWithGradAccumulationAndAsyncCommunication, Transformer Engine
+    module/linear.py "Overlap input AG with dgrad", "Overlap dgrad-RS/AR with wgrad"), while a row-parallel
+    layer gathers its output gradient before its GEMMs: `backward_exposed` of the backward's collectives
+    (data/speed.toml tp_backward_exposed_without_overlap). (2 + 2·[recompute] + 2·b) / (4 + 2·[recompute])."""
+    forward = 4.0 if recompute else 2.0
+    return (forward + 2.0 * backward_exposed) / (forward + 2.0)
 
 
 def data_parallel_traffic(

@@ -33,7 +33,7 @@ from core.layout import TrainingLayout, layout_of, pretraining_layout
 from core.query import Method, Precision, Query, Task
 from core.registry import ModelArch, load_registry
 from core.speed import terms as speed_terms
-from core.speed.constants import SpeedConstants, load_speed_constants
+from core.speed.constants import LinkConstants, SpeedConstants, load_speed_constants
 from core.speed.memo import IdentityMemo
 
 
@@ -155,6 +155,13 @@ class TrainingJob:
     tokens_per_card_step: float = 1.0  # tokens in one card's micro-batch
     attention_flops_per_token: float = 0.0  # the share of flops_per_token in attention's score/value products
     tp_overlapped: bool = False  # the run overlaps its tensor-parallel collectives (PyTorch async TP)
+    # Megatron's userbuffer overlap of its tensor-parallel collectives with the GEMMs (--tp-comm-overlap; the
+    # fitted tp_exposed is for runs with it, as Megatron-Bridge's and NeMo's recipes set it); False: a source
+    # whose scripts leave it off (only the backward's asynchronous collectives hidden)
+    tp_comm_overlap: bool = True
+    # the network between nodes a source states, Gb/s per node (its NICs together), shared by the node's
+    # cards; None: [link] internode_gb_s (one 400 Gb/s NIC per GPU, a DGX H100)
+    network_gbit_s_per_node: float | None = None
     optimizer_bytes: float = 0.0  # weights, gradients and states one card's optimizer step updates
     tokens_per_optimizer_step: float = 1.0  # one card's tokens per optimizer step (all its micro-batches)
     zero3_hooks: bool = False  # DeepSpeed ZeRO-3: each module's shards fetched and released from Python hooks
@@ -185,16 +192,21 @@ def compute_s_per_token(c: SpeedConstants, job: TrainingJob, mfu: float | None =
     (narrow experts' grouped GEMMs slower), causal attention's score and value products at the 16-bit one:
     FP8 recipes convert the linear layers only (Transformer Engine's fp8_autocast, torchao's float8 training)
     and keep attention in BF16; FlashAttention-2 (PyTorch-native and Hugging Face stacks) keeps a smaller
-    share of a Hopper card's peak than cuDNN's fused attention does (TrainingConstants.attention_share)."""
+    share of a Hopper card's peak than cuDNN's fused attention does (TrainingConstants.attention_share).
+    A grouped expert GEMM's loss against a dense one (expert_gemm_factor) is idle tiles and scheduling, not
+    FLOPs: it takes the same time in FP8 as in BF16, so only the experts' FLOPs run at the FP8 rate
+    (data/speed.toml expert_width_half: FP8 gains little on a fine-grained MoE)."""
     expert = speed_terms.expert_gemm_factor(job.expert_width, c.training.expert_width_half)
     share = job.expert_flops_share
     mfu = utilisation(c, job) if mfu is None else mfu
     attention = job.attention_flops_per_token
-    linear = (job.flops_per_token - attention) * ((1 - share) + share / expert) / (peak_flops(c, job) * mfu)
-    if not attention:
-        return linear
     bf16 = speed_terms.tensor_peak_flops(job.card, Precision.BF16, 1.0)
     bf16 *= speed_terms.power_cap_factor(job.card, job.power_limit_w, c.training.power_exponent)
+    linear_flops = job.flops_per_token - attention
+    linear = linear_flops / (peak_flops(c, job) * mfu)
+    linear += linear_flops * share * (1 / expert - 1) / (bf16 * mfu)
+    if not attention:
+        return linear
     return linear + attention / (bf16 * mfu * c.training.attention_share(job.framework, job.card.id))
 
 
@@ -227,6 +239,16 @@ def optimizer_s_per_token(c: SpeedConstants, job: TrainingJob) -> float:
     return seconds / max(job.tokens_per_optimizer_step, 1.0)
 
 
+def job_link(c: SpeedConstants, job: TrainingJob) -> LinkConstants:
+    """The links a job's collectives cross: [link], with the network between nodes the job states (its node's
+    Gb/s shared by the node's cards, never more than [link] internode_gb_s), as an answer whose question names
+    its network runs (_with_network)."""
+    if job.network_gbit_s_per_node is None:
+        return c.link
+    per_card = job.network_gbit_s_per_node / 8 / c.link.gpus_per_node
+    return c.link.model_copy(update={"internode_gb_s": min(per_card, c.link.internode_gb_s)})
+
+
 def exposed_s_per_token(c: SpeedConstants, job: TrainingJob) -> float:
     """What the method and the model parallelism add per token that the GEMMs do not hide: QLoRA's
     dequantisation, an eager stack's unfused elementwise kernels, the optimizer step, the exposed share of
@@ -239,16 +261,22 @@ def exposed_s_per_token(c: SpeedConstants, job: TrainingJob) -> float:
         ) / max(job.tokens_per_card_step, 1.0)
     if job.tensor_parallel > 1:
         exposed = t.tp_exposed_for(job.framework, job.tp_overlapped)
+        if not job.tp_comm_overlap:
+            exposed = max(
+                exposed,
+                speed_terms.tensor_parallel_exposed_without_overlap(
+                    job.recompute, t.tp_backward_exposed_without_overlap
+                ),
+            )
         seconds += exposed * speed_terms.tensor_parallel_train_s_per_token(
-            job.card, c.link, job.layers, job.hidden, job.tensor_parallel, recompute=job.recompute
+            job.card, job_link(c, job), job.layers, job.hidden, job.tensor_parallel, recompute=job.recompute
         )
     if job.expert_parallel > 1 and job.moe_layers:
         a2a = speed_terms.expert_all_to_all_bytes(
             job.hidden, job.experts_active, job.moe_layers, job.expert_parallel
         )
-        seconds += (
-            a2a / speed_terms.expert_link_bytes_s(job.card, c.link, job.expert_parallel) * t.moe_a2a_exposed
-        )
+        link_s = speed_terms.expert_link_bytes_s(job.card, job_link(c, job), job.expert_parallel)
+        seconds += a2a / link_s * t.moe_a2a_exposed
     return seconds
 
 
@@ -260,8 +288,9 @@ def data_parallel_s_per_token(c: SpeedConstants, job: TrainingJob) -> float:
     ring crossing the network once, so the time is max(bytes / the card's link, its share / its NIC's)."""
     if not job.communication_bytes and not job.network_bytes:
         return 0.0
-    inside = job.communication_bytes / speed_terms.link_one_way_bytes_s(job.card, c.link)
-    across = job.network_bytes / speed_terms.network_bytes_s(job.card, c.link)
+    link = job_link(c, job)
+    inside = job.communication_bytes / speed_terms.link_one_way_bytes_s(job.card, link)
+    across = job.network_bytes / speed_terms.network_bytes_s(job.card, link)
     seconds = max(inside, across) if job.one_ring else inside + across
     return seconds / max(job.tokens_per_card_step, 1.0)
 
