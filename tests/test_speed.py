@@ -219,6 +219,15 @@ def test_a_stated_network_per_node_is_shared_by_its_cards() -> None:
     assert tokens_per_s_per_gpu(c, slow) == tokens_per_s_per_gpu(c, inside)
 
 
+def test_a_stated_flash_attention_2_kernel_overrides_the_frameworks_on_hopper() -> None:
+    t = load_speed_constants().training
+    fa2 = t.fa2_hopper_attention_share
+    assert t.attention_share("megatron", "h800-sxm") == 1.0
+    assert t.attention_share("megatron", "h800-sxm", True) == fa2 < 1.0
+    assert t.attention_share("hf-trainer", "h100-sxm", False) == 1.0
+    assert t.attention_share("megatron", "a100-80gb-sxm", True) == 1.0  # FA2's home: the [mfu] values hold
+
+
 def test_vllm_caps_running_sequences_at_max_num_seqs() -> None:
     catalog = load_catalog()
     q = Query(model="qwen2.5-0.5b", card="h100-sxm", runtime=Runtime.VLLM, batch=2000, seq=512)

@@ -154,6 +154,9 @@ class Source(BaseModel):
     # training sources that state the network between their nodes: Gb/s per node, all its NICs together
     # ("4 x 100Gb RoCE between machines": 400), shared by the node's cards (training.job_link)
     network_gbit_s_per_node: float | None = None
+    # training sources whose code shows the attention kernel: FlashAttention-2 (the flash-attn package, as a
+    # legacy Megatron model's --use-flash-attn calls it) or not; None: the framework's
+    flash_attention_2: bool | None = None
     # serving sources that state TensorRT-LLM's kv_cache_free_gpu_mem_fraction (else the runtime's default)
     kv_free_memory_share: float | None = None
     # serving sources that state vLLM's --num-scheduler-steps (multi-step scheduling, vLLM 0.6-0.7): a request
@@ -614,6 +617,7 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
             tp_overlapped="asynctp" in figure.note.lower().replace(" ", ""),
             tp_comm_overlap=source.tp_comm_overlap,
             network_gbit_s_per_node=source.network_gbit_s_per_node,
+            flash_attention_2=source.flash_attention_2,
             optimizer_bytes=optimizer_step_bytes(result) / _optimizer_shards(figure, framework, node),
             tokens_per_optimizer_step=(
                 max(global_batch, figure.mbs * data_parallel) * figure.seq / data_parallel

@@ -162,6 +162,9 @@ class TrainingJob:
     # the network between nodes a source states, Gb/s per node (its NICs together), shared by the node's
     # cards; None: [link] internode_gb_s (one 400 Gb/s NIC per GPU, a DGX H100)
     network_gbit_s_per_node: float | None = None
+    # the run's attention kernel is FlashAttention-2 (True) or not (False) where its source says; None: the
+    # framework's (TrainingConstants.attention_share)
+    flash_attention_2: bool | None = None
     optimizer_bytes: float = 0.0  # weights, gradients and states one card's optimizer step updates
     tokens_per_optimizer_step: float = 1.0  # one card's tokens per optimizer step (all its micro-batches)
     zero3_hooks: bool = False  # DeepSpeed ZeRO-3: each module's shards fetched and released from Python hooks
@@ -202,7 +205,8 @@ def compute_s_per_token(c: SpeedConstants, job: TrainingJob, mfu: float | None =
         return linear
     bf16 = speed_terms.tensor_peak_flops(job.card, Precision.BF16, 1.0)
     bf16 *= speed_terms.power_cap_factor(job.card, job.power_limit_w, c.training.power_exponent)
-    return linear + attention / (bf16 * mfu * c.training.attention_share(job.framework, job.card.id))
+    share = c.training.attention_share(job.framework, job.card.id, job.flash_attention_2)
+    return linear + attention / (bf16 * mfu * share)
 
 
 def elementwise_s_per_token(c: SpeedConstants, job: TrainingJob) -> float:
