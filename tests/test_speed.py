@@ -219,28 +219,13 @@ def test_a_stated_network_per_node_is_shared_by_its_cards() -> None:
     assert tokens_per_s_per_gpu(c, slow) == tokens_per_s_per_gpu(c, inside)
 
 
-def test_fp8_does_not_shorten_what_narrow_experts_lose() -> None:
-    """FP8 runs the FLOPs faster, not the grouped GEMMs' idle tiles: a fine-grained MoE gains less from it
-    than a dense model, and a dense model's gain is unchanged."""
-    from dataclasses import replace
-
-    from core.speed.training import TrainingJob, compute_s_per_token
-
-    c = load_speed_constants()
-    dense = TrainingJob(
-        card=load_catalog().get("h100-sxm"),
-        gpus=8,
-        precision=Precision.BF16,
-        method=Method.FULL,
-        flops_per_token=6 * 8e9,
-    )
-    moe = replace(dense, expert_width=1536, expert_flops_share=0.64, experts_active=8, moe_layers=94)
-
-    def gain(job: TrainingJob) -> float:
-        return compute_s_per_token(c, job) / compute_s_per_token(c, replace(job, precision=Precision.FP8))
-
-    assert gain(dense) == pytest.approx(c.training.fp8_gain)
-    assert 1.0 < gain(moe) < gain(dense) - 0.2
+def test_a_stated_flash_attention_2_kernel_overrides_the_frameworks_on_hopper() -> None:
+    t = load_speed_constants().training
+    fa2 = t.fa2_hopper_attention_share
+    assert t.attention_share("megatron", "h800-sxm") == 1.0
+    assert t.attention_share("megatron", "h800-sxm", True) == fa2 < 1.0
+    assert t.attention_share("hf-trainer", "h100-sxm", False) == 1.0
+    assert t.attention_share("megatron", "a100-80gb-sxm", True) == 1.0  # FA2's home: the [mfu] values hold
 
 
 def test_vllm_caps_running_sequences_at_max_num_seqs() -> None:
