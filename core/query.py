@@ -242,6 +242,13 @@ class Query(BaseModel):
     stated_hourly_price: float | None = Field(
         default=None, gt=0, description="an hourly (on-demand) price the question states, in `currency`"
     )
+    bits_per_weight: float | None = Field(
+        default=None,
+        gt=1,
+        le=16,
+        description="EXL2's average bits per weight ('2.5bpw'): the weights take params × bpw ÷ 8 bytes, not "
+        "the nearest format's (precision stays that format for everything else)",
+    )
     stated_price_card: str | None = Field(
         default=None,
         description="the card `stated_hourly_price` is for: the card named with it (a plan on another "

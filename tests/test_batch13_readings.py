@@ -109,3 +109,55 @@ def test_hours_a_day_in_daytime_words(text: str, hours: float) -> None:
 def test_a_rent_is_a_price() -> None:
     q = _query("买一张 4090 大概 1.6 万，租的话 2 块一小时，我们每天用 6 小时，多久回本")
     assert q["stated_hourly_price"] == 2 and "budget" not in q
+
+
+# -- 'llama.cpp' names a runtime, not the Llama family -----------------------------------------------------
+@pytest.mark.parametrize("text", ["换成 llama.cpp 呢", "switch to llama.cpp?"])
+def test_llama_cpp_keeps_the_chats_model(text: str) -> None:
+    first = parse("4090 跑 qwen3-14b q4 用 ollama 多快").query
+    parsed = parse(text, previous=first)
+    assert parsed.query is not None and parsed.query.model == "qwen3-14b"
+    assert parsed.query.runtime == "llama.cpp"
+
+
+# -- a billing follow-up keeps the chat's job ----------------------------------------------------------------
+def test_a_billing_follow_up_keeps_the_job() -> None:
+    first = parse("qwen2.5-72b awq 推理，单卡 a100 80g 能跑吗").query
+    parsed = parse("按量 6 块一小时，每天开 10 小时，一个月多少钱", previous=first)
+    assert parsed.query is not None and parsed.query.kind is AnswerKind.BILLING
+    assert parsed.query.model == "qwen2.5-72b" and parsed.query.stated_hourly_price == 6
+    again = parse("那 h100 呢", previous=parsed.query)
+    assert again.query is not None and again.query.model == "qwen2.5-72b"
+
+
+# -- money is not a prompt length -------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "budget"),
+    [
+        ("We have $300 in total. LoRA on Llama 3.1 8B over 200M tokens", 300),
+        ("¥500 in all, qwen2.5-7b lora", 500),
+    ],
+)
+def test_money_in_total_is_not_a_prompt(text: str, budget: float) -> None:
+    q = _query(text)
+    assert q["budget"] == budget and "prompt_tokens" not in q
+
+
+def test_tokens_in_and_out_are_still_lengths() -> None:
+    q = _query("1,500 tokens in and 300 out, qwen2.5-7b on L40S")
+    assert (q["prompt_tokens"], q["response_tokens"]) == (1500, 300)
+
+
+# -- EXL2 weights at their own bits per weight ------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "bits"), [("Llama 3.3 70B at 2.5 bpw, exllamav2", 2.5), ("exl2 6.5bpw qwen2.5-7b", 6.5)]
+)
+def test_exl2_bits_per_weight_size_the_weights(text: str, bits: float) -> None:
+    from core.estimator import estimate
+
+    parsed = parse(text)
+    assert parsed.query is not None and parsed.query.bits_per_weight == bits
+    result = estimate(parsed.query)
+    model_params = {"llama-3.3-70b": 70.6e9, "qwen2.5-7b": 7.61e9}[str(parsed.query.model)]
+    expected = model_params * bits / 8  # an EXL2 file is params × bpw ÷ 8 bytes
+    assert abs(result.breakdown.weights - expected) / expected < 0.03

@@ -91,7 +91,12 @@ def _inference(
     query: Query, model: ModelArch, cal: Calibration, gpus: int
 ) -> tuple[Breakdown, str, VllmPool | None]:
     assert query.precision and query.batch and query.seq
-    weights = terms.weight_bytes(model, query.precision) // gpus
+    if query.bits_per_weight is not None:
+        # EXL2 at its own width (exllamav2 convert: the layers' average bits per weight; the 6-bit head
+        # offsets the 16-bit embeddings, which ExLlamaV2 keeps in system memory)
+        weights = int(model.total_params * query.bits_per_weight / 8) // gpus
+    else:
+        weights = terms.weight_bytes(model, query.precision) // gpus
     # vLLM --cpu-offload-gb: that many GiB of each card's weights stay in host memory (jobs/weight_offload.py)
     weights -= offloaded_weight_bytes(query, weights)
     kv_dtype = terms.kv_dtype_bytes(query.precision, query.kv_cache_dtype)

@@ -797,6 +797,7 @@ def _read_kv_dtype(text: str, ex: Extraction) -> str:
 
 
 # every pattern _read_precision reads: one scan says none can match
+_BPW = _c(rf"{_B}(?P<bits>\d(?:\.\d+)?)[\s_-]*bpw{_E}")
 _PRECISION_WORDS = AnyOf(_PRECISIONS, _QUANTIZED, _NOT_QUANTIZED)
 
 
@@ -817,6 +818,9 @@ def _read_precision(text: str, ex: Extraction) -> None:
         best = (found.start(), generic_value)
     if best:
         ex.fields["precision"] = best[1]
+        bpw = _BPW.search(text)
+        if bpw and 1.5 <= float(bpw.group("bits")) <= 8.5:
+            ex.fields["bits_per_weight"] = float(bpw.group("bits"))  # the weights' own size: N × bpw ÷ 8
     elif _QUANTIZED.search(text) and not _NOT_QUANTIZED.search(text):
         ex.fields["precision"] = Precision.INT4
 

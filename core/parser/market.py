@@ -398,7 +398,10 @@ _PROMPT = (
     _c(
         rf"(?:输入|prompt|input|提示词?|问题长度)\s*(?:长度|length|长)?\s*(?:约|大概|大约|平均|is|of|=|:)?\s*{_NUM}\s*{_TOK}"
     ),
-    _c(rf"(?<![a-z0-9.]){_NUM}\s*{_TOK}\s*(?:的)?\s*(?:prompts?|inputs?|输入|in(?![a-z]))"),
+    # '$300 in total' is money
+    _c(
+        rf"(?<![a-z0-9.$¥]){_NUM}\s*{_TOK}\s*(?:的)?\s*(?:prompts?|inputs?|输入|in(?![a-z])(?!\s+(?:total|all)\b))"
+    ),
 )
 _RESPONSE = (
     _c(

@@ -193,10 +193,11 @@ def _billing_kind(m: Message) -> Parsed | None:
 
 
 # What a billing follow-up keeps of the chat's last question: the card rented, how it is used, the prices
-# already given.
+# already given, and the job it runs (so that the chat's next follow-up is still about that job).
 _BILLING_CARRIED = (
     "card", "gpus", "platform", "hours_per_day", "rental_days", "stated_hourly_price", "stated_monthly_price",
     "stated_weekly_price", "stated_daily_price", "stated_reserved_price", "currency",
+    "task", "method", "model", "params_b", "precision", "runtime", "seq", "batch",
 )  # fmt: skip
 
 
