@@ -798,7 +798,7 @@ def _read_kv_dtype(text: str, ex: Extraction) -> str:
 
 # every pattern _read_precision reads: one scan says none can match
 _BPW = _c(rf"{_B}(?P<bits>\d(?:\.\d+)?)[\s_-]*bpw{_E}")
-_PRECISION_WORDS = AnyOf(_PRECISIONS, _QUANTIZED, _NOT_QUANTIZED)
+_PRECISION_WORDS = AnyOf(_PRECISIONS, _QUANTIZED, _NOT_QUANTIZED, _BPW)
 
 
 def _read_precision(text: str, ex: Extraction) -> None:

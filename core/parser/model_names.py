@@ -133,7 +133,7 @@ def _table() -> _ModelTable:
     names = "|".join(
         re.escape(f) for f in sorted(families, key=len, reverse=True) if len(f) >= _FAMILY_ONLY_MIN
     )
-    # not a family where a name goes on after a dot: 'llama.cpp' is a runtime
+    # not a family where a word goes on after a dot (a runtime's name, as the C++ port's is)
     family_only = re.compile(rf"(?<![a-z0-9])(?:{names})(?:[\s\-_.]*\d+(?:\.\d+)?)?(?![a-z0-9]|\.[a-z])")
     return _ModelTable(exact, by_key, tuple(entries), grammar, frozenset(families), family_only, written)
 
