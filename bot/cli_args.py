@@ -10,19 +10,50 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import NoReturn, TypeVar
 
 from annotated_types import Ge, Gt, Le, Lt
 from pydantic import BaseModel
 
 _N = TypeVar("_N", int, float)
+_NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
 
 class OneLineParser(argparse.ArgumentParser):
     """argparse, but an error is one line naming the flag and how to get help (exit code 2)."""
 
+    _seen: tuple[str, ...] = ()
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        self._seen = tuple(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
+    def _unknown_options(self) -> list[str]:
+        """The flags in what this parser was given that none of its options (or their abbreviations) name."""
+        unknown = []
+        for arg in self._seen:
+            if arg == "--":
+                break
+            if not arg.startswith("-") or arg == "-" or _NEGATIVE_NUMBER.match(arg):
+                continue
+            flag = arg.split("=", 1)[0]
+            known = self._option_string_actions
+            if flag in known or (
+                self.allow_abbrev and flag.startswith("--") and any(k.startswith(flag) for k in known)
+            ):
+                continue
+            unknown.append(arg)
+        return unknown
+
     def error(self, message: str) -> NoReturn:
+        # argparse checks required arguments before it looks at unknown flags, so `gpufit ask --bogus`
+        # would say "question required": the typo is the cause, name it.
+        unknown = self._unknown_options()
+        if unknown and "required" in message:
+            message = f"unrecognized arguments: {' '.join(unknown)}"
         print(f"{self.prog}: {message} (see `{self.prog} --help`)", file=sys.stderr)
         raise SystemExit(2)
 

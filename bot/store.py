@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import re
 import secrets
@@ -57,6 +58,8 @@ MARK_RIDE_SECONDS = 0.1
 # Telegram keeps an unconfirmed update for 24 hours; remembering handled ones for two days covers that.
 HANDLED_UPDATE_DAYS = 2
 KEY_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,12}$")
+# a keyboard key is 48 random bits: a draw that collides is drawn again, this many times at most
+KEY_DRAWS = 8
 
 # Ordered forward migrations; migration i (1-based) brings the file to schema version i.
 # Never edit a released migration: append a new one (tests/fixtures/store_v1.sql is a real version-1 file).
@@ -145,6 +148,36 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
            BEGIN DELETE FROM parked_updates
                  WHERE bot_id = NEW.bot_id AND update_id = NEW.update_id; END""",
     ),
+    (
+        # What an answer leaves behind (remember_answer) as one statement: a row inserted into this view is
+        # the session row, the query behind the buttons and the handled-marks riding along (a JSON array of
+        # [bot id, update id, when]), each written only when given. One statement is one trip to the
+        # writer's thread and its own transaction (SQLite makes a statement and its triggers atomic): an
+        # answer's commit was BEGIN, two INSERTs, the marks and COMMIT, five trips of ~50 us of CPU each.
+        """CREATE VIEW answer_writes AS
+           SELECT NULL AS chat_id, NULL AS user_id, NULL AS remembered, NULL AS last_query,
+                  NULL AS last_vision, NULL AS keyboard_key, NULL AS message_id, NULL AS keyboard_query,
+                  NULL AS lang, NULL AS chart, NULL AS written_at, NULL AS marks
+           WHERE 0""",
+        """CREATE TRIGGER answer_writes_insert INSTEAD OF INSERT ON answer_writes
+           BEGIN
+             INSERT INTO sessions (chat_id, user_id, last_query, last_vision, updated_at)
+               SELECT NEW.chat_id, NEW.user_id, NEW.last_query, NEW.last_vision, NEW.written_at
+               WHERE NEW.remembered
+               ON CONFLICT (chat_id, user_id)
+               DO UPDATE SET last_query = COALESCE(excluded.last_query, sessions.last_query),
+                             last_vision = excluded.last_vision, updated_at = excluded.updated_at;
+             INSERT INTO keyboard_queries (key, chat_id, message_id, query, lang, created_at, chart)
+               SELECT NEW.keyboard_key, NEW.chat_id, NEW.message_id, NEW.keyboard_query, NEW.lang,
+                      NEW.written_at, NEW.chart
+               WHERE NEW.keyboard_key IS NOT NULL;
+             INSERT INTO handled_updates (bot_id, update_id, handled_at)
+               SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]')
+               FROM json_each(NEW.marks)
+               WHERE NEW.marks IS NOT NULL
+               ON CONFLICT (bot_id, update_id) DO NOTHING;
+           END""",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -207,6 +240,9 @@ class KeyboardRow:
     chart: str | None = None
 
 
+# A handled-mark: (bot id, update id, when)
+Mark = tuple[int, int, float]
+
 # A write or a read: statements on a connection, awaited (each `await db.execute(...)` is one trip to
 # that connection's thread).
 Op = Callable[[aiosqlite.Connection], Awaitable[Any]]
@@ -222,6 +258,9 @@ class _Write:
     op: Op
     done: asyncio.Future[Any]
     one_statement: bool = False
+    # the same write with handled-marks in its one statement (remember_answer's): marks waiting to ride need
+    # no BEGIN, COMMIT and statement of their own beside it
+    with_marks: Callable[[list[Mark]], Op] | None = None
 
 
 class SessionStore:
@@ -406,31 +445,58 @@ class SessionStore:
         """What an answer leaves behind before it is sent, in one commit: the context of the user's next
         message (set_last_question, when the answer has a query or a vision job) and the query behind its
         buttons (save_keyboard_query, when it has buttons; its key is returned). Two commits before; with
-        `synchronous=FULL` each is a flush to disk, and both are made before the reply goes out either way."""
+        `synchronous=FULL` each is a flush to disk, and both are made before the reply goes out either way.
+        One statement (the `answer_writes` view's trigger writes both), which takes the handled-marks
+        waiting to ride as well when it is alone in its commit (_commit_queued): one trip to the writer's
+        thread for the whole commit."""
+        if query is None and vision is None and keyboard is None:
+            return None
         query_json = query.model_dump_json() if query is not None else None
         vision_json = vision.model_dump_json() if vision is not None else None
-        remembered = query is not None or vision is not None
-        now = self._clock()
-
-        async def op(db: aiosqlite.Connection) -> str | None:
-            if remembered:
-                await db.execute(
-                    """INSERT INTO sessions (chat_id, user_id, last_query, last_vision, updated_at)
-                       VALUES (?, ?, ?, ?, ?)
-                       ON CONFLICT (chat_id, user_id)
-                       DO UPDATE SET last_query = COALESCE(excluded.last_query, sessions.last_query),
-                                     last_vision = excluded.last_vision, updated_at = excluded.updated_at""",
-                    (chat_id, user_id, query_json, vision_json, now),
-                )  # and the chat is no longer blocked (the sessions triggers)
-            if keyboard is None:
-                return None
+        keyboard_json: str | None = None
+        if keyboard is not None:
             # the buttons' query is usually the answer's own: its JSON is made once
             same = query_json is not None and keyboard.query is query
-            return await _insert_keyboard(db, chat_id, keyboard, now, query_json if same else None)
+            keyboard_json = query_json if same else keyboard.query.model_dump_json()
+        now = self._clock()
 
-        if not remembered and keyboard is None:
-            return None
-        return await self._write(op, one_statement=not remembered or keyboard is None)
+        def with_marks(marks: list[Mark]) -> Op:
+            marks_json = json.dumps(marks, separators=(",", ":")) if marks else None
+
+            async def op(db: aiosqlite.Connection) -> str | None:
+                for _ in range(KEY_DRAWS):
+                    key = secrets.token_urlsafe(6) if keyboard is not None else None  # 8 of [A-Za-z0-9_-]
+                    try:
+                        await db.execute(
+                            """INSERT INTO answer_writes
+                                   (chat_id, user_id, remembered, last_query, last_vision, keyboard_key,
+                                    message_id, keyboard_query, lang, chart, written_at, marks)
+                               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                            (
+                                chat_id,
+                                user_id,
+                                query is not None or vision is not None,
+                                query_json,
+                                vision_json,
+                                key,
+                                keyboard.message_id if keyboard is not None else None,
+                                keyboard_json,
+                                keyboard.lang if keyboard is not None else None,
+                                keyboard.chart if keyboard is not None else None,
+                                now,
+                                marks_json,
+                            ),
+                        )  # and the chat is no longer blocked (the sessions triggers)
+                    except sqlite3.IntegrityError:
+                        if key is None:
+                            raise
+                        continue  # the key was drawn before: nothing written (one statement), drawn again
+                    return key
+                raise sqlite3.IntegrityError(f"no free keyboard key in {KEY_DRAWS} draws")
+
+            return op
+
+        return await self._write(with_marks([]), one_statement=True, with_marks=with_marks)
 
     async def get_lang(self, chat_id: int, user_id: int) -> str | None:
         row = await self._fetchone(
@@ -721,13 +787,18 @@ class SessionStore:
         return next(iter(rows), None)
 
     async def _write(
-        self, op: Callable[[aiosqlite.Connection], Awaitable[T]], *, one_statement: bool = False
+        self,
+        op: Callable[[aiosqlite.Connection], Awaitable[T]],
+        *,
+        one_statement: bool = False,
+        with_marks: Callable[[list[Mark]], Op] | None = None,
     ) -> T:
         """`op` in the next group commit; returns once that commit is on disk (`synchronous=FULL`).
-        `one_statement`: the op runs one statement (see _Write)."""
+        `one_statement`: the op runs one statement; `with_marks`: the same statement writing handled-marks
+        too (see _Write)."""
         self._connection()  # a closed store refuses at once
         done: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._queued.append(_Write(op, done, one_statement))
+        self._queued.append(_Write(op, done, one_statement, with_marks))
         self._start_committing()
         result = await done
         if self._clock() - self._last_purge >= SECONDS_PER_DAY:
@@ -762,7 +833,9 @@ class SessionStore:
     async def _commit_queued(self) -> None:
         """Group commit: while one commit is on its way to disk new writes queue; they go together next.
         Each write runs in a savepoint of its own, so one that fails does not undo the others; the
-        handled-marks waiting ride along (mark_handled), in one statement after them."""
+        handled-marks waiting ride along (mark_handled), in one statement after them. A write alone in its
+        commit that can carry the marks in its own statement (remember_answer's) takes them there: no
+        BEGIN, COMMIT or statement of their own."""
         while self._queued or self._marks_due:
             group, self._queued = self._queued, []
             marks = self._take_marks()
@@ -774,6 +847,16 @@ class SessionStore:
                     outcomes = [await _run_alone(self._connection(), rider)]
                 elif len(group) == 1 and group[0].one_statement and rider is None:
                     outcomes = [await _run_alone(self._connection(), group[0].op)]
+                elif len(group) == 1 and group[0].with_marks is not None and marks:
+                    # the write and the marks in its one statement, committed by itself
+                    carrier = group[0].with_marks([mark for mark, _ in marks])
+                    outcomes = [await _run_alone(self._connection(), carrier), (None, None)]
+                    if outcomes[0][1] is not None:
+                        # nothing of that statement was written: the write fails alone, as in a group,
+                        # and the marks go into the next commit (at once: they waited their ride)
+                        writes, outcomes = group, outcomes[:1]
+                        self._marks = [*marks, *self._marks]
+                        self._commit_marks()
                 else:
                     outcomes = await _commit_group(self._connection(), [w.op for w in group], rider)
             except (sqlite3.Error, ValueError, StoreUnavailable) as exc:  # BEGIN or COMMIT failed: none saved

@@ -138,6 +138,18 @@ def _slot(
     return []
 
 
+def _stated_price(
+    query: Query, card: Card | None, book: PriceBook | None, currency: Currency
+) -> CardPrice | None:
+    """The hourly price the question gives for the card it names, in the answer's currency."""
+    stated = query.stated_hourly_price
+    if stated is None or book is None or card is None or card.id != query.stated_price_card:
+        return None
+    if query.currency is not None and query.currency is not currency:
+        return None
+    return book.stated_price(card.id, stated, currency)
+
+
 def _compose(
     result: Estimate,
     card: Card | None,
@@ -150,7 +162,9 @@ def _compose(
 ) -> Assessment:
     verdict = verdict_for_count(result, count)
     named = platform(result.query.platform)  # a platform named in the question: its own prices only
-    price = book.price_for(card.id, currency, named) if book is not None and card is not None else None
+    price = _stated_price(result.query, card, book, currency)
+    if price is None and book is not None and card is not None:
+        price = book.price_for(card.id, currency, named)
     inference = training = None
     data = data_tokens(result.query)
     fits = verdict is not None and verdict.fits is not Fit.NO

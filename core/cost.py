@@ -155,6 +155,7 @@ class CardPrice(BaseModel):
     high: float
     converted: bool
     stale: bool = False  # older than a year before the price book: shown with a warning
+    stated: bool = False  # the question's own hourly price ('$2.49/h on-demand'), not the price list's
 
 
 STALE_AFTER_DAYS = 365
@@ -252,6 +253,29 @@ class PriceBook:
             high=round(ranked[-1].per_hour(currency, rate), 4),
             converted=native is None,
             stale=self.is_stale(row.date),
+        )
+
+    def stated_price(self, card_id: str, per_hour: float, currency: Currency) -> CardPrice:
+        """The hourly price a question states for its card, in the shape of a listed one: a user who says
+        what they pay is answered at that price, not at the list's median."""
+        return CardPrice(
+            card=card_id,
+            per_hour=round(per_hour, 4),
+            currency=currency,
+            provider="",
+            region="",
+            billing="on-demand",
+            date=self.meta.date,
+            date_precision="day",
+            source="stated in the question",
+            owner=self.meta.name,
+            book_date=self.meta.date,
+            market="cn" if currency is Currency.CNY else "global",
+            samples=1,
+            low=round(per_hour, 4),
+            high=round(per_hour, 4),
+            converted=False,
+            stated=True,
         )
 
     def same_source_prices(self, card_ids: list[str], currency: Currency) -> dict[str, CardPrice] | None:

@@ -120,9 +120,9 @@ class Currency(StrEnum):
 
 
 LoraTargets = Literal["all-linear", "attention", "q,v"]
-# What a budget is per: "预算每月5000元" is a month, "$2/hour" an hour, "I have $500" the whole job.
-BudgetPeriod = Literal["hour", "day", "month", "total"]
-BUDGET_PERIOD_HOURS: dict[str, float] = {"hour": 1.0, "day": 24.0, "month": 720.0}
+# What a budget is per: "预算每月5000元" a month, "每周预算1000" a week, "$2/hour" an hour, "I have $500" all.
+BudgetPeriod = Literal["hour", "day", "week", "month", "total"]
+BUDGET_PERIOD_HOURS: dict[str, float] = {"hour": 1.0, "day": 24.0, "week": 168.0, "month": 720.0}
 # How a card is billed (data/prices.toml `billing`): hourly, by the term (包月 …), preemptible, committed.
 BillingKind = Literal["on-demand", "daily", "weekly", "monthly", "spot", "reserved", "serverless"]
 # How plans are ranked: cheapest first, or fastest ("fastest card for …").
@@ -242,6 +242,11 @@ class Query(BaseModel):
     stated_hourly_price: float | None = Field(
         default=None, gt=0, description="an hourly (on-demand) price the question states, in `currency`"
     )
+    stated_price_card: str | None = Field(
+        default=None,
+        description="the card `stated_hourly_price` is for: the card named with it (a plan on another "
+        "card, or a follow-up moving the job to one, is priced at the list's price)",
+    )
     stated_monthly_price: float | None = Field(
         default=None, gt=0, description="a monthly (包月) price the question states, in `currency`"
     )
@@ -299,6 +304,13 @@ class Query(BaseModel):
             old = data.pop("question")
             if old is not None and "kind" not in data:
                 data["kind"] = old
+        if (
+            isinstance(data, dict)
+            and data.get("stated_hourly_price") is not None
+            and data.get("stated_price_card") is None
+            and data.get("card") is not None
+        ):
+            data = {**data, "stated_price_card": data["card"]}  # the price is for the card named with it
         return data
 
     @model_validator(mode="after")

@@ -121,3 +121,23 @@ def test_readable_breakdown_in_chinese() -> None:
 
     text = render_estimate(estimate(Query(task=Task.INFERENCE, model="qwen2.5-7b", card="rtx-4090")), "zh")
     assert "经验公式" in text
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [(["ask", "--bogus"], "--bogus"), (["estimate", "--bogus"], "--bogus"), (["plan", "--jsn"], "--jsn")],
+)
+def test_an_unknown_flag_is_named_before_a_missing_argument(
+    capsys: pytest.CaptureFixture[str], argv: list[str], flag: str
+) -> None:
+    # argparse checks required arguments first: without this, `gpufit ask --bogus` says "question required"
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and f"unrecognized arguments: {flag}" in err and "required" not in err
+
+
+def test_a_missing_question_alone_is_still_named(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["ask", "--json"])
+    assert "required: question" in capsys.readouterr().err

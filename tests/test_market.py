@@ -127,9 +127,49 @@ def test_a_month_long_job_gets_a_cluster_of_nodes() -> None:
         ("月度预算3000元 微调7B用什么卡", "month"),
         ("日预算200元 微调7B用什么卡", "day"),
         ("预算3000元 微调7B用什么卡", "total"),
+        ("周预算1000元 微调7B用什么卡", "week"),
+        ("每周预算 1000 块，每周 lora 微调一次 qwen2.5-14b", "week"),
+        ("a budget of $300 a week to serve llama 3.1 8b", "week"),
+        ("$300 per week for serving qwen2.5-7b", "week"),
     ],
 )
 def test_a_budget_named_by_its_period_before_the_word_budget(text: str, period: str) -> None:
     """'月预算' is a monthly budget as '每月预算' is (as a total, a monthly ¥3,000 read '❌ not enough')."""
     query = parse(text).query
     assert query is not None and query.budget_period == period
+
+
+@pytest.mark.parametrize(
+    ("text", "price"),
+    [
+        ("pretrain a 1B model on 50B tokens with 8x H100, cost at $2.5 per GPU-hour?", 2.5),
+        ("L40S at $2.10/h: serve Llama 3.1 8B, cost per million tokens?", 2.1),
+        ("4090 按 2 块一小时算，lora 微调 qwen2.5-7b 1亿 token 多少钱", 2.0),
+    ],
+)
+def test_a_rate_the_job_is_priced_at_is_a_price_not_a_budget(text: str, price: float) -> None:
+    query = parse(text).query
+    assert query is not None and query.stated_hourly_price == price and query.budget is None
+
+
+def test_a_budget_per_hour_stays_a_budget() -> None:
+    query = parse("budget under $2/hour, serve llama 3.1 8b").query
+    assert query is not None and query.budget == 2 and query.stated_hourly_price is None
+
+
+def test_a_fit_is_priced_at_the_hourly_price_the_user_states() -> None:
+    """s12-bg-08: '$0.00069/s for an L40S' is $2.48 an hour, and the job's cost is counted at it, not at the
+    list's median; the other cards keep their listed prices."""
+    query = parse(
+        "Per-second billing at $0.00069/s for an L40S: serving Llama 3.1 8B cost per million tokens?"
+    ).query
+    assert query is not None and query.stated_hourly_price is not None
+    book = load_price_book()
+    job = assess(query, load_catalog().get("l40s"), 1, book=book, currency=Currency.USD)
+    assert (
+        job.price is not None
+        and job.price.stated
+        and job.price.per_hour == round(query.stated_hourly_price, 4)
+    )
+    other = assess(query, load_catalog().get("l4"), 1, book=book, currency=Currency.USD)
+    assert other.price is not None and not other.price.stated

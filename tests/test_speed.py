@@ -189,6 +189,45 @@ def test_megatron_without_its_tp_comm_overlap_exposes_the_forward_and_half_the_b
     )
 
 
+def test_a_stated_network_per_node_is_shared_by_its_cards() -> None:
+    """A source's "4 x 100Gb RoCE between machines" is 400 Gb/s for the node's 8 cards, 6.25 GB/s each, not
+    [link]'s 50 GB/s per card; it only slows what crosses nodes."""
+    from dataclasses import replace
+
+    from core.speed.training import TrainingJob, job_link, tokens_per_s_per_gpu
+
+    c = load_speed_constants()
+    job = TrainingJob(
+        card=load_catalog().get("a100-80gb-sxm"),
+        gpus=1024,
+        precision=Precision.BF16,
+        method=Method.FULL,
+        flops_per_token=6 * 6.7e9,
+        framework="megatron",
+        hidden=4096,
+        layers=32,
+        communication_bytes=1e9,
+        network_bytes=1e9,
+        tokens_per_card_step=4096,
+    )
+    assert job_link(c, job) is c.link
+    stated = replace(job, network_gbit_s_per_node=400)
+    assert job_link(c, stated).internode_gb_s == pytest.approx(400 / 8 / 8)
+    assert tokens_per_s_per_gpu(c, stated) < tokens_per_s_per_gpu(c, job)
+    inside = replace(job, network_bytes=0.0)
+    slow = replace(inside, network_gbit_s_per_node=400)
+    assert tokens_per_s_per_gpu(c, slow) == tokens_per_s_per_gpu(c, inside)
+
+
+def test_a_stated_flash_attention_2_kernel_overrides_the_frameworks_on_hopper() -> None:
+    t = load_speed_constants().training
+    fa2 = t.fa2_hopper_attention_share
+    assert t.attention_share("megatron", "h800-sxm") == 1.0
+    assert t.attention_share("megatron", "h800-sxm", True) == fa2 < 1.0
+    assert t.attention_share("hf-trainer", "h100-sxm", False) == 1.0
+    assert t.attention_share("megatron", "a100-80gb-sxm", True) == 1.0  # FA2's home: the [mfu] values hold
+
+
 def test_vllm_caps_running_sequences_at_max_num_seqs() -> None:
     catalog = load_catalog()
     q = Query(model="qwen2.5-0.5b", card="h100-sxm", runtime=Runtime.VLLM, batch=2000, seq=512)
@@ -527,3 +566,34 @@ def test_llama_cpp_graphs_no_step_below_ampere_but_exllamav2_graphs_its_own() ->
     assert eager - graphed == pytest.approx(g.layers * llama_cpp.graphs_saving_s_per_layer)
     assert with_own_kernels(g, "exllamav2").own_graphs
     assert not with_own_kernels(g, "ollama").own_graphs
+
+
+def test_deepseek_moe_tokens_take_the_release_s_kernels() -> None:
+    """vLLM's fitted MoE costs are all DeepSeek-V3 / R1 on the V0 engine: the fixed cost per layer is kept for
+    that architecture in every release, the cost per token (the Triton block-FP8 expert GEMMs of V0) only
+    before moe_kernels_from; later releases, and answers (today's engine), take the current one."""
+    from core.speed.constants import RuntimeSpeed
+    from core.speed.inference import generation, runtime_for
+
+    c = load_speed_constants()
+    vllm = c.runtime("vllm")
+    model, card = load_registry().get("deepseek-r1"), load_catalog().get("h200-sxm")
+
+    def terms_of(*, legacy: bool) -> RuntimeSpeed:
+        shape = generation(
+            model,
+            card,
+            runtime="vllm",
+            precision=Precision.FP8,
+            kv_dtype_bytes=2.0,
+            ranks=8,
+            batches=(16,),
+            legacy_moe=legacy,
+        )
+        return runtime_for(c, shape)
+
+    current, legacy = terms_of(legacy=False), terms_of(legacy=True)
+    assert legacy == vllm
+    assert current.moe_s_per_layer == vllm.moe_s_per_layer
+    assert vllm.current_moe_token_s is not None and vllm.current_moe_token_s < vllm.moe_token_s
+    assert current.moe_token_s == vllm.current_moe_token_s

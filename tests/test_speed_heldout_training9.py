@@ -12,7 +12,9 @@ First look (main 6036dae, data/measured/speed_heldout_training9_first_look.txt):
 within 2x, median x1.04, worst x0.40. The floor below is that level; it may only rise. The issue's bar
 (TARGET_WITHIN_25, all within 2x) is not met. 25 of 38 once FlagPerf's Megatron scripts were read: none
 turns on --tp-comm-overlap, so their tensor-parallel collectives are counted as Megatron runs them without
-it (data/speed.toml tp_backward_exposed_without_overlap; the sources file's tp_comm_overlap).
+it (data/speed.toml tp_backward_exposed_without_overlap; the sources file's tp_comm_overlap). 27 once the
+network a source states is the one its collectives cross (InternLM's "4 x 100Gb RoCE", FlagPerf's
+"InfiniBand, 200Gb/s" between machines: the node's, shared by its 8 cards; network_gbit_s_per_node).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from core.speed.published import TABLES, TRAINING_HELD_OUT_9_TABLE, load_sources
 
 TABLE = TRAINING_HELD_OUT_9_TABLE
 ROOT = Path(__file__).resolve().parent.parent
-FLOOR_WITHIN_25 = 25 / 38  # 19 at the first look; it may only rise
+FLOOR_WITHIN_25 = 27 / 38  # 19 at the first look; it may only rise
 MAX_OUTSIDE_2X = 1  # the first look's count
 
 

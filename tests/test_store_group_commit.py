@@ -6,11 +6,13 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import aiosqlite
 import pytest
 
-from bot.store import MARK_RIDE_SECONDS, SessionStore, StoreUnavailable
+from bot.store import MARK_RIDE_SECONDS, KeyboardRow, SessionStore, StoreUnavailable
+from core.query import Query
 
 
 async def test_concurrent_writes_share_commits_and_each_is_on_disk_when_it_returns(tmp_path: Path) -> None:
@@ -146,4 +148,89 @@ async def test_a_failing_write_beside_riding_marks_undoes_only_itself(tmp_path: 
     await mark  # committed all the same
     assert _marked_on_disk(tmp_path / "s.db") == [9]
     assert await store.get_lang(7, 7) is None
+    await store.close()
+
+
+def _answer_keyboard(message_id: int) -> KeyboardRow:
+    return KeyboardRow(message_id=message_id, query=Query(), lang="en", chart='{"kind": "memory"}')
+
+
+class _Trips:
+    """Counts the statements sent to the writer's thread (one trip each) while it is installed."""
+
+    def __init__(self, store: SessionStore, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        writer = store._writer
+        assert writer is not None
+        execute, executemany = writer.execute, writer.executemany
+
+        def counted(call: Any) -> Any:
+            def inner(*args: Any, **kwargs: Any) -> Any:
+                self.count += 1
+                return call(*args, **kwargs)
+
+            return inner
+
+        monkeypatch.setattr(writer, "execute", counted(execute))
+        monkeypatch.setattr(writer, "executemany", counted(executemany))
+
+
+async def test_an_answers_commit_carries_the_waiting_marks_in_its_one_statement(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The session row, the buttons' query and the handled-marks waiting for a ride: one statement, one
+    trip to the writer's thread and one commit (it was BEGIN, two INSERTs, the marks and COMMIT)."""
+    store = await SessionStore.open(tmp_path / "s.db")
+    trips = _Trips(store, monkeypatch)
+    before = store.commits
+    marks = [asyncio.ensure_future(store.mark_handled(1, n)) for n in (41, 42)]
+    await asyncio.sleep(0)
+    key = await store.remember_answer(5, 5, Query(), None, _answer_keyboard(9))
+    await asyncio.gather(*marks)
+    assert (trips.count, store.commits - before) == (1, 1)
+    assert key is not None and await store.load_keyboard_chart(key) == '{"kind": "memory"}'
+    assert await store.get_last_query(5, 5) == Query()
+    assert _marked_on_disk(tmp_path / "s.db") == [41, 42]
+    assert await store.remember_answer(6, 6, Query(), None, None) is None  # no buttons: no key
+    assert await store.get_last_query(6, 6) == Query()
+    await store.close()
+
+
+async def test_an_answer_that_fails_writes_nothing_and_its_riding_marks_are_committed(
+    tmp_path: Path,
+) -> None:
+    store = await SessionStore.open(tmp_path / "s.db")
+    other = sqlite3.connect(tmp_path / "s.db")
+    other.execute(
+        "CREATE TRIGGER refuse BEFORE INSERT ON keyboard_queries BEGIN SELECT RAISE(ABORT, 'refused'); END"
+    )
+    other.commit()
+    mark = asyncio.ensure_future(store.mark_handled(1, 7))
+    await asyncio.sleep(0)
+    with pytest.raises(StoreUnavailable):
+        await store.remember_answer(5, 5, Query(), None, _answer_keyboard(9))
+    await mark  # committed all the same, on its own
+    assert _marked_on_disk(tmp_path / "s.db") == [7]
+    assert await store.get_last_query(5, 5) is None  # the session row went with the statement
+    other.execute("DROP TRIGGER refuse")
+    other.commit()
+    other.close()
+    assert await store.remember_answer(5, 5, Query(), None, _answer_keyboard(9)) is not None
+    assert store.healthy
+    await store.close()
+
+
+async def test_a_keyboard_key_drawn_twice_is_drawn_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = await SessionStore.open(tmp_path / "s.db")
+    first = await store.remember_answer(5, 5, Query(), None, _answer_keyboard(9))
+    assert first is not None
+    draws = iter([first, first, "fresh-key"])
+    monkeypatch.setattr("bot.store.secrets.token_urlsafe", lambda _: next(draws))
+    row = KeyboardRow(message_id=10, query=Query(model="llama-3-8b"), lang="zh")
+    assert await store.remember_answer(6, 6, Query(), None, row) == "fresh-key"
+    loaded = await store.load_keyboard_query("fresh-key")
+    assert loaded is not None and loaded[0].model == "llama-3-8b"
+    assert (await store.load_keyboard_query(first) or (None,))[0] == Query()  # the first one untouched
     await store.close()

@@ -176,7 +176,7 @@ def budget_caps(query: Query, max_per_hour: float | None) -> tuple[float | None,
     per_hour, total = max_per_hour, None
     if query.budget is not None:
         period = budget_period(query)
-        if period in ("day", "month") and query.task is not Task.INFERENCE and query.has_data_amount:
+        if period in ("day", "week", "month") and query.task is not Task.INFERENCE and query.has_data_amount:
             period = "total"  # a training job with its data: the day's or month's money pays for the run
         if period == "total" and not query.has_data_amount and query.task is not Task.INFERENCE:
             # the run's length unknown from its data: a total over the days said ('跑两天') caps the hour, and

@@ -241,15 +241,12 @@ def _budget_stated(ex: Extraction) -> Updates | None:
     if "budget" not in ex.fields:
         return None
     amount = float(str(ex.fields["budget"]))
-    if ex.fields.get("budget_period") == "day":
-        amount *= 30
-    updates: Updates = {
-        "budget": amount,
-        # a day's budget is held as its month (30 days), the checklist's unit for a running service
-        "budget_period": "month"
-        if ex.fields.get("budget_period") == "day"
-        else ex.fields.get("budget_period"),
-    }
+    period = ex.fields.get("budget_period")
+    # a day's or a week's budget is held as its month (30 days), the checklist's unit for a running service
+    per_month = {"day": 30.0, "week": 30.0 / 7.0}.get(str(period))
+    if per_month is not None:
+        amount, period = amount * per_month, "month"
+    updates: Updates = {"budget": amount, "budget_period": period}
     if isinstance(ex.fields.get("currency"), Currency):
         updates["currency"] = ex.fields["currency"]
     return updates

@@ -68,8 +68,8 @@ _PREFIX_CUR = r"(?P<pre>us\$|\$|¥|usd|rmb|cny)"
 _SUFFIX_CUR = r"(?P<suf>块钱|块|元|rmb|人民币|cny|美元|美金|刀|dollars?|bucks|usd)"
 _AMOUNT = rf"(?P<num>{NUMBER_RE})\s*(?P<mag>万|千|k|w)?"
 _BUDGET_PERIOD = (
-    r"(?:每\s*个?\s*月|(?:1|一)\s*个?\s*月|每\s*天|每日|一天|1天|每\s*小时|per\s+(?:month|day|hour)"
-    r"|a\s+(?:month|day)|an\s+hour|monthly|daily|hourly)"
+    r"(?:每\s*个?\s*月|(?:1|一)\s*个?\s*月|每\s*天|每日|一天|1天|每\s*小时|每\s*周|每\s*星期|per\s+(?:month|week|day|hour)"
+    r"|a\s+(?:month|week|day)|an\s+hour|monthly|weekly|daily|hourly)"
 )
 _MONEY = (
     _c(rf"{_PREFIX_CUR}\s*{_AMOUNT}(?:\s*{_SUFFIX_CUR})?(?![a-z0-9])"),
@@ -95,6 +95,9 @@ _PER_MONTH = _c(
 _PER_DAY = _c(
     r"/\s*(?:day|天|日)(?![a-z])|per\s*day|a\s*day|daily|每\s*(?:一)?\s*天|一天|每日|/天|包天|[日天]\s*预算"
 )
+_PER_WEEK = _c(
+    r"/\s*(?:wk|week|周)(?![a-z])|per\s*week|a\s*week|weekly|每\s*(?:个)?\s*(?:周|星期|礼拜)|(?:一|1)\s*周|/周|[周]\s*预算"
+)
 _BUDGET_CONTEXT = _c(
     r"预算|budget|以内|不超过|每小时|per|/|hour|小时|时租|钱|价|cost|price|spend|under|below|便宜"
 )
@@ -102,6 +105,10 @@ _CUR_CNY = frozenset({"¥", "rmb", "cny", "元", "块", "块钱", "人民币"})
 
 
 _BUDGET_WORD = _c(r"预算|budget")
+# 'what would that cost at $2.5 per GPU-hour', '按 2 块一小时算': a rate the job is priced at, not a budget
+_PRICED_AT = _c(
+    r"(?:(?<![a-z])at|@|按|单价|价格|price\s*(?:is|of)?|costs?|paying|pay)\s*(?:about|around|约|大约)?\s*$"
+)
 
 
 def _read_market(text: str, ex: Extraction) -> str:
@@ -165,14 +172,34 @@ def _read_money(text: str, ex: Extraction) -> str:
             if value <= 0:
                 continue
             spans.append((match.start(), match.end()))
+            per_hour = bool(_PER_HOUR.search(window))
+            if (
+                per_hour
+                and "stated_hourly_price" not in ex.fields
+                and _PRICED_AT.search(text[max(0, match.start() - 12) : match.start()])
+                and not _BUDGET_WORD.search(window)
+            ):
+                ex.fields["stated_hourly_price"] = value
+                currency = groups.get("pre") or suffix
+                if currency and "currency" not in ex.fields:
+                    ex.fields["currency"] = Currency.CNY if currency in _CUR_CNY else Currency.USD
+                continue
             if "budget" in ex.fields:
                 continue
             ex.fields["budget"] = value
-            per_hour = bool(_PER_HOUR.search(window))
             ex.budget_per_month = not per_hour and bool(_PER_MONTH.search(window))
-            per_day = not per_hour and not ex.budget_per_month and bool(_PER_DAY.search(window))
+            per_week = not per_hour and not ex.budget_per_month and bool(_PER_WEEK.search(window))
+            per_day = not (per_hour or ex.budget_per_month or per_week) and bool(_PER_DAY.search(window))
             ex.fields["budget_period"] = (
-                "hour" if per_hour else "month" if ex.budget_per_month else "day" if per_day else "total"
+                "hour"
+                if per_hour
+                else "month"
+                if ex.budget_per_month
+                else "week"
+                if per_week
+                else "day"
+                if per_day
+                else "total"
             )
             currency = groups.get("pre") or suffix
             if currency:

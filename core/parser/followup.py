@@ -31,6 +31,8 @@ def merge(previous: Query, stated: dict[str, object], gpus_added: int = 0) -> di
             merged.pop(name, None)  # "那纯CPU呢": no card any more
     elif "card" in stated or "card_memory_bytes" in stated:
         merged.pop("cpu_only", None)  # "换成4090呢" after a CPU-only question: on the card now
+    if "stated_hourly_price" in stated:
+        merged.pop("stated_price_card", None)  # a new price is for the card the chat is on now
     if "network" in stated and "network_gbit_s" not in stated:
         merged.pop("network_gbit_s", None)  # "what about InfiniBand?" after 100G Ethernet: no speed for IB
     if "method" in stated and "task" not in stated and merged.get("task") is not Task.PRETRAIN:

@@ -63,10 +63,13 @@ class Generation:
     experts: int = 0
     experts_active: int = 0
     linear_layers: int = 0  # linear-attention layers (Gated DeltaNet), each with its own fixed cost a step
-    # MoE layers at the runtime's fitted costs (RuntimeSpeed.moe_s_per_layer): DeepSeek-V3's layers (MLA with
-    # DeepSeekMoE) in every release, any other MoE in releases before the runtime's moe_kernels_from; False:
-    # at its current_moe_* costs (runtime_for)
+    # MoE layers at the runtime's fitted fixed cost per layer (RuntimeSpeed.moe_s_per_layer): DeepSeek-V3's
+    # layers (MLA with DeepSeekMoE) in every release, any other MoE in releases before the runtime's
+    # moe_kernels_from; False: at its current_moe_s_per_layer (runtime_for)
     fitted_moe: bool = True
+    # MoE tokens at the runtime's fitted cost per token (RuntimeSpeed.moe_token_s): releases before the
+    # runtime's moe_kernels_from, whatever the architecture; False: at its current_moe_token_s
+    fitted_moe_tokens: bool = True
     # layers whose attention stops at a window (sliding window) or a chunk (Llama 4): (share of the KV bytes
     # per token and of the attention FLOPs, the window in tokens); the rest attend to the whole context
     windows: tuple[tuple[float, int], ...] = ()
@@ -203,6 +206,7 @@ def generation(
         experts=model.experts if model.is_moe else 0,
         experts_active=model.experts_active if model.is_moe else 0,
         fitted_moe=model.is_mla or legacy_moe,
+        fitted_moe_tokens=legacy_moe,
         windows=attention_windows(model, layers),
         fp8_16bit_share=(
             model.fp8_16bit_params / max(model.active_params, 1) if precision is Precision.FP8 else 0.0
@@ -239,23 +243,36 @@ def attention_windows(model: ModelArch, layers: int) -> tuple[tuple[float, int],
 
 def runtime_for(c: SpeedConstants, g: Generation) -> RuntimeSpeed:
     """The runtime's terms for this generation: its MoE layers at the fitted costs where those measure
-    them (g.fitted_moe), else at the runtime's current_moe_* costs. vLLM's fitted MoE figures are all
-    DeepSeek-V3 / R1 (MLA with 256 fine-grained experts), and the cost they measure is that architecture's
-    more than vLLM's: dstack's SGLang runs of DeepSeek-R1 (excluded in speed.csv, 2.3-3.1x too fast with
-    SGLang's Qwen3-MoE costs) come within 0.84-1.21x with vLLM's in their place. Applied to every MoE model,
-    they made gpt-oss-20b on vLLM 0.19 2.2-2.5x too slow (speed_heldout6)."""
+    them, else at the runtime's current_moe_* costs.
+
+    The fixed cost per MoE layer (g.fitted_moe): vLLM's fitted MoE figures are all DeepSeek-V3 / R1 (MLA with
+    256 fine-grained experts, a shared expert and grouped top-k routing), and the fixed cost they measure is
+    that architecture's more than vLLM's: dstack's SGLang runs of DeepSeek-R1 (excluded in speed.csv, 2.3-3.1x
+    too fast with SGLang's Qwen3-MoE costs) come within 0.84-1.21x with vLLM's in their place. Applied to
+    every MoE model, they made gpt-oss-20b on vLLM 0.19 2.2-2.5x too slow (speed_heldout6).
+
+    The cost per token (g.fitted_moe_tokens) is the expert GEMMs' kernels, a release's: every fitted vLLM MoE
+    figure ran the V0 engine (0.7.3, 0.7.4.dev: speed_sources.toml), which sends DeepSeek's block-FP8 experts
+    through Triton's fused_moe kernel (vllm fused_moe.py get_default_config: "fp8_w8a8 and block_shape" ->
+    BLOCK_SIZE_M 64, one expert's 256 columns per card at tensor parallelism 8); the fitted 2.7 us per token
+    and MoE layer is ~88 MFLOP a card for the token's 8 experts at ~33 TFLOP/s, a thirtieth of the FP8 peak,
+    and it is paid by prompt tokens as much as decoded ones (SGLang 0.4.3, the same Triton kernel, is what the
+    vLLM costs fit above). From moe_kernels_from on every architecture's tokens take the current cost (the
+    held-out DeepSeek-R1 runs of vLLM 0.8.4 and 0.11 were 1.2-3.4x slower than the V0 cost says, more the
+    longer the prompts)."""
     runtime = c.runtime(g.runtime)
-    if g.fitted_moe or not g.experts or not runtime.moe_kernels_from:
+    if not g.experts or not runtime.moe_kernels_from or (g.fitted_moe and g.fitted_moe_tokens):
         return runtime
-    found = c.derived_runtimes.get(g.runtime)
+    key = (g.runtime, g.fitted_moe, g.fitted_moe_tokens)
+    found = c.derived_runtimes.get(key)
     if found is None:
         update: dict[str, float] = {}
-        if runtime.current_moe_s_per_layer is not None:
+        if not g.fitted_moe and runtime.current_moe_s_per_layer is not None:
             update["moe_s_per_layer"] = runtime.current_moe_s_per_layer
-        if runtime.current_moe_token_s is not None:
+        if not g.fitted_moe_tokens and runtime.current_moe_token_s is not None:
             update["moe_token_s"] = runtime.current_moe_token_s
         found = runtime.model_copy(update=update)
-        c.derived_runtimes[g.runtime] = found
+        c.derived_runtimes[key] = found
     return found
 
 
@@ -482,12 +499,14 @@ def loaded_ttft_s(
 
 def _band(c: SpeedConstants, g: Generation, runtime: str, card: Card) -> float:
     """The answer's ± band: the runtime's and card family's (calibration.band_for), and the uncalibrated one
-    where the MoE layers run at costs no fitted figure of this runtime measures (runtime_for: a MoE other than
-    DeepSeek-V3's on a release past the runtime's moe_kernels_from takes another runtime's fitted costs)."""
+    where the MoE layers run at costs no fitted figure of this runtime measures (runtime_for: on a release
+    past the runtime's moe_kernels_from the tokens of every MoE, and the layers of any MoE but DeepSeek-V3's,
+    take another runtime's fitted costs)."""
     from core.speed.calibration import band_for
 
     band = band_for(c, runtime, card, training=False)
-    if g.experts and not g.fitted_moe and c.runtime(g.runtime).moe_kernels_from:
+    fitted = g.fitted_moe and g.fitted_moe_tokens
+    if g.experts and not fitted and c.runtime(g.runtime).moe_kernels_from:
         band = max(band, c.band.uncalibrated)
     return band
 

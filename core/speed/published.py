@@ -143,11 +143,20 @@ class Source(BaseModel):
     date: str
     setup: str
     runtime_version: str = ""  # the engine release the figures were measured with, where the source says it
+    # a source that ran several engines, each at its own release (dstack's DeepSeek-R1 runs: vLLM 0.7.4.dev,
+    # SGLang 0.4.3.post2): engine -> release, ahead of runtime_version
+    runtime_versions: dict[str, str] = {}
     framework: str | None = None  # training sources: what ran them (data/speed.toml [training.frameworks])
     power_limit_w: int | None = None  # training sources that state their cards' power limit
     # training sources whose Megatron scripts leave --tp-comm-overlap off (Megatron-LM's default): the
     # tensor-parallel collectives only the backward's asynchronous ones hide (training.TrainingJob)
     tp_comm_overlap: bool = True
+    # training sources that state the network between their nodes: Gb/s per node, all its NICs together
+    # ("4 x 100Gb RoCE between machines": 400), shared by the node's cards (training.job_link)
+    network_gbit_s_per_node: float | None = None
+    # training sources whose code shows the attention kernel: FlashAttention-2 (the flash-attn package, as a
+    # legacy Megatron model's --use-flash-attn calls it) or not; None: the framework's
+    flash_attention_2: bool | None = None
     # serving sources that state TensorRT-LLM's kv_cache_free_gpu_mem_fraction (else the runtime's default)
     kv_free_memory_share: float | None = None
     # serving sources that state vLLM's --num-scheduler-steps (multi-step scheduling, vLLM 0.6-0.7): a request
@@ -190,6 +199,11 @@ HELD_OUT_8_TABLE = "speed_heldout8"
 # on A100 / H100 / H200; Ollama on an RTX 4060 Ti and Tesla P40s), from sources none of the tables
 # above use, committed before it was predicted: issue 22's outside check
 HELD_OUT_9_TABLE = "speed_heldout9"
+# a tenth (a later TensorRT-LLM perf-overview's H100 / H200 cells: DeepSeek-R1, gpt-oss, Llama 3.3 70B,
+# Llama 4 Maverick, Qwen3 235B with attention DP + EP, up to 32K in or out; Ollama 0.7.0 on an RTX 5090 and
+# an RTX 3090), from sources none of the tables above use, committed before it was predicted: issue 22's
+# outside check
+HELD_OUT_10_TABLE = "speed_heldout10"
 # speed_heldout_training.csv + its sources: training figures recorded before the training terms were built
 TRAINING_HELD_OUT_TABLE = "speed_heldout_training"
 # speed_heldout_training3.csv + its sources: a third training set (v3), recorded before it was predicted
@@ -210,6 +224,10 @@ TRAINING_HELD_OUT_7_TABLE = "speed_heldout_training7"
 # Megatron-Core / DeepSpeed cases, Megatron-MoE-ModelZoo's Qwen3 MoE on 256 H100s, Colossal-LLaMA-2's
 # GPU-hours), from sources none of the tables above use, committed before it was predicted
 TRAINING_HELD_OUT_9_TABLE = "speed_heldout_training9"
+# speed_heldout_training10.csv + its sources: a tenth training set (NVIDIA dgxc-benchmarking's NeMo recipes:
+# Llama 3.1 70B / 405B and GPT-3 175B pre-training on 64-2,304 H100s, Llama 3 70B SFT and LoRA), committed
+# before it was predicted
+TRAINING_HELD_OUT_10_TABLE = "speed_heldout_training10"
 TABLES = (
     FITTED_TABLE,
     HELD_OUT_TABLE,
@@ -221,6 +239,7 @@ TABLES = (
     HELD_OUT_7_TABLE,
     HELD_OUT_8_TABLE,
     HELD_OUT_9_TABLE,
+    HELD_OUT_10_TABLE,
     TRAINING_HELD_OUT_TABLE,
     TRAINING_HELD_OUT_3_TABLE,
     TRAINING_HELD_OUT_4_TABLE,
@@ -228,6 +247,7 @@ TABLES = (
     TRAINING_HELD_OUT_6_TABLE,
     TRAINING_HELD_OUT_7_TABLE,
     TRAINING_HELD_OUT_9_TABLE,
+    TRAINING_HELD_OUT_10_TABLE,
 )
 
 
@@ -286,12 +306,13 @@ class PreparedFigure:
 
 
 @cache
-def runtime_version(source: str) -> str:
-    """The engine release a source's figures were measured with ('' where it does not say)."""
+def runtime_version(source: str, runtime: str = "") -> str:
+    """The release of `runtime` a source's figures were measured with ('' where it does not say): the
+    engine's own entry where the source ran several (Source.runtime_versions), else the source's one."""
     for table in TABLES:
         found = load_sources(table).get(source)
         if found is not None:
-            return found.runtime_version
+            return found.runtime_versions.get(runtime, found.runtime_version)
     return ""
 
 
@@ -465,8 +486,21 @@ def _optimizer_shards(figure: PublishedFigure, framework: str, node: int) -> int
     return ranks * (min(data_parallel, node) if "hsdp" in figure.note.lower() else data_parallel)
 
 
+def _rank_share(figure: PublishedFigure, model: ModelArch, params: int) -> float:
+    """The share of the model's parameters one model-parallel rank holds: the dense ones split over its
+    tensor and pipeline ranks, the routed experts over its expert and pipeline ranks (expert parallelism puts
+    experts / EP of every MoE layer on a card; the rows' expert tensor parallelism is 1, as
+    Megatron-MoE-ModelZoo's ETP column states), so a MoE's data-parallel gathers and reductions move that
+    card's experts only, not every expert over the tensor ranks."""
+    ranks = max(figure.tp * figure.pp, 1)
+    if figure.ep <= 1 or not model.is_moe or not params:
+        return 1.0 / ranks
+    routed = min(1.0, model.moe_layers * model.experts * model.expert_params / params)
+    return (1.0 - routed) / ranks + routed / (figure.ep * max(figure.pp, 1))
+
+
 def _data_parallel_bytes(
-    figure: PublishedFigure, framework: str, params: int, trainable: int, node: int
+    figure: PublishedFigure, framework: str, params: int, trainable: int, node: int, *, share: float
 ) -> tuple[float, float]:
     """The bytes each card of a figure sends per micro-batch in data parallelism's collectives (inside its
     node, across nodes; core/speed/terms.py data_parallel_traffic).
@@ -486,8 +520,8 @@ def _data_parallel_bytes(
         max(1, node // min(max(figure.tp, 1), node)),
         sharded=sharded,
         flat="hsdp" not in note,
-        weight_bytes=(0.5 if figure.method is Method.QLORA else 2.0) * params / ranks,
-        grad_bytes=2.0 * trainable / ranks,
+        weight_bytes=(0.5 if figure.method is Method.QLORA else 2.0) * params * share,
+        grad_bytes=2.0 * trainable * share,
         micro_batches=figure.gbs / max(figure.mbs * data_parallel, 1),
     )
 
@@ -544,7 +578,12 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
         micro_batches = global_batch / max(figure.mbs * data_parallel, 1)
         node = c.link.gpus_per_node
         node_bytes, network_bytes = _data_parallel_bytes(
-            figure, framework, result.params, result.trainable_params, node
+            figure,
+            framework,
+            result.params,
+            result.trainable_params,
+            node,
+            share=_rank_share(figure, model, result.params),
         )
         job = TrainingJob(
             card=card,
@@ -577,6 +616,8 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
             attention_flops_per_token=attention,
             tp_overlapped="asynctp" in figure.note.lower().replace(" ", ""),
             tp_comm_overlap=source.tp_comm_overlap,
+            network_gbit_s_per_node=source.network_gbit_s_per_node,
+            flash_attention_2=source.flash_attention_2,
             optimizer_bytes=optimizer_step_bytes(result) / _optimizer_shards(figure, framework, node),
             tokens_per_optimizer_step=(
                 max(global_batch, figure.mbs * data_parallel) * figure.seq / data_parallel
@@ -588,7 +629,7 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
     # source's release number is the other engine's, so no version-gated legacy path applies)
     borrowed = figure.runtime not in c.runtimes
     speed_name = runtime_name(figure.runtime, figure.precision) if borrowed else figure.runtime
-    version = "" if borrowed else runtime_version(figure.source)
+    version = "" if borrowed else runtime_version(figure.source, figure.runtime)
     runtime = c.runtime(speed_name)
     ranks = figure.tp if runtime.tensor_parallel else 1
     cap = runtime.max_num_seqs

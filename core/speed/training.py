@@ -33,7 +33,7 @@ from core.layout import TrainingLayout, layout_of, pretraining_layout
 from core.query import Method, Precision, Query, Task
 from core.registry import ModelArch, load_registry
 from core.speed import terms as speed_terms
-from core.speed.constants import SpeedConstants, load_speed_constants
+from core.speed.constants import LinkConstants, SpeedConstants, load_speed_constants
 from core.speed.memo import IdentityMemo
 
 
@@ -159,6 +159,12 @@ class TrainingJob:
     # fitted tp_exposed is for runs with it, as Megatron-Bridge's and NeMo's recipes set it); False: a source
     # whose scripts leave it off (only the backward's asynchronous collectives hidden)
     tp_comm_overlap: bool = True
+    # the network between nodes a source states, Gb/s per node (its NICs together), shared by the node's
+    # cards; None: [link] internode_gb_s (one 400 Gb/s NIC per GPU, a DGX H100)
+    network_gbit_s_per_node: float | None = None
+    # the run's attention kernel is FlashAttention-2 (True) or not (False) where its source says; None: the
+    # framework's (TrainingConstants.attention_share)
+    flash_attention_2: bool | None = None
     optimizer_bytes: float = 0.0  # weights, gradients and states one card's optimizer step updates
     tokens_per_optimizer_step: float = 1.0  # one card's tokens per optimizer step (all its micro-batches)
     zero3_hooks: bool = False  # DeepSpeed ZeRO-3: each module's shards fetched and released from Python hooks
@@ -199,7 +205,8 @@ def compute_s_per_token(c: SpeedConstants, job: TrainingJob, mfu: float | None =
         return linear
     bf16 = speed_terms.tensor_peak_flops(job.card, Precision.BF16, 1.0)
     bf16 *= speed_terms.power_cap_factor(job.card, job.power_limit_w, c.training.power_exponent)
-    return linear + attention / (bf16 * mfu * c.training.attention_share(job.framework, job.card.id))
+    share = c.training.attention_share(job.framework, job.card.id, job.flash_attention_2)
+    return linear + attention / (bf16 * mfu * share)
 
 
 def elementwise_s_per_token(c: SpeedConstants, job: TrainingJob) -> float:
@@ -231,6 +238,16 @@ def optimizer_s_per_token(c: SpeedConstants, job: TrainingJob) -> float:
     return seconds / max(job.tokens_per_optimizer_step, 1.0)
 
 
+def job_link(c: SpeedConstants, job: TrainingJob) -> LinkConstants:
+    """The links a job's collectives cross: [link], with the network between nodes the job states (its node's
+    Gb/s shared by the node's cards, never more than [link] internode_gb_s), as an answer whose question names
+    its network runs (_with_network)."""
+    if job.network_gbit_s_per_node is None:
+        return c.link
+    per_card = job.network_gbit_s_per_node / 8 / c.link.gpus_per_node
+    return c.link.model_copy(update={"internode_gb_s": min(per_card, c.link.internode_gb_s)})
+
+
 def exposed_s_per_token(c: SpeedConstants, job: TrainingJob) -> float:
     """What the method and the model parallelism add per token that the GEMMs do not hide: QLoRA's
     dequantisation, an eager stack's unfused elementwise kernels, the optimizer step, the exposed share of
@@ -251,15 +268,14 @@ def exposed_s_per_token(c: SpeedConstants, job: TrainingJob) -> float:
                 ),
             )
         seconds += exposed * speed_terms.tensor_parallel_train_s_per_token(
-            job.card, c.link, job.layers, job.hidden, job.tensor_parallel, recompute=job.recompute
+            job.card, job_link(c, job), job.layers, job.hidden, job.tensor_parallel, recompute=job.recompute
         )
     if job.expert_parallel > 1 and job.moe_layers:
         a2a = speed_terms.expert_all_to_all_bytes(
             job.hidden, job.experts_active, job.moe_layers, job.expert_parallel
         )
-        seconds += (
-            a2a / speed_terms.expert_link_bytes_s(job.card, c.link, job.expert_parallel) * t.moe_a2a_exposed
-        )
+        link_s = speed_terms.expert_link_bytes_s(job.card, job_link(c, job), job.expert_parallel)
+        seconds += a2a / link_s * t.moe_a2a_exposed
     return seconds
 
 
@@ -271,8 +287,9 @@ def data_parallel_s_per_token(c: SpeedConstants, job: TrainingJob) -> float:
     ring crossing the network once, so the time is max(bytes / the card's link, its share / its NIC's)."""
     if not job.communication_bytes and not job.network_bytes:
         return 0.0
-    inside = job.communication_bytes / speed_terms.link_one_way_bytes_s(job.card, c.link)
-    across = job.network_bytes / speed_terms.network_bytes_s(job.card, c.link)
+    link = job_link(c, job)
+    inside = job.communication_bytes / speed_terms.link_one_way_bytes_s(job.card, link)
+    across = job.network_bytes / speed_terms.network_bytes_s(job.card, link)
     seconds = max(inside, across) if job.one_ring else inside + across
     return seconds / max(job.tokens_per_card_step, 1.0)
 
