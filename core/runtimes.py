@@ -202,13 +202,22 @@ class RuntimeTable(BaseModel):
         return self._pattern.sub(lambda m: " " * len(m.group(0)), text)
 
     def named_in(self, text: str) -> RuntimeProfile | None:
-        """The runtime a question names (the first profile, in file order, whose words appear)."""
+        """The runtime a question names (the first profile, in file order, whose words appear), not one it
+        rules out ('不用 vllm，就用 transformers', 'llama.cpp instead of Ollama')."""
         found = None
         for match in self._pattern.finditer(text):
+            if _RULED_OUT_BEFORE.search(text, max(0, match.start() - 14), match.start()):
+                continue
             index = min(int(name[1:]) for name, value in match.groupdict().items() if value is not None)
             if found is None or index < found:
                 found = index
         return self.profiles[found] if found is not None else None
+
+
+# Words just before a runtime's name that rule it out rather than name it.
+_RULED_OUT_BEFORE = re.compile(
+    r"(?:不用|不想用|不要用|不使用|别用|没用|而不是|不是|without|instead\s+of|rather\s+than|not\s+using|not|no)\s*$"
+)
 
 
 class VisionRuntimeProfile(BaseModel):
