@@ -64,6 +64,8 @@ class Reading(StrEnum):
     FAQ_WORDING = "faq_wording"  # a frequently asked question's wording ('为什么显存大的卡更贵')
     BUDGET_FOLLOWED_UP = "budget_followed_up"  # after a budget's answer, a short change ('那微调呢')
     BILLING_KIND = "billing_kind"  # a billing kind, a card and no model ('autodl 4090 包月还是按小时')
+    # after a job, a budget said short ('预算 500 块够吗' after a GRPO question): that job held to it
+    BUDGET_ON_THE_CHATS_JOB = "budget_on_the_chats_job"
     BUDGET = "budget"  # a budget without a model ('预算每月5000元 能跑什么')
     VISION_JOB = "vision_job"  # an image, video, vision, speech or embedding job (or a follow-up of one)
     SMALL_TALK = "small_talk"  # a greeting or something outside gpufit's job, with nothing named
@@ -146,6 +148,7 @@ DECIDED_BY: tuple[AskedBy | NamedBy, ...] = (
     ),
     NamedBy(Reading.BUDGET_FOLLOWED_UP, (AnswerKind.BUDGET,)),
     NamedBy(Reading.BILLING_KIND, (AnswerKind.BILLING, AnswerKind.CLARIFY)),
+    NamedBy(Reading.BUDGET_ON_THE_CHATS_JOB, _A_JOB),
     NamedBy(Reading.BUDGET, (AnswerKind.BUDGET,)),
     NamedBy(Reading.VISION_JOB, (AnswerKind.FIT, AnswerKind.SCENARIO)),
     NamedBy(Reading.SMALL_TALK, (AnswerKind.OUT_OF_SCOPE,)),

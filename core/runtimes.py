@@ -119,6 +119,10 @@ class RuntimeProfile(BaseModel):
     # the engine's own 4-bit GEMV kernels: a table of data/speed.toml [formats.int4_kernels] (None: the shared
     # int4 format factor)
     int4_kernels: str | None = None
+    # captures its decode step in CUDA graphs of its own on every card architecture (ExLlamaV2's
+    # exllamav2_ext/cuda/graph.cu checks none), where the engine whose speed terms it borrows skips some
+    # (llama.cpp below Ampere: core/speed/terms.py captures_graphs)
+    own_cuda_graphs: bool = False
     # issue 18: keeps what does not fit in system RAM by itself: repeating layers (llama.cpp's -ngl / --fit),
     # or every routed MoE expert (KTransformers) — core/jobs/offload.py splits the job
     host_offload: Literal["layers", "experts"] | None = None
@@ -198,13 +202,22 @@ class RuntimeTable(BaseModel):
         return self._pattern.sub(lambda m: " " * len(m.group(0)), text)
 
     def named_in(self, text: str) -> RuntimeProfile | None:
-        """The runtime a question names (the first profile, in file order, whose words appear)."""
+        """The runtime a question names (the first profile, in file order, whose words appear), not one it
+        rules out ('不用 vllm，就用 transformers', 'llama.cpp instead of Ollama')."""
         found = None
         for match in self._pattern.finditer(text):
+            if _RULED_OUT_BEFORE.search(text, max(0, match.start() - 14), match.start()):
+                continue
             index = min(int(name[1:]) for name, value in match.groupdict().items() if value is not None)
             if found is None or index < found:
                 found = index
         return self.profiles[found] if found is not None else None
+
+
+# Words just before a runtime's name that rule it out rather than name it.
+_RULED_OUT_BEFORE = re.compile(
+    r"(?:不用|不想用|不要用|不使用|别用|没用|而不是|不是|without|instead\s+of|rather\s+than|not\s+using|not|no)\s*$"
+)
 
 
 class VisionRuntimeProfile(BaseModel):

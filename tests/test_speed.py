@@ -219,28 +219,13 @@ def test_a_stated_network_per_node_is_shared_by_its_cards() -> None:
     assert tokens_per_s_per_gpu(c, slow) == tokens_per_s_per_gpu(c, inside)
 
 
-def test_fp8_does_not_shorten_what_narrow_experts_lose() -> None:
-    """FP8 runs the FLOPs faster, not the grouped GEMMs' idle tiles: a fine-grained MoE gains less from it
-    than a dense model, and a dense model's gain is unchanged."""
-    from dataclasses import replace
-
-    from core.speed.training import TrainingJob, compute_s_per_token
-
-    c = load_speed_constants()
-    dense = TrainingJob(
-        card=load_catalog().get("h100-sxm"),
-        gpus=8,
-        precision=Precision.BF16,
-        method=Method.FULL,
-        flops_per_token=6 * 8e9,
-    )
-    moe = replace(dense, expert_width=1536, expert_flops_share=0.64, experts_active=8, moe_layers=94)
-
-    def gain(job: TrainingJob) -> float:
-        return compute_s_per_token(c, job) / compute_s_per_token(c, replace(job, precision=Precision.FP8))
-
-    assert gain(dense) == pytest.approx(c.training.fp8_gain)
-    assert 1.0 < gain(moe) < gain(dense) - 0.2
+def test_a_stated_flash_attention_2_kernel_overrides_the_frameworks_on_hopper() -> None:
+    t = load_speed_constants().training
+    fa2 = t.fa2_hopper_attention_share
+    assert t.attention_share("megatron", "h800-sxm") == 1.0
+    assert t.attention_share("megatron", "h800-sxm", True) == fa2 < 1.0
+    assert t.attention_share("hf-trainer", "h100-sxm", False) == 1.0
+    assert t.attention_share("megatron", "a100-80gb-sxm", True) == 1.0  # FA2's home: the [mfu] values hold
 
 
 def test_vllm_caps_running_sequences_at_max_num_seqs() -> None:
@@ -554,6 +539,33 @@ def test_rocm_stack_terms_apply_to_amd_cards_only() -> None:
     amd = inference_speed(estimate(base.model_copy(update={"card": "mi300x"})), mi300x, 8)
     nvidia = inference_speed(estimate(base.model_copy(update={"card": "h100-sxm"})), h100, 8)
     assert amd.ttft_s > nvidia.ttft_s  # 2,615 FP8 TFLOPS x 0.48 is below the H100's 1,979
+
+
+def test_llama_cpp_graphs_no_step_below_ampere_but_exllamav2_graphs_its_own() -> None:
+    """ggml-cuda turns CUDA graphs off below compute capability 8.0: a Tesla P40, V100, T4 or RTX 2080 Ti
+    pays llama.cpp's whole launch cost a layer in every build; ExLlamaV2 borrows llama.cpp's terms but
+    captures its own graphs (data/runtimes.toml own_cuda_graphs) whatever the card."""
+    from dataclasses import replace
+
+    from core.speed.inference import decode_step_s, generation, with_own_kernels
+
+    c = load_speed_constants()
+    catalog = load_catalog()
+    llama_cpp = c.runtime("llama.cpp")
+    for card in ("tesla-p40", "v100-sxm2-32gb", "t4", "rtx-2080-ti"):
+        assert not speed_terms.captures_graphs(llama_cpp, catalog.get(card)), card
+    for card in ("a100-80gb-sxm", "rtx-4090", "h100-sxm", "rtx-3090"):
+        assert speed_terms.captures_graphs(llama_cpp, catalog.get(card)), card
+    model = load_registry().get("llama-3.1-8b")
+    t4 = catalog.get("t4")
+    g = generation(
+        model, t4, runtime="llama.cpp", precision=Precision.Q4_K_M, kv_dtype_bytes=2, ranks=1, batches=(1,)
+    )
+    eager = decode_step_s(c, g, 1, 512)
+    graphed = decode_step_s(c, replace(g, own_graphs=True), 1, 512)
+    assert eager - graphed == pytest.approx(g.layers * llama_cpp.graphs_saving_s_per_layer)
+    assert with_own_kernels(g, "exllamav2").own_graphs
+    assert not with_own_kernels(g, "ollama").own_graphs
 
 
 def test_deepseek_moe_tokens_take_the_release_s_kernels() -> None:

@@ -107,7 +107,8 @@ _CUR_CNY = frozenset({"¥", "rmb", "cny", "元", "块", "块钱", "人民币"})
 _BUDGET_WORD = _c(r"预算|budget")
 # 'what would that cost at $2.5 per GPU-hour', '按 2 块一小时算': a rate the job is priced at, not a budget
 _PRICED_AT = _c(
-    r"(?:(?<![a-z])at|@|按|单价|价格|price\s*(?:is|of)?|costs?|paying|pay)\s*(?:about|around|约|大约)?\s*$"
+    r"(?:(?<![a-z])at|@|按|单价|价格|租的话|租金|租价|price\s*(?:is|of)?|costs?|paying|pay|rent(?:ing)?\s*(?:is|at|costs?)?)"
+    r"\s*(?:about|around|约|大约|是|要)?\s*$"
 )
 
 
@@ -160,7 +161,11 @@ def _read_money(text: str, ex: Extraction) -> str:
                 continue
             groups = match.groupdict()
             suffix = groups.get("suf")
-            window = text[max(0, match.start() - 12) : match.end() + 14]
+            start = max(0, match.start() - 12)
+            words = list(_BUDGET_WORD.finditer(text[start : match.start()]))
+            if words:  # 'Daily budget of $40', '每周的预算是 1000': the period said before the word budget
+                start = max(0, start + words[-1].start() - 12)
+            window = text[start : match.end() + 14]
             value = magnitude(match.group("num"), groups.get("mag"))
             if (
                 suffix in ("块", "块钱")

@@ -163,6 +163,13 @@ _COMPLETION = (
     ),
     _c(rf"(?:completions?|responses?|generations?)\s*(?:length|len|of|up\s+to)?\s*(?:=|:)?\s*{_CTX}"),
     _c(rf"(?:回答|回复|生成|输出)\s*(?:长度|最长|最大长度)?\s*(?:改成|改为|设为|是|为|=)?\s*{_CTX}"),
+    # the length said of each one: '生成 4 条，每条 512 token', '8 generations of 1024 tokens' (the count is
+    # read first and stands as JOB_MARK)
+    _c(
+        rf"(?:每条|每个回答|每个回复|each)\s*(?:回答|回复|生成|输出|one)?\s*(?:长度|最长)?\s*(?:约|大约|about|of)?\s*"
+        rf"{_CTX[: -len(_E)]}\s*(?:个\s*)?tokens?{_E}"
+    ),
+    _c(rf"{JOB_MARK}\s*(?:of|,|，)\s*{_CTX[: -len(_E)]}[\s-]*tokens?{_E}"),
 )
 _CHANGE = _c(r"(?:改成|改为|换成|变成|调到|设成|设为)\s*\d|(?:make\s+it|change\s+to|switch\s+to)\s+\d")
 _ROLLOUT_SEPARATE = _c(

@@ -59,14 +59,17 @@ _BILLING = (
     ),
     (
         "monthly",
-        _c(r"包月|按月(?:租|付|计费)?|月租|monthly|by\s+the\s+month|per\s+month\s+(?:rent|plan|billing)"),
+        # 'a monthly budget of $2,000' is a budget's period, not a billing kind
+        _c(
+            r"包月|按月(?:租|付|计费)?|月租|monthly(?!\s+budget)|by\s+the\s+month|per\s+month\s+(?:rent|plan|billing)"
+        ),
     ),
-    ("weekly", _c(r"包周|按周|weekly|by\s+the\s+week")),
+    ("weekly", _c(r"包周|按周|weekly(?!\s+budget)|by\s+the\s+week")),
     ("daily", _c(r"包天|包日|按天|按日|by\s+the\s+day|daily\s+(?:rent|plan|billing)")),
     (
         "on-demand",
         _c(
-            r"按量|按小时|按时(?:计费)?|按秒(?:计费)?|按需|on[\s-]*demand|pay[\s-]*as[\s-]*you[\s-]*go|hourly"
+            r"按量|按小时|按时(?:计费)?|按秒(?:计费)?|按需|on[\s-]*demand|pay[\s-]*as[\s-]*you[\s-]*go|hourly(?!\s+budget)"
             r"|per[\s-]*second\s+billing|billed\s+per\s+second"
         ),
     ),
@@ -217,7 +220,7 @@ def read_stated_prices(text: str) -> tuple[dict[str, float], str | None, str]:
 
 _HOURS_PER_DAY = (
     _c(
-        r"(?:每天|一天|每日|天天)\s*(?:就|只|大概|大约|约|会|要|能)?\s*(?:用|跑|开|使用|开机|训练|train)?\s*"
+        r"(?:每天|一天|每日|天天|白天|每个?工作日)\s*(?:就|只|大概|大约|约|会|要|能)?\s*(?:用|跑|开|使用|开机|训练|train)?\s*"
         r"(?P<h>\d+(?:\.\d+)?)\s*(?:个)?\s*(?:小时|h(?![a-z]))"
     ),
     _c(r"(?P<h>\d+(?:\.\d+)?)\s*(?:个)?\s*小时\s*(?:一天|每天|/天|每日)"),

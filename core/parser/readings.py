@@ -211,6 +211,17 @@ def _billing_carried(m: Message) -> dict[str, object] | None:
     return {name: said[name] for name in _BILLING_CARRIED if name in said}
 
 
+def _budget_on_the_chats_job(m: Message) -> Parsed | None:
+    """'预算 500 块够吗' after 'grpo 训 qwen2.5-7b …', '每月预算 1 万，这样租一个月够吗': the chat's job,
+    held to the budget (its plans within it), not what the budget rents."""
+    ex, previous = m.ex, m.previous
+    if ex.has_model or "budget" not in ex.fields or m.cards or previous is None:
+        return None
+    if previous.kind is Intent.BUDGET or (previous.model is None and previous.params_b is None):
+        return None
+    return _fit(m) if m.short_or_follow_up else None
+
+
 def _budget(m: Message) -> Parsed | None:
     """'预算每月5000元 能跑什么': what a budget buys (also kept running around the clock: 'we have $2,000 a
     month, the biggest model we can serve 24/7'; other hours a day with an amount are a billing question)."""
@@ -406,6 +417,7 @@ READERS: dict[Reading, Reader] = {
     Reading.FAQ_WORDING: _faq_wording,
     Reading.BUDGET_FOLLOWED_UP: _budget_followed_up,
     Reading.BILLING_KIND: _billing_kind,
+    Reading.BUDGET_ON_THE_CHATS_JOB: _budget_on_the_chats_job,
     Reading.BUDGET: _budget,
     Reading.VISION_JOB: _vision_job,
     Reading.SMALL_TALK: _small_talk,

@@ -68,6 +68,9 @@ class RuntimeSpeed(BaseModel):
     # eager_s_per_layer per layer (Python launching each kernel). None: no such cap (vLLM's V1 engine, the
     # default since 0.8).
     graph_max_context: int | None = None
+    # Releases before this one capture no CUDA graph at all: every decode step is eager, eager_s_per_layer a
+    # layer on top (vLLM before PR #1926, "Optimize model execution with CUDA graph", merged 2023-12-17)
+    eager_before: str | None = None
     graph_context_cap_before: str | None = None
     eager_s_per_layer: float = 0.0
     prefill_mfu: float = 0.5  # share of the tensor peak a prompt's prefill reaches
@@ -225,12 +228,14 @@ class TrainingConstants(BaseModel):
         Transformer Engine, torch.compile), whose cost the [mfu] values already hold."""
         return self.framework_elementwise_bytes.get(framework, 0.0)
 
-    def attention_share(self, framework: str, card_id: str) -> float:
+    def attention_share(self, framework: str, card_id: str, flash_attention_2: bool | None = None) -> float:
         """How much of the GEMMs' utilisation a job's causal attention reaches: all of it, except where a
         framework runs FlashAttention-2 on a full-rate Hopper card, whose tensor-core instructions (wgmma,
-        TMA) FA2 does not use."""
+        TMA) FA2 does not use. `flash_attention_2` is a run's own kernel where its source says which (a
+        legacy Megatron model's --use-flash-attn calls the flash-attn package), else the framework's."""
         hopper = bool(self.fa2_hopper_cards) and re.match(self.fa2_hopper_cards, card_id) is not None
-        return self.fa2_hopper_attention_share if hopper and framework in self.fa2_frameworks else 1.0
+        fa2 = framework in self.fa2_frameworks if flash_attention_2 is None else flash_attention_2
+        return self.fa2_hopper_attention_share if hopper and fa2 else 1.0
 
     def tp_exposed_for(self, framework: str, overlapped: bool) -> float:
         """Megatron overlaps its tensor-parallel collectives with the GEMMs (tp_exposed, fitted); a framework

@@ -154,6 +154,9 @@ class Source(BaseModel):
     # training sources that state the network between their nodes: Gb/s per node, all its NICs together
     # ("4 x 100Gb RoCE between machines": 400), shared by the node's cards (training.job_link)
     network_gbit_s_per_node: float | None = None
+    # training sources whose code shows the attention kernel: FlashAttention-2 (the flash-attn package, as a
+    # legacy Megatron model's --use-flash-attn calls it) or not; None: the framework's
+    flash_attention_2: bool | None = None
     # serving sources that state TensorRT-LLM's kv_cache_free_gpu_mem_fraction (else the runtime's default)
     kv_free_memory_share: float | None = None
     # serving sources that state vLLM's --num-scheduler-steps (multi-step scheduling, vLLM 0.6-0.7): a request
@@ -483,8 +486,21 @@ def _optimizer_shards(figure: PublishedFigure, framework: str, node: int) -> int
     return ranks * (min(data_parallel, node) if "hsdp" in figure.note.lower() else data_parallel)
 
 
+def _rank_share(figure: PublishedFigure, model: ModelArch, params: int) -> float:
+    """The share of the model's parameters one model-parallel rank holds: the dense ones split over its
+    tensor and pipeline ranks, the routed experts over its expert and pipeline ranks (expert parallelism puts
+    experts / EP of every MoE layer on a card; the rows' expert tensor parallelism is 1, as
+    Megatron-MoE-ModelZoo's ETP column states), so a MoE's data-parallel gathers and reductions move that
+    card's experts only, not every expert over the tensor ranks."""
+    ranks = max(figure.tp * figure.pp, 1)
+    if figure.ep <= 1 or not model.is_moe or not params:
+        return 1.0 / ranks
+    routed = min(1.0, model.moe_layers * model.experts * model.expert_params / params)
+    return (1.0 - routed) / ranks + routed / (figure.ep * max(figure.pp, 1))
+
+
 def _data_parallel_bytes(
-    figure: PublishedFigure, framework: str, params: int, trainable: int, node: int
+    figure: PublishedFigure, framework: str, params: int, trainable: int, node: int, *, share: float
 ) -> tuple[float, float]:
     """The bytes each card of a figure sends per micro-batch in data parallelism's collectives (inside its
     node, across nodes; core/speed/terms.py data_parallel_traffic).
@@ -504,8 +520,8 @@ def _data_parallel_bytes(
         max(1, node // min(max(figure.tp, 1), node)),
         sharded=sharded,
         flat="hsdp" not in note,
-        weight_bytes=(0.5 if figure.method is Method.QLORA else 2.0) * params / ranks,
-        grad_bytes=2.0 * trainable / ranks,
+        weight_bytes=(0.5 if figure.method is Method.QLORA else 2.0) * params * share,
+        grad_bytes=2.0 * trainable * share,
         micro_batches=figure.gbs / max(figure.mbs * data_parallel, 1),
     )
 
@@ -562,7 +578,12 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
         micro_batches = global_batch / max(figure.mbs * data_parallel, 1)
         node = c.link.gpus_per_node
         node_bytes, network_bytes = _data_parallel_bytes(
-            figure, framework, result.params, result.trainable_params, node
+            figure,
+            framework,
+            result.params,
+            result.trainable_params,
+            node,
+            share=_rank_share(figure, model, result.params),
         )
         job = TrainingJob(
             card=card,
@@ -596,6 +617,7 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
             tp_overlapped="asynctp" in figure.note.lower().replace(" ", ""),
             tp_comm_overlap=source.tp_comm_overlap,
             network_gbit_s_per_node=source.network_gbit_s_per_node,
+            flash_attention_2=source.flash_attention_2,
             optimizer_bytes=optimizer_step_bytes(result) / _optimizer_shards(figure, framework, node),
             tokens_per_optimizer_step=(
                 max(global_batch, figure.mbs * data_parallel) * figure.seq / data_parallel
@@ -636,7 +658,8 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
             runtime.graph_max_context or 0 if release_before(version, runtime.graph_context_cap_before) else 0
         ),
         legacy_moe=release_before(version, runtime.moe_kernels_from),
-        eager=_stated_eager(figure.source) and bool(runtime.eager_s_per_layer),
+        eager=bool(runtime.eager_s_per_layer)
+        and (_stated_eager(figure.source) or release_before(version, runtime.eager_before)),
     )
     g = with_own_kernels(g, figure.runtime)
     steps = _stated_scheduler_steps(figure.source)

@@ -162,6 +162,9 @@ class TrainingJob:
     # the network between nodes a source states, Gb/s per node (its NICs together), shared by the node's
     # cards; None: [link] internode_gb_s (one 400 Gb/s NIC per GPU, a DGX H100)
     network_gbit_s_per_node: float | None = None
+    # the run's attention kernel is FlashAttention-2 (True) or not (False) where its source says; None: the
+    # framework's (TrainingConstants.attention_share)
+    flash_attention_2: bool | None = None
     optimizer_bytes: float = 0.0  # weights, gradients and states one card's optimizer step updates
     tokens_per_optimizer_step: float = 1.0  # one card's tokens per optimizer step (all its micro-batches)
     zero3_hooks: bool = False  # DeepSpeed ZeRO-3: each module's shards fetched and released from Python hooks
@@ -192,22 +195,18 @@ def compute_s_per_token(c: SpeedConstants, job: TrainingJob, mfu: float | None =
     (narrow experts' grouped GEMMs slower), causal attention's score and value products at the 16-bit one:
     FP8 recipes convert the linear layers only (Transformer Engine's fp8_autocast, torchao's float8 training)
     and keep attention in BF16; FlashAttention-2 (PyTorch-native and Hugging Face stacks) keeps a smaller
-    share of a Hopper card's peak than cuDNN's fused attention does (TrainingConstants.attention_share).
-    A grouped expert GEMM's loss against a dense one (expert_gemm_factor) is idle tiles and scheduling, not
-    FLOPs: it takes the same time in FP8 as in BF16, so only the experts' FLOPs run at the FP8 rate
-    (data/speed.toml expert_width_half: FP8 gains little on a fine-grained MoE)."""
+    share of a Hopper card's peak than cuDNN's fused attention does (TrainingConstants.attention_share)."""
     expert = speed_terms.expert_gemm_factor(job.expert_width, c.training.expert_width_half)
     share = job.expert_flops_share
     mfu = utilisation(c, job) if mfu is None else mfu
     attention = job.attention_flops_per_token
-    bf16 = speed_terms.tensor_peak_flops(job.card, Precision.BF16, 1.0)
-    bf16 *= speed_terms.power_cap_factor(job.card, job.power_limit_w, c.training.power_exponent)
-    linear_flops = job.flops_per_token - attention
-    linear = linear_flops / (peak_flops(c, job) * mfu)
-    linear += linear_flops * share * (1 / expert - 1) / (bf16 * mfu)
+    linear = (job.flops_per_token - attention) * ((1 - share) + share / expert) / (peak_flops(c, job) * mfu)
     if not attention:
         return linear
-    return linear + attention / (bf16 * mfu * c.training.attention_share(job.framework, job.card.id))
+    bf16 = speed_terms.tensor_peak_flops(job.card, Precision.BF16, 1.0)
+    bf16 *= speed_terms.power_cap_factor(job.card, job.power_limit_w, c.training.power_exponent)
+    share = c.training.attention_share(job.framework, job.card.id, job.flash_attention_2)
+    return linear + attention / (bf16 * mfu * share)
 
 
 def elementwise_s_per_token(c: SpeedConstants, job: TrainingJob) -> float:
