@@ -12,8 +12,10 @@ Why it looks like this:
   never waits for a flush to disk, which a lock around the writer would make every read do.
 - Writes are group-committed: the writes asked for while one commit is under way are run together, each in
   a savepoint of its own, in the next ``BEGIN IMMEDIATE … COMMIT`` (one flush to disk for all of them; none
-  of them returns before that commit). Chats are answered concurrently (bot/delivery.py), so under load one
-  question's session write and another's handled-mark share a flush instead of paying one each. A write
+  of them returns before that commit; an answer alone in its commit is one statement, the handled-marks
+  waiting included: the `answer_writes` view's trigger). Chats are answered concurrently
+  (bot/delivery.py), so under load one question's session write and another's handled-mark share a flush
+  instead of paying one each. A write
   that fails rolls back only its own savepoint; a commit that fails fails every write in it. The checklist
   is saved with compare-and-set on its step, so a double tap or two racing updates are applied once.
 - JSON columns are validated by pydantic on read; a row that no longer validates is logged and treated as

@@ -119,6 +119,10 @@ class RuntimeProfile(BaseModel):
     # the engine's own 4-bit GEMV kernels: a table of data/speed.toml [formats.int4_kernels] (None: the shared
     # int4 format factor)
     int4_kernels: str | None = None
+    # captures its decode step in CUDA graphs of its own on every card architecture (ExLlamaV2's
+    # exllamav2_ext/cuda/graph.cu checks none), where the engine whose speed terms it borrows skips some
+    # (llama.cpp below Ampere: core/speed/terms.py captures_graphs)
+    own_cuda_graphs: bool = False
     # issue 18: keeps what does not fit in system RAM by itself: repeating layers (llama.cpp's -ngl / --fit),
     # or every routed MoE expert (KTransformers) — core/jobs/offload.py splits the job
     host_offload: Literal["layers", "experts"] | None = None

@@ -541,6 +541,33 @@ def test_rocm_stack_terms_apply_to_amd_cards_only() -> None:
     assert amd.ttft_s > nvidia.ttft_s  # 2,615 FP8 TFLOPS x 0.48 is below the H100's 1,979
 
 
+def test_llama_cpp_graphs_no_step_below_ampere_but_exllamav2_graphs_its_own() -> None:
+    """ggml-cuda turns CUDA graphs off below compute capability 8.0: a Tesla P40, V100, T4 or RTX 2080 Ti
+    pays llama.cpp's whole launch cost a layer in every build; ExLlamaV2 borrows llama.cpp's terms but
+    captures its own graphs (data/runtimes.toml own_cuda_graphs) whatever the card."""
+    from dataclasses import replace
+
+    from core.speed.inference import decode_step_s, generation, with_own_kernels
+
+    c = load_speed_constants()
+    catalog = load_catalog()
+    llama_cpp = c.runtime("llama.cpp")
+    for card in ("tesla-p40", "v100-sxm2-32gb", "t4", "rtx-2080-ti"):
+        assert not speed_terms.captures_graphs(llama_cpp, catalog.get(card)), card
+    for card in ("a100-80gb-sxm", "rtx-4090", "h100-sxm", "rtx-3090"):
+        assert speed_terms.captures_graphs(llama_cpp, catalog.get(card)), card
+    model = load_registry().get("llama-3.1-8b")
+    t4 = catalog.get("t4")
+    g = generation(
+        model, t4, runtime="llama.cpp", precision=Precision.Q4_K_M, kv_dtype_bytes=2, ranks=1, batches=(1,)
+    )
+    eager = decode_step_s(c, g, 1, 512)
+    graphed = decode_step_s(c, replace(g, own_graphs=True), 1, 512)
+    assert eager - graphed == pytest.approx(g.layers * llama_cpp.graphs_saving_s_per_layer)
+    assert with_own_kernels(g, "exllamav2").own_graphs
+    assert not with_own_kernels(g, "ollama").own_graphs
+
+
 def test_deepseek_moe_tokens_take_the_release_s_kernels() -> None:
     """vLLM's fitted MoE costs are all DeepSeek-V3 / R1 on the V0 engine: the fixed cost per layer is kept for
     that architecture in every release, the cost per token (the Triton block-FP8 expert GEMMs of V0) only

@@ -68,6 +68,9 @@ class RuntimeSpeed(BaseModel):
     # eager_s_per_layer per layer (Python launching each kernel). None: no such cap (vLLM's V1 engine, the
     # default since 0.8).
     graph_max_context: int | None = None
+    # Releases before this one capture no CUDA graph at all: every decode step is eager, eager_s_per_layer a
+    # layer on top (vLLM before PR #1926, "Optimize model execution with CUDA graph", merged 2023-12-17)
+    eager_before: str | None = None
     graph_context_cap_before: str | None = None
     eager_s_per_layer: float = 0.0
     prefill_mfu: float = 0.5  # share of the tensor peak a prompt's prefill reaches

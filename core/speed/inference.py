@@ -79,6 +79,9 @@ class Generation:
     # share of the active parameters in linear layers an FP8 checkpoint keeps in 16-bit (ModelArch
     # fp8_16bit_modules: Llama 3.1 405B FP8's attention and end MLPs), whose GEMMs run at the 16-bit peak
     fp8_16bit_share: float = 0.0
+    # the engine captures its decode step in CUDA graphs of its own (data/runtimes.toml own_cuda_graphs:
+    # ExLlamaV2), on every card architecture, not as the engine whose terms it borrows does
+    own_graphs: bool = False
 
     def attended_tokens(self, kv_tokens: float) -> float:
         """Cached tokens a decoded token attends to, in whole-context layers' units: a sliding-window layer
@@ -216,8 +219,11 @@ def with_own_kernels(g: Generation, runtime_id: str | None) -> Generation:
     profile has them: the speed terms it borrows (`runtime`) are another engine's, its kernels are not."""
     profiles = load_runtimes().by_id
     profile = profiles.get(runtime_id) if runtime_id else None
-    kernels = profile.int4_kernels if profile is not None else None
-    return replace(g, int4_kernels=kernels) if kernels else g
+    if profile is None:
+        return g
+    if profile.own_cuda_graphs:
+        g = replace(g, own_graphs=True)
+    return replace(g, int4_kernels=profile.int4_kernels) if profile.int4_kernels else g
 
 
 def attention_windows(model: ModelArch, layers: int) -> tuple[tuple[float, int], ...]:
@@ -346,6 +352,14 @@ def kv_read_bytes(c: SpeedConstants, g: Generation, sequences: int, kv_tokens: f
     return sequences * g.attended_tokens(kv_tokens) * g.kv_bytes_per_token * factor * passes
 
 
+def _replays_graphs(runtime: RuntimeSpeed, g: Generation) -> bool:
+    """Whether a step replays captured CUDA graphs: not in releases before the runtime's graphs, and not on
+    the card architectures its graphs skip (terms.captures_graphs) unless the engine graphs its own step."""
+    if g.legacy_launch:
+        return False
+    return g.own_graphs or speed_terms.captures_graphs(runtime, g.card)
+
+
 def decode_step_s(
     c: SpeedConstants,
     g: Generation,
@@ -402,7 +416,7 @@ def decode_step_s(
         g.moe_layers,
         batch,
         factor=factor,
-        graphs=not g.legacy_launch and speed_terms.captures_graphs(runtime, g.card),
+        graphs=_replays_graphs(runtime, g),
         dense_factor=dense,
     )
 
@@ -432,7 +446,7 @@ def prefill_s(c: SpeedConstants, g: Generation, prompt: int, prompts: int = 1) -
         g.moe_layers,
         prompts,
         factor=factor,
-        graphs=not g.legacy_launch and speed_terms.captures_graphs(runtime, g.card),
+        graphs=_replays_graphs(runtime, g),
         dense_factor=speed_terms.dense_layer_factor(c, g.card),
     )
     return step + runtime.prefill_fixed_s

@@ -658,7 +658,8 @@ def prepare(figure: PublishedFigure) -> PreparedFigure:
             runtime.graph_max_context or 0 if release_before(version, runtime.graph_context_cap_before) else 0
         ),
         legacy_moe=release_before(version, runtime.moe_kernels_from),
-        eager=_stated_eager(figure.source) and bool(runtime.eager_s_per_layer),
+        eager=bool(runtime.eager_s_per_layer)
+        and (_stated_eager(figure.source) or release_before(version, runtime.eager_before)),
     )
     g = with_own_kernels(g, figure.runtime)
     steps = _stated_scheduler_steps(figure.source)
