@@ -22,9 +22,9 @@ KINDS = ("offload", "runtime", "rl", "modded", "budget", "traffic", "cluster", "
 
 ENTRIES = load_entries((BATCH,))
 # FIRST LOOK: 47/71 passed (66.2%; tests/corpus/answers_batch13_first_look.txt, run after the commit that
-# added the batch, before any fix); 59/71 now; the bar is what the batch passes now less one entry's slack,
+# added the batch, before any fix); 61/71 now; the bar is what the batch passes now less one entry's slack,
 # so a regression shows (never below the first look)
-PASS_RATE = 58 / 71
+PASS_RATE = 60 / 71
 
 
 def test_batch13_is_big_and_varied() -> None:

@@ -161,3 +161,17 @@ def test_exl2_bits_per_weight_size_the_weights(text: str, bits: float) -> None:
     model_params = {"llama-3.3-70b": 70.6e9, "qwen2.5-7b": 7.61e9}[str(parsed.query.model)]
     expected = model_params * bits / 8  # an EXL2 file is params × bpw ÷ 8 bytes
     assert abs(result.breakdown.weights - expected) / expected < 0.03
+
+
+# -- a term's price at the end of a sentence -----------------------------------------------------------------
+def test_a_term_price_before_a_full_stop() -> None:
+    q = _query(
+        "H100 at $2.20/h on-demand, or a monthly plan at $1,250. We run it 20 hours a day. Which is cheaper?"
+    )
+    assert q["stated_monthly_price"] == 1250 and q["stated_hourly_price"] == 2.2 and "budget" not in q
+
+
+# -- the share of the users online who wait at once ----------------------------------------------------------
+def test_a_share_of_the_users_online_at_once() -> None:
+    q = _query("小程序高峰同时在线 1000 人，大概 5% 的人同时在等回复，qwen2.5-7b，l20 要几张")
+    assert q["batch"] == 50

@@ -624,6 +624,10 @@ _BATCH = (
         r"(?:at\s*once|at\s*the\s*same\s*time|concurrently|simultaneously|in\s*parallel)"
     ),
 )
+_SHARE_AT_ONCE = _c(
+    r"(?<![\d.])(?P<pct>\d+(?:\.\d+)?)\s*%\s*(?:的)?\s*(?:人|用户|users?|people|of\s+them)?\s*"
+    r"(?:同时|at\s*once|at\s*the\s*same\s*time|concurrently|simultaneously)"
+)
 # A headcount ('200 人用', '50 users', 'a team of 40', '50人的团队', '120 engineers share it'): the people who
 # use a deployment, not how many use it at once (core/advisor/traffic.py derives that: data/jobs.toml
 # [traffic] active_share, stated)
@@ -1026,6 +1030,10 @@ def extract(text: str) -> Extraction:
         text = _read_seq(text, ex)
     batch, text = _take_int(_BATCH, text, 1, 1_000_000)
     if batch:
+        share = _SHARE_AT_ONCE.search(text)
+        if share and 0 < float(share.group("pct")) < 100:
+            # '同时在线 1000 人，大概 5% 的人同时在等回复': the share of them waiting at once is the batch
+            batch = max(1, round(batch * float(share.group("pct")) / 100))
         ex.fields["batch"] = batch
     users, text = _take_int(_HEADCOUNT, text, 1, 1_000_000_000)
     if users:

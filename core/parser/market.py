@@ -109,7 +109,7 @@ _PRICE_WORDS = {
 # right after the kind's word ('包月950', 'hourly is 2.5'): a few words, and the amount no count of another
 # thing
 _NEAR = r"(?:\s*(?:价格?|价钱|是|要|为|大概|大约|约|才|只要|只|is|at|about|around|~|≈|=|:|of))*\s*"
-_NOT_A_PRICE = r"(?![\d.%])(?!\s*(?:个|天|日|周|星期|小时|h(?![a-z])|张|卡|台|g(?![a-z])|gb|b(?![a-z])))"
+_NOT_A_PRICE = r"(?!\d|\.\d|%)(?!\s*(?:个|天|日|周|星期|小时|h(?![a-z])|张|卡|台|g(?![a-z])|gb|b(?![a-z])))"
 # further on ('monthly h100 rental is ~$1500'): only an amount that says it is money or a price for the period
 _FAR = (
     r"(?:(?!\$|¥|(?<![a-z0-9])\d|还是|或者|或|和|跟"
@@ -122,7 +122,7 @@ _PERIOD_FIRST = {
     "on-demand": r"(?:(?:1|一)\s*个?\s*小时|每\s*小时|an?\s+hour|per\s+hour)",
 }
 _NOT_A_COUNT = (
-    r"(?![\d.%])(?!\s*(?:个|次|天|日|周|星期|小时|h(?![a-z])|张|卡|台|人|g(?![a-z])|gb|b(?![a-z])"
+    r"(?!\d|\.\d|%)(?!\s*(?:个|次|天|日|周|星期|小时|h(?![a-z])|张|卡|台|人|g(?![a-z])|gb|b(?![a-z])"
     r"|requests?|calls?|queries|tokens?|users?))"
 )
 _STATED_PRICES = {
@@ -136,7 +136,7 @@ _STATED_PRICES = {
         ),
         (
             _c(
-                rf"{_PRICE_WORDS[kind]}{_FAR}{{0,32}}?(?<![a-z0-9.]){_PRICE}(?P<per>{_PRICE_PERIOD[kind]})?(?![\d.%])"
+                rf"{_PRICE_WORDS[kind]}{_FAR}{{0,32}}?(?<![a-z0-9.]){_PRICE}(?P<per>{_PRICE_PERIOD[kind]})?(?!\d|\.\d|%)"
             ),
             True,
         ),
