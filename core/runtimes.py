@@ -96,6 +96,9 @@ class RuntimeRl(BaseModel):
     # the colocated engine sleeps during the update (vLLM sleep level 1: weights to host RAM, KV cache freed),
     # so the rollout and the update step are two phases, not one sum
     rollout_sleeps: bool = False
+    # the update's micro-batch holds at most this many tokens a card (verl: use_dynamic_bsz packs
+    # ppo_max_token_len_per_gpu); the rest of a step's generations are accumulated, not held at once
+    update_tokens_per_card: int | None = Field(default=None, ge=1)
 
 
 class RuntimeProfile(BaseModel):

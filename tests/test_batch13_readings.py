@@ -175,3 +175,19 @@ def test_a_term_price_before_a_full_stop() -> None:
 def test_a_share_of_the_users_online_at_once() -> None:
     q = _query("小程序高峰同时在线 1000 人，大概 5% 的人同时在等回复，qwen2.5-7b，l20 要几张")
     assert q["batch"] == 50
+
+
+# -- verl's update holds a token-capped micro-batch, not the whole step --------------------------------------
+def test_verl_grpo_update_holds_one_micro_batch() -> None:
+    """s12-rl-01: 16 responses of 8k tokens were all held at once (243 GiB a card, a false 'no'); verl packs
+    ≤ 16,384 tokens a card per micro-batch and accumulates the rest, so one 8.7k-token sequence is held. The
+    step's time still counts all 16 (jobs/rl.update_step)."""
+    from core.jobs import rl
+
+    query = parse("verl 跑 grpo，qwen2.5-7b 全参，8 卡 h100，rollout n=16，回答长度 8k").query
+    assert query is not None and query.runtime == "verl"
+    filled = query.with_defaults()
+    assert rl.update_step(filled)[0] == 16
+    assert rl.held_in_update(filled)[0] == 1
+    trl = parse("trl grpo，qwen2.5-7b 全参，8 卡 h100，num_generations=16，回答长度 8k").query
+    assert trl is not None and rl.held_in_update(trl.with_defaults())[0] == 16  # TRL: no such cap here

@@ -189,7 +189,8 @@ def _training(query: Query, model: ModelArch, cal: Calibration, gpus: int) -> tu
     if layout is not None:
         return _megatron(query, model, layout)
     asked = query  # the RL models besides the policy are sized from the job as asked
-    sequences, seq = rl.update_step(query)  # chosen + rejected; generations × (prompt + completion)
+    # chosen + rejected; generations × (prompt + completion), as many as the update holds at once
+    sequences, seq = rl.held_in_update(query)
     if (sequences, seq) != (query.batch, query.seq):
         query = query.model_copy(update={"batch": sequences, "seq": seq})
     assert query.precision and query.batch and query.seq and query.optimizer is not None

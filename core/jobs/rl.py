@@ -93,11 +93,23 @@ def update_step(query: Query) -> tuple[int, int]:
     return batch, seq
 
 
+def held_in_update(query: Query) -> tuple[int, int]:
+    """(sequences, tokens per sequence) one card holds at once in the update: the whole step, unless the
+    trainer packs it into token-capped micro-batches (verl's dynamic batch size) and accumulates the rest —
+    a sequence is never split, so at least one."""
+    sequences, seq = update_step(query)
+    profile = runtime_profile(query.runtime).rl
+    cap = profile.update_tokens_per_card if profile is not None else None
+    if cap is not None and query.algorithm in (Algorithm.GRPO, Algorithm.PPO):
+        sequences = min(sequences, max(1, cap // max(seq, 1)))
+    return sequences, seq
+
+
 def logit_positions(query: Query) -> int:
     """Token positions given logits in one update step on one card: every position of every sequence, except
     in GRPO / PPO, whose policy runs with logits_to_keep = completion + 1 (TRL `_get_per_token_logps`; verl
     and OpenRLHF take the response's log-probs only): the completions' positions."""
-    sequences, seq = update_step(query)
+    sequences, seq = held_in_update(query)
     if query.algorithm in (Algorithm.GRPO, Algorithm.PPO) and query.completion_tokens:
         return sequences * min(seq, query.completion_tokens)
     return sequences * seq
